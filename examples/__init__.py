@@ -1,0 +1,1 @@
+"""Example projects for tritonkit: tiny models and specs that build without downloads."""

@@ -1,0 +1,1 @@
+"""Jinja templates shipped with tritonkit (`model_config/`: one template per config.pbtxt section)."""

@@ -1,0 +1,4 @@
+"""Allows `python -m tritonkit`."""
+from tritonkit.cli.main import main
+
+main()

@@ -1,0 +1,1 @@
+"""The `tritonkit` command line: one module per command, errors rendered once in `output.py`."""

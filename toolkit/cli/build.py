@@ -1,0 +1,41 @@
+"""`tritonkit build`: spec -> validated model repository + docker-compose.yml."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from tritonkit.cli.output import emit_json, json_option, reports_errors
+from tritonkit.repository.build import build
+
+
+@click.command("build")
+@click.option("-f", "--file", "spec", default="tritonkit.yaml", show_default=True, type=click.Path(path_type=Path), help="Spec file.")
+@click.option("-o", "--output", "output", type=click.Path(path_type=Path), help="Repository folder [default: model_repository next to the spec].")
+@click.option("--compose", "compose", type=click.Path(path_type=Path), help="Compose file [default: docker-compose.yml next to the spec].")
+@click.option("--dry-run", is_flag=True, help="Check everything and print the file tree that would be written; write nothing.")
+@json_option
+@reports_errors
+def build_command(spec: Path, output: Path | None, compose: Path | None, dry_run: bool, as_json: bool) -> None:
+    """Render, validate and write the model repository and docker-compose.yml.
+
+    Nothing is written unless every config parses into Triton's ModelConfig and passes the checks;
+    the repository is built in a temporary folder and swapped in whole.
+
+    \b
+    Example:
+      tritonkit build -f tritonkit.yaml -o model_repository
+      tritonkit build --dry-run --json
+    """
+    result = build(spec, output, compose, dry_run=dry_run)
+    if as_json:
+        emit_json({"ok": True, **result.summary()})
+        return
+    verb = "would write" if dry_run else "wrote"
+    click.echo(f"{verb} {result.repository} ({len(result.plan.models)} models)")
+    if dry_run:
+        for path in result.plan.files():
+            click.echo(f"  {path}")
+    click.echo(f"{verb} {result.compose}")
+    if result.dockerfile:
+        click.echo(f"{verb} {result.dockerfile}")

@@ -1,0 +1,20 @@
+"""`tritonkit schema`: the JSON Schema of tritonkit.yaml, for editors and CI linters."""
+from __future__ import annotations
+
+import json
+
+import click
+
+from tritonkit.spec.project import ProjectFile
+
+
+@click.command("schema")
+def schema_command() -> None:
+    """Print the JSON Schema of tritonkit.yaml.
+
+    \b
+    Example (VS Code YAML extension):
+      tritonkit schema > .tritonkit.schema.json
+      # then in tritonkit.yaml:  # yaml-language-server: $schema=.tritonkit.schema.json
+    """
+    click.echo(json.dumps(ProjectFile.model_json_schema(), indent=2))

@@ -1,0 +1,1 @@
+"""Renders config.pbtxt text from the spec with Jinja templates (StrictUndefined: no leftover placeholders)."""

@@ -1,0 +1,35 @@
+"""Jinja filters that format values as protobuf text, so templates never hand-escape anything."""
+from __future__ import annotations
+
+from pathlib import PurePosixPath
+
+_ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def quote(value: object) -> str:
+    """A protobuf text-format string literal (UTF-8 kept as is)."""
+    if not isinstance(value, str):
+        raise TypeError(f"expected a string to quote, got {type(value).__name__}")
+    return '"' + "".join(_ESCAPES.get(ch, ch) for ch in value) + '"'
+
+
+def pb_bool(value: object) -> str:
+    """`true`/`false` as protobuf text writes booleans."""
+    if not isinstance(value, bool):
+        raise TypeError(f"expected a boolean, got {type(value).__name__}")
+    return "true" if value else "false"
+
+
+def pb_string_value(value: object) -> str:
+    """A spec scalar as the string Triton parameters carry (`true`, `4`, `0.5`, text)."""
+    if isinstance(value, bool):
+        return pb_bool(value)
+    return str(value)
+
+
+def basename(value: str) -> str:
+    """File name part of a spec path (warmup files are copied flat into `<model>/warmup/`)."""
+    return PurePosixPath(value).name
+
+
+FILTERS = {"q": quote, "pb": pb_bool, "pbstr": pb_string_value, "basename": basename}

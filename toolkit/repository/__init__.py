@@ -1,0 +1,1 @@
+"""Writes the model repository, docker-compose.yml and Dockerfile from a validated plan."""

@@ -1,0 +1,53 @@
+"""`tritonkit build` as a function: spec -> checked plan -> repository, compose file and Dockerfile."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from tritonkit.repository.compose import DOCKERFILE_NAME, render_compose, render_dockerfile
+from tritonkit.repository.plan import BuildPlan, make_plan
+from tritonkit.repository.writer import write_repository, write_text_atomically
+from tritonkit.spec.loader import load_project
+
+
+@dataclass
+class BuildResult:
+    """What a build wrote (or would write, for a dry run)."""
+
+    plan: BuildPlan
+    repository: Path
+    compose: Path
+    dockerfile: Path | None
+    written: bool
+
+    def summary(self) -> dict:
+        """Machine-readable form for --json."""
+        return {
+            "spec": str(self.plan.project.spec_path),
+            "repository": str(self.repository),
+            "compose": str(self.compose),
+            "dockerfile": str(self.dockerfile) if self.dockerfile else None,
+            "written": self.written,
+            "models": [
+                {"name": n, "platform": m.config.platform, "backend": m.config.backend, "max_batch_size": m.config.max_batch_size}
+                for n, m in self.plan.models.items()
+            ],
+            "files": self.plan.files(),
+        }
+
+
+def build(spec_path: Path, out_dir: Path | None = None, compose_path: Path | None = None, dry_run: bool = False) -> BuildResult:
+    """Loads, renders and validates everything first; writes only when all of it passed."""
+    project = load_project(spec_path)
+    repository = (out_dir or project.root / "model_repository").absolute()
+    compose = (compose_path or project.root / "docker-compose.yml").absolute()
+    plan = make_plan(project)
+    dockerfile_text = render_dockerfile(plan)
+    dockerfile = compose.parent / DOCKERFILE_NAME if dockerfile_text else None
+    if not dry_run:
+        compose_text = render_compose(plan, repository, compose)
+        write_repository(plan, repository)
+        write_text_atomically(compose, compose_text)
+        if dockerfile and dockerfile_text:
+            write_text_atomically(dockerfile, dockerfile_text)
+    return BuildResult(plan, repository, compose, dockerfile, written=not dry_run)

@@ -1,0 +1,65 @@
+"""Writes files atomically: build into a temporary sibling, then swap it in, so failures leave the old output."""
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+from tritonkit.repository.plan import BuildPlan
+
+REPOSITORY_README = """# model_repository (build output)
+
+Written by `tritonkit build` from the spec file; every run replaces this folder whole.
+Do not edit it by hand: change `tritonkit.yaml` (or the pipeline specs in `ensembles/`) and rebuild.
+"""
+
+
+def write_repository(plan: BuildPlan, out_dir: Path) -> None:
+    """Writes the planned repository to `out_dir`, replacing any previous one only once complete."""
+    out_dir = out_dir.absolute()
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.tmp-", dir=out_dir.parent))
+    try:
+        (staging / "README.md").write_text(REPOSITORY_README, encoding="utf-8")
+        for name, model in plan.models.items():
+            model_dir = staging / name
+            for version in plan.project.models[name].versions:
+                (model_dir / str(version)).mkdir(parents=True, exist_ok=True)
+            (model_dir / "config.pbtxt").write_text(model.config_text, encoding="utf-8")
+            for rel, src in model.copies.items():
+                dest = model_dir / rel
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(src, dest)
+        swap_in(staging, out_dir)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+
+
+def swap_in(staging: Path, target: Path) -> None:
+    """Replaces `target` with `staging` using renames, keeping the old tree until the new one is in place."""
+    if not target.exists():
+        staging.rename(target)
+        return
+    old = target.with_name(f".{target.name}.old-{os.getpid()}")
+    target.rename(old)
+    try:
+        staging.rename(target)
+    except BaseException:
+        old.rename(target)
+        raise
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def write_text_atomically(path: Path, text: str) -> None:
+    """Writes a single file via a temporary file and os.replace."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.tmp-", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

@@ -1,0 +1,59 @@
+"""Asks a running Triton over HTTP whether it is live and what state each model is in.
+
+The repository index (`POST /v2/repository/index`) is the one place Triton gives every model's state with
+its own reason for a failed load, so load failures are named from it rather than from the log.
+"""
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+
+# Local endpoints must never go through an HTTP proxy from the environment.
+_OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+
+@dataclass(frozen=True)
+class ModelStatus:
+    """One model version as the repository index reports it."""
+
+    name: str
+    version: str
+    state: str
+    reason: str = ""
+
+    @property
+    def ready(self) -> bool:
+        return self.state == "READY"
+
+
+def _request(url: str, data: bytes | None = None, timeout: float = 2.0) -> tuple[int, bytes]:
+    req = urllib.request.Request(url, data=data, method="POST" if data is not None else "GET")
+    try:
+        with _OPENER.open(req, timeout=timeout) as resp:
+            return resp.status, resp.read()
+    except urllib.error.HTTPError as err:
+        return err.code, err.read()
+    except (urllib.error.URLError, ConnectionError, TimeoutError, OSError):
+        return 0, b""
+
+
+def is_live(http_url: str) -> bool:
+    """`GET /v2/health/live`; True once the endpoints are up (after the initial load, in Triton 2.51)."""
+    return _request(f"http://{http_url}/v2/health/live")[0] == 200
+
+
+def is_ready(http_url: str) -> bool:
+    """`GET /v2/health/ready`: with strict readiness, only when every model is ready."""
+    return _request(f"http://{http_url}/v2/health/ready")[0] == 200
+
+
+def repository_index(http_url: str) -> list[ModelStatus] | None:
+    """Every model version the server knows, with state and reason; None if the server does not answer."""
+    status, body = _request(f"http://{http_url}/v2/repository/index", data=b"{}", timeout=5.0)
+    if status != 200:
+        return None
+    return [ModelStatus(name=item["name"], version=str(item.get("version", "")),
+                        state=item.get("state", ""), reason=item.get("reason", ""))
+            for item in json.loads(body)]

@@ -1,0 +1,66 @@
+"""Port choice for the embedded server: free ports when none are given, a clear error when one is taken.
+
+Triton only binds its endpoints after every model has loaded, so a taken port would otherwise surface
+many seconds late; checking first gives the error at once.
+"""
+from __future__ import annotations
+
+import socket
+from contextlib import ExitStack
+
+from tritonkit.errors import TritonkitError
+
+#: The three endpoints, in the order of Triton's defaults 8000/8001/8002, with the CLI flag for each.
+ENDPOINTS = ("http", "grpc", "metrics")
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    # Same option Triton uses: a port in TIME_WAIT is reusable, one with a listener is not.
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
+def port_taken_error(endpoint: str, host: str, port: int) -> TritonkitError:
+    """The one-line error for a taken port, naming the port and the flag that moves it."""
+    return TritonkitError(
+        f"{host}:{port}", f"--{endpoint}-port", f"port {port} is already in use on {host}",
+        f"stop what listens there (a server from `tritonkit serve --background` stops with `tritonkit stop`), "
+        f"pass another --{endpoint}-port, or omit it to pick a free port",
+    )
+
+
+def choose_ports(host: str, wanted: dict[str, int | None]) -> dict[str, int]:
+    """Checks the given ports and fills the missing ones with distinct free ports."""
+    given = [p for p in wanted.values() if p is not None]
+    if len(set(given)) != len(given):
+        raise TritonkitError("", "--http-port/--grpc-port/--metrics-port",
+                             f"the endpoints need distinct ports, got {wanted}", "give each endpoint its own port")
+    chosen: dict[str, int] = {}
+    with ExitStack() as held:  # hold every socket until all are chosen, so no two picks collide
+        for endpoint in ENDPOINTS:
+            port = wanted.get(endpoint)
+            if port is None:
+                continue
+            try:
+                held.enter_context(_bind(host, port))
+            except OSError:
+                raise port_taken_error(endpoint, host, port) from None
+            chosen[endpoint] = port
+        for endpoint in ENDPOINTS:
+            if endpoint not in chosen:
+                sock = held.enter_context(_bind(host, 0))
+                chosen[endpoint] = sock.getsockname()[1]
+    return chosen
+
+
+def is_listening(host: str, port: int) -> bool:
+    """Whether something accepts connections on host:port (used to confirm ports were released)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.settimeout(0.5)
+        return sock.connect_ex((host, port)) == 0

@@ -1,0 +1,90 @@
+"""Stopping a server process we started, whether we are its parent or a later `tritonkit stop`.
+
+Triton is started in its own process group, so the Python-backend stubs it spawns can be killed with it
+when SIGTERM is not enough (a server holding rescheduled requests has been seen ignoring SIGTERM).
+"""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+
+def is_alive(pid: int) -> bool:
+    """True while `pid` runs; a zombie (exited, not yet reaped by its parent) counts as gone."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[-1].split()[0] != "Z"
+
+
+def is_tritonserver(pid: int) -> bool:
+    """Guards against a recycled pid: the process must still be a tritonserver."""
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return False
+    return bool(cmdline) and cmdline[0].endswith(b"tritonserver")
+
+
+def describe_exit(returncode: int | None) -> str:
+    """`exit code 1` or `signal 9 (SIGKILL)`, for messages."""
+    if returncode is None:
+        return "an unknown status"
+    if returncode < 0:
+        try:
+            name = signal.Signals(-returncode).name
+        except ValueError:
+            name = "unknown"
+        return f"signal {-returncode} ({name})"
+    return f"exit code {returncode}"
+
+
+def _wait_gone(pid: int, proc: subprocess.Popen | None, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not _running(pid, proc):
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def _signal_group(pgid: int | None, pid: int, sig: int) -> None:
+    try:
+        if pgid is not None and pgid > 1:
+            os.killpg(pgid, sig)
+        else:
+            os.kill(pid, sig)
+    except ProcessLookupError:
+        pass
+
+
+def terminate(pid: int, *, pgid: int | None = None, proc: subprocess.Popen | None = None,
+              timeout: float = 20.0) -> str:
+    """SIGTERM, wait up to `timeout`, then SIGKILL the process group.
+
+    Returns how it ended: "exited" (already gone), "sigterm" or "sigkill".
+    """
+    if not _running(pid, proc):
+        return "exited"
+    _signal_group(None, pid, signal.SIGTERM)  # the server alone: it shuts its stubs down itself
+    how = "sigterm" if _wait_gone(pid, proc, timeout) else "sigkill"
+    if pgid is not None:
+        _signal_group(pgid, pid, signal.SIGKILL)  # whatever is left of the group (stray stubs)
+    if how == "sigkill":
+        _signal_group(None, pid, signal.SIGKILL)
+        _wait_gone(pid, proc, 10.0)
+    return how
+
+
+def _running(pid: int, proc: subprocess.Popen | None) -> bool:
+    return proc.poll() is None if proc is not None else is_alive(pid)

@@ -1,0 +1,41 @@
+"""A strict pydantic base: unknown keys are errors with a "did you mean" hint."""
+from __future__ import annotations
+
+import difflib
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, model_validator
+from pydantic_core import PydanticCustomError
+
+
+def suggest(word: str, choices: list[str]) -> str:
+    """The closest known name to `word`, phrased as a fix."""
+    close = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
+    if close:
+        return f"did you mean '{close[0]}'?"
+    return "known keys: " + ", ".join(sorted(choices))
+
+
+class StrictModel(BaseModel):
+    """Base of every spec section: forbids unknown keys and names the closest known one."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, validate_default=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _reject_unknown_keys(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        known = set()
+        for name, field in cls.model_fields.items():
+            known.add(name)
+            if field.alias:
+                known.add(field.alias)
+        for key in data:
+            if str(key) not in known:
+                raise PydanticCustomError(
+                    "unknown_key",
+                    "unknown key '{key}'; {hint}",
+                    {"key": str(key), "hint": suggest(str(key), sorted(known))},
+                )
+        return data

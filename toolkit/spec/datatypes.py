@@ -1,0 +1,32 @@
+"""Triton tensor data types, accepted as `TYPE_FP32` or the short `fp32`."""
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import BeforeValidator
+from pydantic_core import PydanticCustomError
+
+TRITON_TYPES = (
+    "TYPE_BOOL", "TYPE_UINT8", "TYPE_UINT16", "TYPE_UINT32", "TYPE_UINT64",
+    "TYPE_INT8", "TYPE_INT16", "TYPE_INT32", "TYPE_INT64",
+    "TYPE_FP16", "TYPE_FP32", "TYPE_FP64", "TYPE_STRING", "TYPE_BF16",
+)
+
+
+def normalize_data_type(value: object) -> str:
+    """Maps `fp32`, `FP32` and `TYPE_FP32` to Triton's enum name."""
+    if not isinstance(value, str):
+        raise PydanticCustomError("data_type", "data type must be a string such as TYPE_FP32, got {value!r}", {"value": value})
+    name = value.strip().upper()
+    if not name.startswith("TYPE_"):
+        name = "TYPE_" + name
+    if name not in TRITON_TYPES:
+        raise PydanticCustomError(
+            "data_type",
+            "unknown data type '{value}'; use one of {choices}",
+            {"value": value, "choices": ", ".join(t[5:] for t in TRITON_TYPES)},
+        )
+    return name
+
+
+DataType = Annotated[str, BeforeValidator(normalize_data_type)]

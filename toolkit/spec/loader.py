@@ -1,0 +1,65 @@
+"""Loads `tritonkit.yaml` and the pipeline files it includes into one validated Project."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from tritonkit.errors import Problem, TritonkitError
+from tritonkit.spec.pydantic_errors import problems_from_validation
+from tritonkit.spec.project import PipelineFile, Project, ProjectFile
+from tritonkit.spec.yaml_source import read_yaml_mapping
+
+
+def shown_path(path: Path) -> str:
+    """How a file is named in messages: relative to the working directory when it is below it."""
+    try:
+        return os.path.relpath(path)
+    except ValueError:
+        return str(path)
+
+
+def _parse(path: Path, schema: type[PipelineFile]) -> PipelineFile:
+    shown = shown_path(path)
+    data = read_yaml_mapping(path, shown)
+    try:
+        return schema.model_validate(data)
+    except ValidationError as exc:
+        raise TritonkitError.of(problems_from_validation(exc, shown)) from None
+
+
+def load_project(spec_path: Path) -> Project:
+    """Parses the spec and its includes; every model is checked against the schema."""
+    spec_path = Path(spec_path).absolute()
+    top = _parse(spec_path, ProjectFile)
+    assert isinstance(top, ProjectFile)
+    project = Project(spec_path=spec_path, deploy=top.deploy)
+    problems: list[Problem] = []
+    _merge(project, top, spec_path, chain=[spec_path.resolve()], problems=problems)
+    if problems:
+        raise TritonkitError.of(problems)
+    return project
+
+
+def _merge(project: Project, part: PipelineFile, path: Path, chain: list[Path], problems: list[Problem]) -> None:
+    """Adds `part`'s models, then those of its includes (depth first, cycles refused)."""
+    for name, model in part.models.items():
+        if name in project.models:
+            problems.append(Problem(
+                shown_path(path), f"models.{name}",
+                f"model '{name}' is already defined in {shown_path(project.origin(name))}",
+                "rename one of them or remove the duplicate",
+            ))
+            continue
+        project.models[name] = model
+        project.origins[name] = path
+    for index, rel in enumerate(part.include):
+        target = (path.parent / rel).absolute()
+        if target.resolve() in chain:
+            problems.append(Problem(shown_path(path), f"include[{index}]", f"'{rel}' includes itself (cycle)", "remove the circular include"))
+            continue
+        if not target.is_file():
+            problems.append(Problem(shown_path(path), f"include[{index}]", f"included file '{rel}' not found", "fix the path (relative to this file)"))
+            continue
+        _merge(project, _parse(target, PipelineFile), target, chain + [target.resolve()], problems)

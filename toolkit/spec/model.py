@@ -1,0 +1,97 @@
+"""One model of the spec: Triton's ModelConfig fields plus where the model's files come from."""
+from __future__ import annotations
+
+from pathlib import PurePosixPath
+from typing import Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from tritonkit.spec.base import StrictModel
+from tritonkit.spec.instances import InstanceGroup, VersionPolicy
+from tritonkit.spec.optimization import Optimization
+from tritonkit.spec.scheduling import DynamicBatching, EnsembleScheduling, SequenceBatching
+from tritonkit.spec.tensors import BatchInput, BatchOutput, TensorInput, TensorOutput
+from tritonkit.spec.warmup import Warmup
+
+ParameterValue = str | int | float | bool
+
+
+class TransactionPolicy(StrictModel):
+    """Decoupled models send zero, one or many responses per request (streaming)."""
+
+    decoupled: bool = False
+
+
+class ResponseCache(StrictModel):
+    """Triton's response cache for this model (the server needs `--cache-config`)."""
+
+    enable: bool = True
+
+
+class ModelSpec(StrictModel):
+    """A model as the user describes it; renders to `<name>/config.pbtxt` and `<name>/<version>/`."""
+
+    platform: str | None = Field(default=None, description="e.g. onnxruntime_onnx, tensorrt_plan, ensemble")
+    backend: str | None = Field(default=None, description="e.g. python, onnxruntime, tensorrt, pytorch")
+    runtime: str | None = None
+    max_batch_size: int = Field(default=0, ge=0)
+    default_model_filename: str | None = None
+    input: list[TensorInput] = Field(default_factory=list)
+    output: list[TensorOutput] = Field(default_factory=list)
+    batch_input: list[BatchInput] = Field(default_factory=list)
+    batch_output: list[BatchOutput] = Field(default_factory=list)
+    version_policy: VersionPolicy | None = None
+    instance_group: list[InstanceGroup] = Field(default_factory=list)
+    dynamic_batching: DynamicBatching | None = None
+    sequence_batching: SequenceBatching | None = None
+    ensemble_scheduling: EnsembleScheduling | None = None
+    model_transaction_policy: TransactionPolicy | None = None
+    model_warmup: list[Warmup] = Field(default_factory=list)
+    response_cache: ResponseCache | None = None
+    parameters: dict[str, ParameterValue] = Field(default_factory=dict)
+    optimization: Optimization | None = None
+
+    files: dict[str, str] = Field(
+        default_factory=dict,
+        description="Files copied into each version directory: {name in version dir: path relative to the spec}. "
+        "A list keeps each file's own name.",
+    )
+    versions: list[int] = Field(default_factory=lambda: [1], min_length=1, description="Version directories to write.")
+    requirements: list[str] = Field(
+        default_factory=list, description="pip packages a Python model needs beyond numpy (goes into the Dockerfile)."
+    )
+
+    @field_validator("files", mode="before")
+    @classmethod
+    def _files_from_list(cls, value: object) -> object:
+        if isinstance(value, list):
+            return {PurePosixPath(str(p)).name: p for p in value}
+        return value
+
+    @model_validator(mode="after")
+    def _one_scheduler(self) -> "ModelSpec":
+        chosen = [n for n in ("dynamic_batching", "sequence_batching", "ensemble_scheduling") if getattr(self, n) is not None]
+        if len(chosen) > 1:
+            raise ValueError(f"{' and '.join(chosen)} exclude each other in Triton; keep one")
+        return self
+
+    @field_validator("versions")
+    @classmethod
+    def _positive_versions(cls, value: list[int]) -> list[int]:
+        if any(v < 1 for v in value) or len(set(value)) != len(value):
+            raise ValueError("versions must be distinct positive integers, e.g. [1]")
+        return value
+
+
+class DeploySpec(StrictModel):
+    """How `docker-compose.yml` runs the official Triton container."""
+
+    image: str = "nvcr.io/nvidia/tritonserver:24.10-py3"
+    http_port: int = Field(default=8000, ge=1, le=65535)
+    grpc_port: int = Field(default=8001, ge=1, le=65535)
+    metrics_port: int = Field(default=8002, ge=1, le=65535)
+    model_control_mode: Literal["none", "poll", "explicit"] = "none"
+    shm_size: str = "1g"
+    user: str = "1000:1000"
+    log_verbose: int = Field(default=0, ge=0)
+    cache_size_bytes: int = Field(default=0, ge=0, description="Response cache size; 0 = off unless a model enables it.")

@@ -1,0 +1,45 @@
+"""The top-level spec file and the pipeline files in `ensembles/` it includes."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field
+
+from tritonkit.spec.base import StrictModel
+from tritonkit.spec.model import DeploySpec, ModelSpec
+
+
+class PipelineFile(StrictModel):
+    """A pipeline spec (e.g. `ensembles/llm.yaml`): models that belong together, includable from any spec."""
+
+    description: str | None = None
+    include: list[str] = Field(default_factory=list, description="Other spec files, relative to this one.")
+    models: dict[str, ModelSpec] = Field(default_factory=dict)
+
+
+class ProjectFile(PipelineFile):
+    """`tritonkit.yaml`: the models and pipelines of a deployment, and how it is deployed."""
+
+    version: Literal[1] = 1
+    deploy: DeploySpec = Field(default_factory=DeploySpec)
+
+
+@dataclass
+class Project:
+    """A loaded spec with every include resolved; remembers which file defined each model."""
+
+    spec_path: Path
+    deploy: DeploySpec
+    models: dict[str, ModelSpec] = field(default_factory=dict)
+    origins: dict[str, Path] = field(default_factory=dict)
+
+    @property
+    def root(self) -> Path:
+        """Directory that relative paths in the spec are resolved against."""
+        return self.spec_path.parent
+
+    def origin(self, model: str) -> Path:
+        """The spec file that defines `model`."""
+        return self.origins.get(model, self.spec_path)

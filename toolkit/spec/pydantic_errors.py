@@ -1,0 +1,71 @@
+"""Turns pydantic validation errors into located problems with a fix."""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from pydantic import ValidationError
+
+from tritonkit.errors import Problem
+
+_TYPE_TAG = re.compile(r"^(function-\w+|[a-z_]+\[.*\]|str|int|float|bool|list|dict|none|literal\[.*\])$")
+
+
+def field_path(loc: tuple[Any, ...]) -> str:
+    """`('models', 'enc', 'input', 0, 'dims')` -> `models.enc.input[0].dims` (union tags dropped)."""
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif isinstance(part, str) and _TYPE_TAG.match(part):
+            continue
+        else:
+            out += ("." if out else "") + str(part)
+    return out
+
+
+def _problem_and_fix(err: dict[str, Any]) -> tuple[str, str, str]:
+    """(extra field segment, problem, fix) for one pydantic error."""
+    kind, msg, value = err["type"], err["msg"], err.get("input")
+    ctx = err.get("ctx") or {}
+    if kind == "unknown_key":
+        return ctx["key"], f"unknown key '{ctx['key']}'", ctx["hint"] if ctx["hint"].startswith("did") else f"remove it ({ctx['hint']})"
+    if kind == "missing":
+        return "", "required key is missing", "add it (see `tritonkit schema`)"
+    if kind == "data_type":
+        return "", msg.split(";")[0], msg.split(";", 1)[1].strip() if ";" in msg else "use a Triton type such as TYPE_FP32"
+    if kind == "literal_error":
+        return "", f"{value!r} is not allowed", "use one of " + ctx.get("expected", "the allowed values")
+    if kind in ("int_parsing", "int_type", "int_from_float"):
+        return "", f"expected a whole number, got {value!r}", "write an integer"
+    if kind in ("float_parsing", "float_type"):
+        return "", f"expected a number, got {value!r}", "write a number"
+    if kind in ("bool_parsing", "bool_type"):
+        return "", f"expected true or false, got {value!r}", "write true or false"
+    if kind in ("string_type",):
+        return "", f"expected a string, got {type(value).__name__} {value!r}", "quote the value"
+    if kind in ("list_type",):
+        return "", f"expected a list, got {type(value).__name__} {value!r}", "write a YAML list, e.g. [1, 2]"
+    if kind in ("dict_type", "model_type", "model_attributes_type"):
+        return "", f"expected a mapping, got {type(value).__name__} {value!r}", "write key: value pairs"
+    if kind in ("greater_than_equal", "greater_than", "less_than_equal", "less_than"):
+        return "", f"{value!r} is out of range", msg.replace("Input should be", "it must be")
+    if kind in ("too_short", "string_too_short"):
+        return "", "is empty", "give at least one entry" if kind == "too_short" else "give a non-empty value"
+    if kind == "value_error":
+        return "", "conflicting or invalid settings", msg.removeprefix("Value error, ")
+    return "", msg, "see `tritonkit schema` for the expected form"
+
+
+def problems_from_validation(exc: ValidationError, shown: str, prefix: tuple[Any, ...] = ()) -> list[Problem]:
+    """One problem per distinct field, in the order pydantic found them."""
+    problems: list[Problem] = []
+    seen: set[str] = set()
+    for err in exc.errors():
+        extra, problem, fix = _problem_and_fix(err)
+        path = field_path(prefix + tuple(err["loc"]) + ((extra,) if extra else ()))
+        if path in seen:
+            continue
+        seen.add(path)
+        problems.append(Problem(shown, path, problem, fix))
+    return problems

@@ -1,0 +1,17 @@
+"""Runs every semantic check over a set of parsed configs."""
+from __future__ import annotations
+
+from tritonclient.grpc import model_config_pb2 as pb
+
+from tritonkit.validate.ensemble_checks import check_ensembles
+from tritonkit.validate.findings import Finding
+from tritonkit.validate.model_checks import check_model
+
+
+def semantic_findings(configs: dict[str, pb.ModelConfig]) -> list[Finding]:
+    """Per-model findings first, then cross-model ones, in repository order."""
+    found: list[Finding] = []
+    for name, config in configs.items():
+        found += check_model(name, config)
+    found += check_ensembles(configs)
+    return found
