@@ -48,7 +48,7 @@ def make_plan(project: Project) -> BuildPlan:
     problems: list[Problem] = []
     for name, spec in project.models.items():
         shown = shown_path(project.origin(name))
-        text = render_model_config(name, spec, shown)
+        text = render_model_config(name, spec, project.origin_label(name))
         try:
             config = parse_model_config(text, shown, f"models.{name}.")
         except TritonkitError as exc:
@@ -93,7 +93,7 @@ def _collect_copies(model: ModelPlan, spec: ModelSpec, origin: Path, shown: str)
         for i, state in enumerate(spec.sequence_batching.state):
             for j, init in enumerate(state.initial_state):
                 if init.data_file:
-                    add(f"{prefix}.sequence_batching.state[{i}].initial_state[{j}].data_file", f"initial_state/{init.data_file}", init.data_file)
+                    add(f"{prefix}.sequence_batching.state[{i}].initial_state[{j}].data_file", f"initial_state/{PurePosixPath(init.data_file).name}", init.data_file)
     if spec.backend == "python":
         entry = spec.default_model_filename or "model.py"
         if entry not in spec.files:

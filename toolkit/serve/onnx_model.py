@@ -12,7 +12,7 @@ try:
 except ImportError:  # outside Triton (tests, tooling): importable, but `execute` needs Triton
     pb_utils = None
 
-if __package__:  # imported as tritonkit.serve.onnx_model
+if __name__ == "tritonkit.serve.onnx_model":  # imported from the package (tests, tooling)
     from .onnx_runner import OnnxRunner
 else:  # loaded by the Python backend as model.py, next to its copy of the runner
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))

@@ -81,7 +81,7 @@ def wheel_paths() -> tuple[Path, Path]:
     server, libs = package / "tritonserver", package.parent / "nvidia_pytriton.libs"
     if not (server / "bin" / "tritonserver").is_file() or not libs.is_dir():
         raise TritonkitError(str(package), "", "the nvidia-pytriton wheel has no tritonserver binary",
-                             f"reinstall it: pip install --force-reinstall 'tritonkit[serve]'")
+                             "reinstall it: pip install --force-reinstall 'tritonkit[serve]'")
     return server, libs
 
 

@@ -43,3 +43,8 @@ class Project:
     def origin(self, model: str) -> Path:
         """The spec file that defines `model`."""
         return self.origins.get(model, self.spec_path)
+
+    def origin_label(self, model: str) -> str:
+        """The defining file relative to the project root: stable text for generated-file headers."""
+        origin = self.origin(model)
+        return origin.relative_to(self.root).as_posix() if origin.is_relative_to(self.root) else origin.name

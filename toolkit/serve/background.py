@@ -1,0 +1,52 @@
+"""Background mode: a server that outlives `tritonkit serve`, recorded in the state file for `tritonkit stop`."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from tritonkit.errors import TritonkitError
+from tritonkit.serve import process
+from tritonkit.serve.server import EmbeddedServer
+from tritonkit.serve.state import ServerState, clear_state, read_state, state_path, write_state
+
+
+def running_state(work_dir: Path) -> ServerState | None:
+    """The recorded server if it is still running; a stale state file is removed."""
+    state = read_state(work_dir)
+    if state is None:
+        return None
+    if process.is_alive(state.pid) and process.is_tritonserver(state.pid):
+        return state
+    clear_state(work_dir)
+    return None
+
+
+def start_background(server: EmbeddedServer) -> ServerState:
+    """Starts `server` detached (it must have been made with detach=True) and records it."""
+    existing = running_state(server.work_dir)
+    if existing is not None:
+        raise TritonkitError(str(state_path(server.work_dir)), "", f"a background server is already running "
+                             f"(pid {existing.pid}, http {existing.host}:{existing.http_port})",
+                             "stop it first: tritonkit stop")
+    server.start()
+    state = server.state()
+    write_state(server.work_dir, state)
+    return state
+
+
+@dataclass(frozen=True)
+class Stopped:
+    """What `stop_recorded` found and did."""
+
+    state: ServerState
+    how: str  # "sigterm", "sigkill" or "exited"
+
+
+def stop_recorded(work_dir: Path, timeout: float = 20.0) -> Stopped | None:
+    """Stops the server recorded in `work_dir`; None when nothing is running there."""
+    state = running_state(work_dir)
+    if state is None:
+        return None
+    how = process.terminate(state.pid, pgid=state.pgid, timeout=timeout)
+    clear_state(work_dir)
+    return Stopped(state, how)

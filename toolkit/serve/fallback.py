@@ -1,0 +1,156 @@
+"""Makes a built repository servable by the embedded server, whose only backend is Python.
+
+ONNX Runtime, TensorRT and PyTorch models are swapped for a generated Python-backend model that runs the
+model's ONNX file with onnxruntime on the CPU, keeping name, tensors, batching, instance groups and
+sequence settings. The result is a separate serving directory under `.tritonkit/serving/<hash>/`; the
+built repository is never written to. Models that need no change are symlinked.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from google.protobuf import text_format
+from tritonclient.grpc import model_config_pb2 as mc
+
+from tritonkit.errors import Problem
+from tritonkit.serve.onnx_model import ONNX_FILE_PARAMETER
+
+_HERE = Path(__file__).parent
+ADAPTER, RUNNER = _HERE / "onnx_model.py", _HERE / "onnx_runner.py"
+RUNNER_MODULE_FILE = "tritonkit_onnx_runner.py"
+#: Backend/platform names (and the file they load by default) that the fallback replaces.
+FALLBACK_KINDS = {
+    "onnxruntime_onnx": ("onnxruntime", "model.onnx"),
+    "tensorrt_plan": ("tensorrt", "model.plan"),
+    "pytorch_libtorch": ("pytorch", "model.pt"),
+}
+_NATIVE_BACKENDS = {"python"}
+_NATIVE_PLATFORMS = {"ensemble"}
+
+
+@dataclass(frozen=True)
+class Fallback:
+    """A model the embedded server runs through onnxruntime instead of its own backend."""
+
+    name: str
+    kind: str
+    onnx_file: str
+    threads: int
+
+    def describe(self) -> str:
+        return (f"model '{self.name}' ({self.kind}) runs as a Python-backend model on onnxruntime "
+                f"(CPU, {self.onnx_file}, {self.threads or 'default'} intra-op threads)")
+
+
+@dataclass(frozen=True)
+class ServingRepository:
+    """The directory to hand to tritonserver, and which models in it are fallbacks."""
+
+    source: Path
+    path: Path
+    fallbacks: tuple[Fallback, ...] = ()
+
+
+def read_config(model_dir: Path) -> mc.ModelConfig | None:
+    """The model's config.pbtxt as Triton's protobuf, or None when absent or unparsable (Triton reports it)."""
+    path = model_dir / "config.pbtxt"
+    if not path.is_file():
+        return None
+    try:
+        return text_format.Parse(path.read_text(), mc.ModelConfig())
+    except text_format.ParseError:
+        return None
+
+
+def version_dirs(model_dir: Path) -> list[Path]:
+    return sorted(p for p in model_dir.iterdir() if p.is_dir() and p.name.isdigit())
+
+
+def kind_of(model_dir: Path, config: mc.ModelConfig | None) -> str | None:
+    """The fallback kind (a key of FALLBACK_KINDS), None for a model Triton runs as is, or another backend."""
+    if config is None:
+        return None
+    for kind, (backend, _) in FALLBACK_KINDS.items():
+        if config.platform == kind or config.backend == backend:
+            return kind
+    if config.backend in _NATIVE_BACKENDS or config.platform in _NATIVE_PLATFORMS:
+        return None
+    if config.backend or config.platform:
+        return config.backend or config.platform
+    for kind, (_, default_file) in FALLBACK_KINDS.items():  # neither set: Triton guesses from the files
+        if any((v / (config.default_model_filename or default_file)).exists() for v in version_dirs(model_dir)):
+            return kind
+    return None
+
+
+def gpu_available() -> bool:
+    """Whether an NVIDIA GPU is visible to this host."""
+    return Path("/dev/nvidiactl").exists() and Path("/dev/nvidia0").exists()
+
+
+def default_threads(config: mc.ModelConfig) -> int:
+    """Cores split over the model's instances, so instances do not fight over them."""
+    instances = sum(max(g.count, 1) for g in config.instance_group) or 1
+    return max(1, (os.cpu_count() or 1) // instances)
+
+
+def _problem(model_dir: Path, field: str, problem: str, fix: str) -> Problem:
+    return Problem(str(model_dir / "config.pbtxt"), field, problem, fix)
+
+
+Planned = dict[str, tuple[mc.ModelConfig, Fallback]]
+
+
+def plan(repository: Path, threads: int | None = None) -> tuple[Planned, list[Problem]]:
+    """Decides, per model directory, whether it needs the fallback; collects every model that cannot be served."""
+    fallbacks: Planned = {}
+    problems: list[Problem] = []
+    for model_dir in sorted(p for p in repository.iterdir() if p.is_dir()):
+        config = read_config(model_dir)
+        kind = kind_of(model_dir, config)
+        if kind is None:
+            continue
+        field = "platform" if config.platform else "backend"
+        if kind not in FALLBACK_KINDS:
+            problems.append(_problem(model_dir, field, f"{field} '{kind}' is not available in the embedded server "
+                                     "(it has the Python backend only)", "serve this repository with the Triton "
+                                     "container (docker compose up) or give the model a Python-backend variant"))
+            continue
+        onnx_file = config.default_model_filename if kind == "onnxruntime_onnx" and config.default_model_filename \
+            else "model.onnx"
+        lacking = [v for v in version_dirs(model_dir) if not (v / onnx_file).exists()]
+        if lacking or not version_dirs(model_dir):
+            where = lacking[0] if lacking else model_dir
+            problems.append(_problem(model_dir, field, f"{kind} model '{model_dir.name}' cannot be served embedded: "
+                                     f"no {onnx_file} in {where} to run with onnxruntime",
+                                     "export the model to ONNX and keep model.onnx beside the "
+                                     f"{FALLBACK_KINDS[kind][1]} (tritonkit build does this)"))
+            continue
+        chosen = threads if threads is not None else _config_threads(config) or default_threads(config)
+        fallbacks[model_dir.name] = (config, Fallback(model_dir.name, kind, onnx_file, chosen))
+    return fallbacks, problems
+
+
+def _config_threads(config: mc.ModelConfig) -> int:
+    key = "intra_op_thread_count"
+    value = config.parameters[key].string_value if key in config.parameters else ""
+    return int(value) if value.isdigit() else 0
+
+
+def fallback_config(config: mc.ModelConfig, fallback: Fallback, gpu: bool) -> mc.ModelConfig:
+    """The same model as a Python-backend model: same tensors, batching, instances and sequence settings."""
+    new = mc.ModelConfig()
+    new.CopyFrom(config)
+    new.ClearField("platform")
+    new.ClearField("default_model_filename")
+    new.backend = "python"
+    new.optimization.ClearField("execution_accelerators")
+    new.parameters[ONNX_FILE_PARAMETER].string_value = fallback.onnx_file
+    new.parameters["intra_op_thread_count"].string_value = str(fallback.threads)
+    for group in new.instance_group:
+        if group.kind == mc.ModelInstanceGroup.KIND_GPU and not gpu:
+            group.kind = mc.ModelInstanceGroup.KIND_CPU
+            del group.gpus[:]
+    return new

@@ -1,0 +1,189 @@
+"""`EmbeddedServer`: one tritonserver process on a model repository, from start to clean stop.
+
+Start checks the ports, prepares the runtime and the serving directory, launches Triton with
+`--exit-on-error=false` so that one broken model does not hide the others, waits with progress, and then
+names every model that failed to load with Triton's own reason (from the repository index).
+"""
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Sequence
+
+from tritonkit.errors import Problem, TritonkitError
+from tritonkit.serve import health, process, serverlog
+from tritonkit.serve.health import ModelStatus
+from tritonkit.serve.ports import choose_ports, port_taken_error
+from tritonkit.serve.runtime import prepare_runtime
+from tritonkit.serve.serving import ServingRepository, build_serving_repository
+from tritonkit.serve.state import STATE_DIR, ServerState
+
+
+@dataclass(frozen=True)
+class Progress:
+    """Startup progress handed to the `progress` callback about once a second."""
+
+    elapsed_s: float
+    loaded: int
+    failed: int
+    total: int
+
+
+class ServerExited(TritonkitError):
+    """Triton exited on its own; carries the last lines of its log for the reader."""
+
+    def __init__(self, pid: int, how: str, when: str, log: Path) -> None:
+        self.log_tail = serverlog.tail(log)
+        last = self.log_tail[-1] if self.log_tail else "(empty log)"
+        super().__init__(str(log), "", f"Triton server (pid {pid}) exited {when} with {how}",
+                         f"read the log; its last line: {last}")
+
+
+def print_progress(p: Progress) -> None:
+    """The default progress display: one stderr line per update."""
+    print(f"waiting for Triton: {p.elapsed_s:.0f} s, {p.loaded}/{p.total} models loaded"
+          + (f", {p.failed} failed" if p.failed else ""), file=sys.stderr, flush=True)
+
+
+class EmbeddedServer:
+    """Triton 2.51 from the nvidia-pytriton wheel, bound to `host` (127.0.0.1 unless told otherwise)."""
+
+    def __init__(self, repository: str | Path, *, host: str = "127.0.0.1", http_port: int | None = None,
+                 grpc_port: int | None = None, metrics_port: int | None = None,
+                 work_dir: str | Path | None = None, log_path: str | Path | None = None,
+                 startup_timeout: float = 180.0, exit_timeout: float = 15.0, onnx_threads: int | None = None,
+                 extra_args: Sequence[str] = (), progress: Callable[[Progress], None] | None = None,
+                 detach: bool = False) -> None:
+        """`detach=True` lets the server outlive this process (background mode); otherwise it gets SIGTERM
+        when this process dies. Ports left as None are picked free; `work_dir` defaults to ./.tritonkit."""
+        self.repository = Path(repository)
+        self.host = host
+        self.wanted_ports = {"http": http_port, "grpc": grpc_port, "metrics": metrics_port}
+        self.work_dir = Path(work_dir) if work_dir else Path.cwd() / STATE_DIR
+        self.log_path = Path(log_path) if log_path else None
+        self.startup_timeout, self.exit_timeout = startup_timeout, exit_timeout
+        self.onnx_threads, self.extra_args = onnx_threads, list(extra_args)
+        self.progress, self.detach = progress, detach
+        self.ports: dict[str, int] = {}
+        self.serving: ServingRepository | None = None
+        self.models: list[ModelStatus] = []
+        self.proc: subprocess.Popen | None = None
+
+    # -- addresses ---------------------------------------------------------------------------------
+    @property
+    def http_url(self) -> str:
+        return f"{self.host}:{self.ports['http']}"
+
+    @property
+    def grpc_url(self) -> str:
+        return f"{self.host}:{self.ports['grpc']}"
+
+    @property
+    def metrics_url(self) -> str:
+        return f"{self.host}:{self.ports['metrics']}"
+
+    @property
+    def pid(self) -> int:
+        assert self.proc is not None, "server not started"
+        return self.proc.pid
+
+    # -- lifecycle ---------------------------------------------------------------------------------
+    def start(self) -> "EmbeddedServer":
+        """Starts Triton and returns once every model is ready; raises (and stops it) otherwise."""
+        self.ports = choose_ports(self.host, self.wanted_ports)
+        self.serving = build_serving_repository(self.repository, self.work_dir, threads=self.onnx_threads)
+        runtime = prepare_runtime()
+        if self.log_path is None:
+            stamp = time.strftime("%Y%m%d-%H%M%S")
+            self.log_path = self.work_dir / "logs" / f"tritonserver-{stamp}-{self.ports['http']}.log"
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        cmd = [str(runtime.tritonserver), f"--model-repository={self.serving.path.resolve()}",
+               f"--backend-directory={runtime.backends}", f"--cache-directory={runtime.caches}",
+               "--model-control-mode=none", "--exit-on-error=false", "--strict-readiness=true",
+               f"--exit-timeout-secs={max(1, int(self.exit_timeout // 3))}"]
+        for endpoint, port in self.ports.items():
+            cmd += [f"--{endpoint}-address={self.host}", f"--{endpoint}-port={port}"]
+        with open(self.log_path, "ab") as log:
+            self.proc = subprocess.Popen(cmd + self.extra_args, stdin=subprocess.DEVNULL, stdout=log,
+                                         stderr=subprocess.STDOUT, env=runtime.env, start_new_session=True,
+                                         preexec_fn=None if self.detach else process.die_with_parent)
+        try:
+            self._wait_until_loaded()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def _wait_until_loaded(self) -> None:
+        total = sum(1 for p in self.serving.path.iterdir() if p.is_dir())
+        started, last_report, last_counts = time.monotonic(), 0.0, None
+        while True:
+            elapsed = time.monotonic() - started
+            if self.proc.poll() is not None:
+                self._raise_startup_exit()
+            if health.is_live(self.http_url):
+                index = health.repository_index(self.http_url)
+                if index is not None and not any(m.state == "LOADING" for m in index):
+                    self.models = index
+                    break
+            if elapsed > self.startup_timeout:
+                raise TritonkitError(str(self.log_path), "", f"Triton did not become ready within "
+                                     f"{self.startup_timeout:.0f} s", "read the log, or raise the startup timeout")
+            scan = serverlog.scan(self.log_path)
+            counts = (len(scan.loaded), len(scan.failed))
+            if self.progress and (counts != last_counts or elapsed - last_report >= 1.0):
+                self.progress(Progress(elapsed, counts[0], counts[1], total))
+                last_report, last_counts = elapsed, counts
+            time.sleep(0.2)
+        failed = [m for m in self.models if not m.ready]
+        if failed:
+            raise TritonkitError.of([self._load_problem(m) for m in failed])
+
+    def _load_problem(self, model: ModelStatus) -> Problem:
+        reason = serverlog.one_line(model.reason or model.state)
+        if self.serving:  # show the user's paths, not the serving directory's
+            reason = reason.replace(str(self.serving.path.resolve()), str(self.serving.source))
+        version = f" version {model.version}" if model.version else ""
+        return Problem(str(self.repository / model.name), "", f"model '{model.name}'{version} failed to load: {reason}",
+                       f"fix the model and serve again (full server log: {self.log_path})")
+
+    def _raise_startup_exit(self) -> None:
+        taken = serverlog.port_in_use(self.log_path)
+        if taken:
+            raise port_taken_error(*taken)
+        raise ServerExited(self.proc.pid, process.describe_exit(self.proc.returncode), "during startup",
+                           self.log_path)
+
+    def check(self) -> None:
+        """Raises `ServerExited` (with the log's tail) if Triton has died since it started."""
+        if self.proc is not None and self.proc.poll() is not None:
+            raise ServerExited(self.proc.pid, process.describe_exit(self.proc.returncode), "while serving",
+                               self.log_path)
+
+    def wait(self, poll_s: float = 0.5) -> None:
+        """Blocks while the server runs (foreground mode); raises `ServerExited` when it dies."""
+        while True:
+            self.check()
+            time.sleep(poll_s)
+
+    def stop(self) -> str:
+        """SIGTERM, then SIGKILL after `exit_timeout`; returns how it ended ("sigterm", "sigkill", "exited")."""
+        if self.proc is None:
+            return "exited"
+        return process.terminate(self.proc.pid, pgid=self.proc.pid, proc=self.proc, timeout=self.exit_timeout)
+
+    def state(self) -> ServerState:
+        """What `tritonkit stop` needs to find this server later."""
+        return ServerState(pid=self.pid, pgid=self.pid, host=self.host, http_port=self.ports["http"],
+                           grpc_port=self.ports["grpc"], metrics_port=self.ports["metrics"], log=str(self.log_path),
+                           repository=str(self.repository.resolve()),
+                           serving_repository=str(self.serving.path.resolve()) if self.serving else "")
+
+    def __enter__(self) -> "EmbeddedServer":
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
