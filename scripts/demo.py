@@ -1,18 +1,56 @@
-"""`make demo`: build the example repository from tritonkit.yaml and validate it."""
+"""`make demo`: build the example repository, serve it on the embedded Triton, smoke-test it, then stop.
+
+Set KEEP=1 to leave the server running afterwards (`tritonkit stop` ends it).
+"""
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 import sys
 
 
-def run(*args: str) -> None:
-    """Runs one tritonkit command as a user would, stopping the demo on failure."""
-    print(f"$ tritonkit {' '.join(args)}", flush=True)
-    code = subprocess.call([sys.executable, "-m", "tritonkit", *args])
-    if code:
-        sys.exit(code)
+def tritonkit(*args: str, capture: bool = False) -> str:
+    """Runs one tritonkit command as a user would; a failure ends the demo with its exit code."""
+    print(f"\n$ tritonkit {' '.join(args)}", flush=True)
+    result = subprocess.run([sys.executable, "-m", "tritonkit", *args], stdout=subprocess.PIPE if capture else None, text=True)
+    if result.returncode:
+        if capture and result.stdout:
+            print(result.stdout)
+        sys.exit(result.returncode)
+    return result.stdout or ""
+
+
+def how_to_call(http: str, grpc: str) -> str:
+    """Copy-paste examples for the example `classify` pipeline."""
+    return f"""
+Call the `classify` ensemble yourself:
+  curl -s -X POST http://{http}/v2/models/classify/infer -H 'Content-Type: application/json' \\
+    -d '{{"inputs":[{{"name":"RAW","shape":[1,4],"datatype":"FP32","data":[5.1,3.5,1.4,0.2]}}]}}'
+
+  python - <<'PY'
+  import numpy as np, tritonclient.grpc as grpcclient
+  client = grpcclient.InferenceServerClient("{grpc}")
+  raw = grpcclient.InferInput("RAW", [1, 4], "FP32")
+  raw.set_data_from_numpy(np.array([[5.1, 3.5, 1.4, 0.2]], dtype=np.float32))
+  print(client.infer("classify", [raw]).as_numpy("PROBS"))
+  PY
+"""
+
+
+def main() -> None:
+    tritonkit("build")
+    server = json.loads(tritonkit("serve", "--background", "--json", capture=True))
+    print(f"Triton is up: HTTP {server['http']}, gRPC {server['grpc']}, metrics {server['metrics']}")
+    try:
+        tritonkit("smoke")
+        print(how_to_call(server["http"], server["grpc"]))
+    finally:
+        if os.environ.get("KEEP") == "1":
+            print("KEEP=1: the server keeps running; stop it with: .venv/bin/tritonkit stop")
+        else:
+            tritonkit("stop")
 
 
 if __name__ == "__main__":
-    run("build")
-    run("validate", "model_repository")
+    main()

@@ -4,12 +4,16 @@ from __future__ import annotations
 import click
 
 from tritonkit import TRITON_VERSION, __version__
-from tritonkit.cli import build, schema, validate
+from tritonkit.cli import build, perf, schema, serve, smoke, stop, validate
 
 COMMANDS = [
     build.build_command,
     validate.validate_command,
     schema.schema_command,
+    smoke.smoke_command,
+    serve.serve_command,
+    stop.stop_command,
+    perf.perf_command,
 ]
 
 

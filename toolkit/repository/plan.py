@@ -7,7 +7,9 @@ from pathlib import Path, PurePosixPath
 from tritonclient.grpc import model_config_pb2 as pb
 
 from tritonkit.errors import Problem, TritonkitError
+from tritonkit.golden import GoldenCase
 from tritonkit.render.model_config import render_model_config
+from tritonkit.repository.smoke_cases import golden_from_spec
 from tritonkit.spec.loader import shown_path
 from tritonkit.spec.model import ModelSpec
 from tritonkit.spec.project import Project
@@ -23,6 +25,7 @@ class ModelPlan:
     config_text: str
     config: pb.ModelConfig
     copies: dict[str, Path] = field(default_factory=dict)  # path inside the model dir -> source file
+    golden: list[GoldenCase] = field(default_factory=list)  # written to <model>/golden/
 
 
 @dataclass
@@ -38,6 +41,7 @@ class BuildPlan:
         for name, model in self.models.items():
             out.append(f"{name}/config.pbtxt")
             out += [f"{name}/{rel}" for rel in sorted(model.copies)]
+            out += [f"{name}/golden/{case.name}.npz" for case in model.golden]
             out += [f"{name}/{v}/" for v in self.project.models[name].versions]
         return sorted(set(out))
 
@@ -56,6 +60,8 @@ def make_plan(project: Project) -> BuildPlan:
             continue
         model = ModelPlan(name, text, config)
         problems += _collect_copies(model, spec, project.origin(name), shown)
+        model.golden, golden_problems = golden_from_spec(name, config, spec.smoke, shown)
+        problems += golden_problems
         plan.models[name] = model
     for finding in semantic_findings({n: m.config for n, m in plan.models.items()}):
         shown = shown_path(project.origin(finding.model))
@@ -78,7 +84,7 @@ def _collect_copies(model: ModelPlan, spec: ModelSpec, origin: Path, shown: str)
         if dest.is_absolute() or ".." in dest.parts or not dest.parts:
             problems.append(Problem(shown, field_path, f"destination '{rel_dest}' leaves the model directory", "use a plain file name such as model.py"))
         elif not src.is_file():
-            problems.append(Problem(shown, field_path, f"file '{source}' not found (looked in {shown_path(src)})", f"fix the path; it is relative to {shown}"))
+            problems.append(Problem(shown, field_path, f"file '{source}' not found (looked in {shown_path(src)})", f"fix the path (it is relative to {shown})"))
         else:
             model.copies[str(dest)] = src
 

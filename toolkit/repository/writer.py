@@ -6,6 +6,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from tritonkit.golden import write_cases
 from tritonkit.repository.plan import BuildPlan
 
 REPOSITORY_README = """# model_repository (build output)
@@ -31,6 +32,8 @@ def write_repository(plan: BuildPlan, out_dir: Path) -> None:
                 dest = model_dir / rel
                 dest.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(src, dest)
+            if model.golden:
+                write_cases(model_dir / "golden", model.golden)
         swap_in(staging, out_dir)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)

@@ -16,7 +16,11 @@ TRITON_TYPES = (
 def normalize_data_type(value: object) -> str:
     """Maps `fp32`, `FP32` and `TYPE_FP32` to Triton's enum name."""
     if not isinstance(value, str):
-        raise PydanticCustomError("data_type", "data type must be a string such as TYPE_FP32, got {value!r}", {"value": value})
+        raise PydanticCustomError(
+            "data_type",
+            "expected a data type name, got {value}; write one such as TYPE_FP32 or fp32",
+            {"value": f"{type(value).__name__} {value!r}"},
+        )
     name = value.strip().upper()
     if not name.startswith("TYPE_"):
         name = "TYPE_" + name

@@ -44,6 +44,11 @@ class SourceSpec(StrictModel):
     python_path: list[str] = Field(
         default_factory=lambda: ["."], description="Folders (relative to the spec) put on sys.path to import the entry point."
     )
+    weights: list[str] = Field(
+        default_factory=list,
+        description="Files or folders the entry point reads outside Python's open() (e.g. safetensors), hashed for "
+        "the export cache; files read with open() and imported code are found automatically.",
+    )
     example_inputs: dict[str, ExampleTensor] = Field(
         default_factory=dict, description="Inputs in forward order, for torchscript/onnx sources."
     )

@@ -62,5 +62,6 @@ class VersionPolicy(StrictModel):
     def _exactly_one(self) -> "VersionPolicy":
         chosen = [n for n in ("latest", "all", "specific") if getattr(self, n) is not None]
         if len(chosen) != 1:
-            raise ValueError("set exactly one of latest, all or specific")
+            found = " and ".join(chosen) + " are both set" if chosen else "no policy is chosen"
+            raise ValueError(f"{found}; set exactly one of latest, all or specific")
         return self

@@ -37,6 +37,8 @@ def load_project(spec_path: Path) -> Project:
     project = Project(spec_path=spec_path, deploy=top.deploy)
     problems: list[Problem] = []
     _merge(project, top, spec_path, chain=[spec_path.resolve()], problems=problems)
+    if not project.models and not problems:
+        problems.append(Problem(shown_path(spec_path), "models", "no models are defined", "add models: (or include: a pipeline file that defines some)"))
     if problems:
         raise TritonkitError.of(problems)
     return project

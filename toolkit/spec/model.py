@@ -9,6 +9,7 @@ from pydantic import Field, field_validator, model_validator
 from tritonkit.spec.base import StrictModel
 from tritonkit.spec.instances import InstanceGroup, VersionPolicy
 from tritonkit.spec.optimization import Optimization
+from tritonkit.spec.smoke import SmokeCase
 from tritonkit.spec.scheduling import DynamicBatching, EnsembleScheduling, SequenceBatching
 from tritonkit.spec.tensors import BatchInput, BatchOutput, TensorInput, TensorOutput
 from tritonkit.spec.warmup import Warmup
@@ -57,6 +58,9 @@ class ModelSpec(StrictModel):
         "A list keeps each file's own name.",
     )
     versions: list[int] = Field(default_factory=lambda: [1], min_length=1, description="Version directories to write.")
+    smoke: list[SmokeCase] = Field(
+        default_factory=list, description="Known-answer cases saved as golden samples for `tritonkit smoke`."
+    )
     requirements: list[str] = Field(
         default_factory=list, description="pip packages a Python model needs beyond numpy (goes into the Dockerfile)."
     )
@@ -79,7 +83,7 @@ class ModelSpec(StrictModel):
     @classmethod
     def _positive_versions(cls, value: list[int]) -> list[int]:
         if any(v < 1 for v in value) or len(set(value)) != len(value):
-            raise ValueError("versions must be distinct positive integers, e.g. [1]")
+            raise ValueError(f"versions {value} are not distinct positive integers; list each version once, e.g. [1, 2]")
         return value
 
 

@@ -12,10 +12,17 @@ _TYPE_TAG = re.compile(r"^(function-\w+|[a-z_]+\[.*\]|str|int|float|bool|list|di
 
 
 def field_path(loc: tuple[Any, ...]) -> str:
-    """`('models', 'enc', 'input', 0, 'dims')` -> `models.enc.input[0].dims` (union tags dropped)."""
+    """`('models', 'enc', 'input', 0, 'dims')` -> `models.enc.input[0].dims` (union tags dropped).
+
+    A bad mapping key arrives as `(..., key, '[key]')`; it is shown as `models.5`, not `models[5].[key]`.
+    """
     out = ""
-    for part in loc:
-        if isinstance(part, int):
+    for index, part in enumerate(loc):
+        if part == "[key]":
+            continue
+        if index + 1 < len(loc) and loc[index + 1] == "[key]":
+            out += ("." if out else "") + str(part)
+        elif isinstance(part, int):
             out += f"[{part}]"
         elif isinstance(part, str) and _TYPE_TAG.match(part):
             continue
@@ -33,7 +40,7 @@ def _problem_and_fix(err: dict[str, Any]) -> tuple[str, str, str]:
     if kind == "missing":
         return "", "required key is missing", "add it (see `tritonkit schema`)"
     if kind == "data_type":
-        return "", msg.split(";")[0], msg.split(";", 1)[1].strip() if ";" in msg else "use a Triton type such as TYPE_FP32"
+        return "", *_split(msg, "use a Triton type such as TYPE_FP32")
     if kind == "literal_error":
         return "", f"{value!r} is not allowed", "use one of " + ctx.get("expected", "the allowed values")
     if kind in ("int_parsing", "int_type", "int_from_float"):
@@ -53,8 +60,14 @@ def _problem_and_fix(err: dict[str, Any]) -> tuple[str, str, str]:
     if kind in ("too_short", "string_too_short"):
         return "", "is empty", "give at least one entry" if kind == "too_short" else "give a non-empty value"
     if kind == "value_error":
-        return "", "conflicting or invalid settings", msg.removeprefix("Value error, ")
+        return "", *_split(msg.removeprefix("Value error, "), "correct it (see `tritonkit schema`)")
     return "", msg, "see `tritonkit schema` for the expected form"
+
+
+def _split(message: str, default_fix: str) -> tuple[str, str]:
+    """A validator's `problem; fix` message as (problem, fix); messages without a fix get `default_fix`."""
+    problem, sep, fix = message.partition("; ")
+    return (problem, fix) if sep else (message, default_fix)
 
 
 def problems_from_validation(exc: ValidationError, shown: str, prefix: tuple[Any, ...] = ()) -> list[Problem]:

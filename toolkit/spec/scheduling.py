@@ -73,7 +73,8 @@ class InitialState(StrictModel):
     @model_validator(mode="after")
     def _one_source(self) -> "InitialState":
         if bool(self.zero_data) == bool(self.data_file):
-            raise ValueError("set exactly one of zero_data: true or data_file")
+            found = "zero_data and data_file are both set" if self.zero_data else "neither zero_data nor data_file is set"
+            raise ValueError(f"{found}; set exactly one of zero_data: true or data_file")
         return self
 
 
@@ -118,7 +119,7 @@ class SequenceBatching(StrictModel):
     @model_validator(mode="after")
     def _one_strategy(self) -> "SequenceBatching":
         if self.direct is not None and self.oldest is not None:
-            raise ValueError("set either direct or oldest, not both")
+            raise ValueError("direct and oldest are both set; keep one of them")
         return self
 
 

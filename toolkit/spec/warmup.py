@@ -20,7 +20,8 @@ class WarmupInput(StrictModel):
     def _one_source(self) -> "WarmupInput":
         chosen = [n for n in ("zero_data", "random_data", "input_data_file") if getattr(self, n)]
         if len(chosen) != 1:
-            raise ValueError("set exactly one of zero_data: true, random_data: true or input_data_file")
+            found = " and ".join(chosen) + " are both set" if chosen else "no data source is set"
+            raise ValueError(f"{found}; set exactly one of zero_data: true, random_data: true or input_data_file")
         return self
 
 

@@ -48,5 +48,5 @@ def read_yaml_mapping(path: Path, shown: str) -> dict[str, Any]:
     if data is None:
         data = {}
     if not isinstance(data, dict):
-        raise TritonkitError(shown, "", f"top level is a {type(data).__name__}, not a mapping", "start the file with keys such as 'models:'")
+        raise TritonkitError(shown, "top level", f"is a {type(data).__name__}, not a mapping", "start the file with keys such as 'models:'")
     return data

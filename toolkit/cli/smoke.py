@@ -1,0 +1,46 @@
+"""`tritonkit smoke`: check a running Triton server model by model, over HTTP and gRPC."""
+from __future__ import annotations
+
+import sys
+from dataclasses import asdict
+from pathlib import Path
+
+import click
+
+from tritonkit.cli.output import emit_json, json_option, reports_errors
+from tritonkit.smoke import report
+from tritonkit.smoke.runner import run_smoke
+from tritonkit.smoke.target import resolve_target
+
+
+@click.command("smoke")
+@click.option("-r", "--repository", default="model_repository", show_default=True, type=click.Path(path_type=Path),
+              help="The repository the server was started on (its configs and golden samples are the expectations).")
+@click.option("--url", "http_url", help="HTTP endpoint host:port [default: the background server of this project, else localhost:8000].")
+@click.option("--grpc-url", "grpc_url", help="gRPC endpoint host:port [default: same host, port 8001].")
+@click.option("--protocol", type=click.Choice(["http", "grpc", "both"]), default="both", show_default=True)
+@json_option
+@reports_errors
+def smoke_command(repository: Path, http_url: str | None, grpc_url: str | None, protocol: str, as_json: bool) -> None:
+    """Prove every model of REPOSITORY answers correctly on a running server.
+
+    Checks liveness and readiness, that each model is ready and serves the repository's config and
+    metadata, replays golden samples (exported pairs and the spec's `smoke:` cases: requests, two
+    interleaved sequences with uint64 ids, streams of decoupled models), or sends generated inputs,
+    and sends bad requests (wrong dtype, wrong shape, missing input, unknown model) that must be refused
+    while the server stays healthy. Exits 1 if any check fails.
+
+    \b
+    Example:
+      tritonkit serve --background && tritonkit smoke
+      tritonkit smoke --url triton.internal:8000 --grpc-url triton.internal:8001 --json
+    """
+    target = resolve_target(http_url, grpc_url)
+    protocols = ["http", "grpc"] if protocol == "both" else [protocol]
+    results = run_smoke(repository, target, protocols, progress=None if as_json else lambda m: click.echo(f"checking {m}", err=True))
+    if as_json:
+        emit_json(report.as_json(results, asdict(target)))
+    else:
+        click.echo(report.table(results))
+    if any(r.status == "fail" for r in results):
+        sys.exit(1)

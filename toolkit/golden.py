@@ -1,0 +1,111 @@
+"""Golden samples: known input/output pairs saved with a model so any deployment can be replayed.
+
+Layout under `<model>/golden/` (Triton ignores non-numeric folders of a model directory):
+- `NNN.npz` / `caseNNN.npz`, one request: keys `input:<name>`, `output:<name>`;
+- a sequence: keys `step:<k>:input:<name>`, `step:<k>:output:<name>`;
+- a stream (decoupled model): keys `input:<name>`, `response:<k>:output:<name>`;
+- optional per-file `tol:atol` / `tol:rtol`, else `tolerance.json` ({"default": {...}, "outputs": {...}}).
+Strings are stored as fixed-width bytes and come back as object arrays, as tritonclient sends them.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+
+Tensors = dict[str, np.ndarray]
+DEFAULT_TOLERANCE = {"atol": 1e-5, "rtol": 1e-5}
+
+
+@dataclass
+class GoldenCase:
+    """One replayable case; `steps` holds (inputs, expected outputs) per request (one for request/stream)."""
+
+    name: str
+    kind: Literal["request", "sequence", "stream"]
+    steps: list[tuple[Tensors, Tensors]]
+    responses: list[Tensors] = field(default_factory=list)
+    atol: float | None = None
+    rtol: float | None = None
+
+    def to_arrays(self) -> dict[str, np.ndarray]:
+        """The npz payload of this case."""
+        out: dict[str, np.ndarray] = {}
+        for k, (inputs, outputs) in enumerate(self.steps):
+            prefix = f"step:{k}:" if self.kind == "sequence" else ""
+            out |= {f"{prefix}input:{n}": _storable(v) for n, v in inputs.items()}
+            out |= {f"{prefix}output:{n}": _storable(v) for n, v in outputs.items()}
+        for k, response in enumerate(self.responses):
+            out |= {f"response:{k}:output:{n}": _storable(v) for n, v in response.items()}
+        if self.atol is not None:
+            out["tol:atol"] = np.array(self.atol)
+        if self.rtol is not None:
+            out["tol:rtol"] = np.array(self.rtol)
+        return out
+
+
+def _storable(value: np.ndarray) -> np.ndarray:
+    """Object arrays of str/bytes become fixed-width bytes (npz without pickle)."""
+    if value.dtype == object:
+        return np.array([v.encode() if isinstance(v, str) else bytes(v) for v in value.reshape(-1)]).reshape(value.shape)
+    return value
+
+
+def _loaded(value: np.ndarray) -> np.ndarray:
+    return value.astype(object) if value.dtype.kind in "SU" else value
+
+
+def write_cases(golden_dir: Path, cases: list[GoldenCase]) -> list[Path]:
+    """Writes each case as `<name>.npz`; returns the paths."""
+    golden_dir.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for case in cases:
+        path = golden_dir / f"{case.name}.npz"
+        np.savez(path, **case.to_arrays())
+        paths.append(path)
+    return paths
+
+
+def read_cases(golden_dir: Path) -> list[GoldenCase]:
+    """Every case in a golden folder, in file-name order, with tolerances resolved per output by `tolerance_for`."""
+    cases = []
+    for path in sorted(golden_dir.glob("*.npz")):
+        with np.load(path, allow_pickle=False) as data:
+            arrays = {k: _loaded(data[k]) for k in data.files}
+        cases.append(_case_from_arrays(path.stem, arrays))
+    return cases
+
+
+def _case_from_arrays(name: str, arrays: dict[str, np.ndarray]) -> GoldenCase:
+    atol = float(arrays.pop("tol:atol")) if "tol:atol" in arrays else None
+    rtol = float(arrays.pop("tol:rtol")) if "tol:rtol" in arrays else None
+    if any(k.startswith("step:") for k in arrays):
+        count = 1 + max(int(k.split(":")[1]) for k in arrays)
+        steps = [(_pick(arrays, f"step:{k}:input:"), _pick(arrays, f"step:{k}:output:")) for k in range(count)]
+        return GoldenCase(name, "sequence", steps, atol=atol, rtol=rtol)
+    if any(k.startswith("response:") for k in arrays):
+        count = 1 + max(int(k.split(":")[1]) for k in arrays if k.startswith("response:"))
+        responses = [_pick(arrays, f"response:{k}:output:") for k in range(count)]
+        return GoldenCase(name, "stream", [(_pick(arrays, "input:"), {})], responses, atol, rtol)
+    return GoldenCase(name, "request", [(_pick(arrays, "input:"), _pick(arrays, "output:"))], atol=atol, rtol=rtol)
+
+
+def _pick(arrays: dict[str, np.ndarray], prefix: str) -> Tensors:
+    return {k[len(prefix):]: v for k, v in arrays.items() if k.startswith(prefix)}
+
+
+def tolerance_for(golden_dir: Path, case: GoldenCase, output: str) -> dict[str, float]:
+    """atol/rtol for one output: the case's own, else tolerance.json's per-output or default, else 1e-5."""
+    table: dict = {}
+    path = golden_dir / "tolerance.json"
+    if path.is_file():
+        table = json.loads(path.read_text())
+    tol = dict(DEFAULT_TOLERANCE) | table.get("default", {}) | table.get("outputs", {}).get(output, {})
+    if case.atol is not None:
+        tol["atol"] = case.atol
+    if case.rtol is not None:
+        tol["rtol"] = case.rtol
+    return tol

@@ -1,0 +1,1 @@
+"""`tritonkit smoke`: proves over the network that every model of a repository answers correctly."""

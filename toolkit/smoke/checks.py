@@ -1,0 +1,198 @@
+"""The smoke checks, each producing result rows; they call the server only through `clients.Client`."""
+from __future__ import annotations
+
+import time
+import zlib
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Callable, Literal
+
+import numpy as np
+from tritonclient.grpc import model_config_pb2 as pb
+
+from tritonkit.golden import GoldenCase, read_cases, tolerance_for
+from tritonkit.smoke import inputs as made_up
+from tritonkit.smoke.clients import Client, Sequence
+from tritonkit.smoke.compare import config_differences, metadata_differences, value_mismatch
+
+Status = Literal["pass", "fail", "skip"]
+UNKNOWN_MODEL = "tritonkit_smoke_no_such_model"
+
+
+@dataclass
+class CheckResult:
+    """One row of the smoke report."""
+
+    check: str
+    model: str
+    protocol: str
+    status: Status
+    detail: str
+    seconds: float
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def timed(check: str, model: str, protocol: str, body: Callable[[], str | None]) -> CheckResult:
+    """Runs `body`; None or a message means pass; an exception or a returned 'FAIL: ...' means fail."""
+    start = time.perf_counter()
+    try:
+        message = body() or "ok"
+        status: Status = "fail" if message.startswith("FAIL: ") else ("skip" if message.startswith("SKIP: ") else "pass")
+        message = message.removeprefix("FAIL: ").removeprefix("SKIP: ")
+    except Exception as exc:  # noqa: BLE001 - any client error is a failed check, reported in one line
+        status, message = "fail", f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+    return CheckResult(check, model, protocol, status, message, round(time.perf_counter() - start, 3))
+
+
+def check_server(client: Client) -> CheckResult:
+    def body() -> str:
+        if not client.live():
+            return "FAIL: server is not live"
+        return "live and ready" if client.ready() else "FAIL: server is live but not ready"
+    return timed("server", "-", client.protocol, body)
+
+
+def check_model_ready(client: Client, model: str) -> CheckResult:
+    return timed("ready", model, client.protocol, lambda: None if client.model_ready(model) else "FAIL: model is not ready")
+
+
+def check_config(client: Client, model: str, expected: pb.ModelConfig) -> CheckResult:
+    def body() -> str | None:
+        diffs = config_differences(expected, client.config(model))
+        return "FAIL: " + "; ".join(diffs) if diffs else None
+    return timed("config", model, client.protocol, body)
+
+
+def check_metadata(client: Client, model: str, expected: pb.ModelConfig) -> CheckResult:
+    def body() -> str | None:
+        diffs = metadata_differences(expected, client.metadata(model))
+        return "FAIL: " + "; ".join(diffs) if diffs else None
+    return timed("metadata", model, client.protocol, body)
+
+
+def _mismatches(golden_dir: Path, case: GoldenCase, expected: dict[str, np.ndarray], actual: dict[str, np.ndarray]) -> list[str]:
+    out = []
+    for name, want in expected.items():
+        tol = tolerance_for(golden_dir, case, name)
+        problem = value_mismatch(name, want, actual.get(name), tol["atol"], tol["rtol"])
+        if problem:
+            out.append(problem)
+    return out
+
+
+def _sequence_ids(model: str, case: str) -> tuple[int, int]:
+    """Two 64-bit correlation ids above 2**32, so a 32-bit CORRID path would show.
+
+    tritonclient's gRPC client sends sequence ids as int64, so ids stay below 2**63.
+    """
+    base = (1 << 40) + (zlib.crc32(f"{model}/{case}".encode()) << 8)
+    return base + 1, base + 2
+
+
+def run_golden_case(client: Client, model: str, config: pb.ModelConfig, golden_dir: Path, case: GoldenCase) -> CheckResult:
+    """Replays one golden case: a request, two interleaved sequences, or a stream."""
+    outputs = [t.name for t in config.output]
+
+    def request() -> str | None:
+        inputs, expected = case.steps[0]
+        problems = _mismatches(golden_dir, case, expected, client.infer(model, inputs, outputs))
+        return "FAIL: " + "; ".join(problems) if problems else f"{len(expected)} outputs match"
+
+    def sequences() -> str | None:
+        ids = _sequence_ids(model, case.name)
+        last = len(case.steps) - 1
+        problems = []
+        for k, (inputs, expected) in enumerate(case.steps):
+            for seq_id in ids:  # interleave the two sequences step by step
+                got = client.infer(model, inputs, outputs, Sequence(seq_id, start=k == 0, end=k == last))
+                problems += [f"sequence {seq_id} step {k}: {p}" for p in _mismatches(golden_dir, case, expected, got)]
+        return "FAIL: " + "; ".join(problems[:3]) if problems else f"2 interleaved sequences x {len(case.steps)} steps match"
+
+    def stream() -> str | None:
+        inputs, _ = case.steps[0]
+        if client.protocol == "http" and any(v.size > 1 for v in inputs.values()):
+            return "SKIP: generate_stream takes scalar inputs; covered over gRPC"
+        got = client.stream(model, inputs, outputs)
+        if len(got) != len(case.responses):
+            return f"FAIL: expected {len(case.responses)} streamed responses, got {len(got)}"
+        problems = [p for want, have in zip(case.responses, got) for p in _mismatches(golden_dir, case, want, have)]
+        return "FAIL: " + "; ".join(problems[:3]) if problems else f"{len(got)} streamed responses match"
+
+    body = {"request": request, "sequence": sequences, "stream": stream}[case.kind]
+    return timed(f"{case.kind}:{case.name}", model, client.protocol, body)
+
+
+def run_generated(client: Client, model: str, config: pb.ModelConfig) -> CheckResult:
+    """Without golden samples: made-up inputs, checking every output arrives with the declared type and rank."""
+    outputs = [t.name for t in config.output]
+    inputs = made_up.generated_inputs(config)
+
+    def check_shapes(got: dict[str, np.ndarray]) -> list[str]:
+        problems = []
+        batch = 1 if config.max_batch_size > 0 else 0
+        for t in config.output:
+            value = got.get(t.name)
+            if value is None:
+                problems.append(f"output '{t.name}' missing")
+            elif value.ndim != len(t.dims) + batch:
+                problems.append(f"output '{t.name}' has rank {value.ndim}, expected {len(t.dims) + batch}")
+        return problems
+
+    def body() -> str | None:
+        if config.model_transaction_policy.decoupled:
+            if client.protocol == "http" and any(v.size > 1 for v in inputs.values()):
+                return "SKIP: generate_stream takes scalar inputs; covered over gRPC"
+            responses = client.stream(model, inputs, outputs)
+            return f"stream ended after {len(responses)} responses (no golden samples to compare)"
+        if config.HasField("sequence_batching"):
+            seq_id = _sequence_ids(model, "generated")[0]
+            problems = []
+            for k in range(3):
+                problems += check_shapes(client.infer(model, inputs, outputs, Sequence(seq_id, start=k == 0, end=k == 2)))
+            return "FAIL: " + "; ".join(problems) if problems else "3-step sequence answered (no golden samples to compare)"
+        problems = check_shapes(client.infer(model, inputs, outputs))
+        return "FAIL: " + "; ".join(problems) if problems else "outputs have the declared ranks (no golden samples to compare)"
+
+    return timed("infer:generated", model, client.protocol, body)
+
+
+def behaviour_checks(client: Client, model: str, config: pb.ModelConfig, model_dir: Path) -> list[CheckResult]:
+    """Golden cases when the model has them, else one generated request."""
+    golden_dir = model_dir / "golden"
+    cases = read_cases(golden_dir) if golden_dir.is_dir() else []
+    if not cases:
+        return [run_generated(client, model, config)]
+    return [run_golden_case(client, model, config, golden_dir, case) for case in cases]
+
+
+def pick_negative_target(configs: dict[str, pb.ModelConfig]) -> str | None:
+    """A plain request/response model with required inputs, on which bad requests are tried."""
+    for name, c in configs.items():
+        required = [t for t in c.input if not t.optional]
+        if required and not c.model_transaction_policy.decoupled and not c.HasField("sequence_batching"):
+            return name
+    return None
+
+
+def negative_checks(client: Client, model: str | None, config: pb.ModelConfig | None) -> list[CheckResult]:
+    """Bad requests must get a clean error, and the server must stay healthy afterwards."""
+    results = [timed("negative:unknown-model", UNKNOWN_MODEL, client.protocol, lambda: _expect_error(lambda: client.infer(UNKNOWN_MODEL, {}, [])))]
+    if model is not None and config is not None:
+        good = made_up.generated_inputs(config)
+        outputs = [t.name for t in config.output]
+        for label, bad in (("wrong-dtype", made_up.with_wrong_dtype(good)), ("wrong-shape", made_up.with_wrong_shape(good)),
+                           ("missing-input", made_up.without_first_input(good))):
+            results.append(timed(f"negative:{label}", model, client.protocol, lambda bad=bad: _expect_error(lambda: client.infer(model, bad, outputs))))
+    results.append(timed("healthy-after-errors", "-", client.protocol, lambda: None if client.live() and client.ready() else "FAIL: server unhealthy after bad requests"))
+    return results
+
+
+def _expect_error(call: Callable[[], object]) -> str:
+    try:
+        call()
+    except Exception as exc:  # noqa: BLE001 - the point is that the server refused
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        return f"rejected: {first[:120]}"
+    return "FAIL: the server accepted a bad request"

@@ -1,0 +1,182 @@
+"""One interface over tritonclient's HTTP and gRPC clients, so every check runs the same on both."""
+from __future__ import annotations
+
+import json
+import queue
+import urllib.request
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+import tritonclient.grpc as grpcclient
+import tritonclient.http as httpclient
+from google.protobuf import json_format
+from tritonclient.grpc import model_config_pb2 as pb
+from tritonclient.utils import InferenceServerException, np_to_triton_dtype
+
+Tensors = dict[str, np.ndarray]
+
+
+@dataclass(frozen=True)
+class Sequence:
+    """Sequence-batching parameters of one request."""
+
+    sequence_id: int
+    start: bool
+    end: bool
+
+
+class Client(Protocol):
+    """What the smoke checks need from a protocol."""
+
+    protocol: str
+
+    def live(self) -> bool: ...
+    def ready(self) -> bool: ...
+    def model_ready(self, model: str) -> bool: ...
+    def config(self, model: str) -> pb.ModelConfig: ...
+    def metadata(self, model: str) -> dict[str, Any]: ...
+    def infer(self, model: str, inputs: Tensors, outputs: list[str], sequence: Sequence | None = None) -> Tensors: ...
+    def stream(self, model: str, inputs: Tensors, outputs: list[str], timeout: float = 60.0) -> list[Tensors]: ...
+    def close(self) -> None: ...
+
+
+def _config_from_json(payload: dict[str, Any]) -> pb.ModelConfig:
+    return json_format.ParseDict(payload, pb.ModelConfig(), ignore_unknown_fields=True)
+
+
+class HttpClient:
+    """tritonclient.http, plus the generate_stream endpoint for decoupled models."""
+
+    protocol = "http"
+
+    def __init__(self, url: str, timeout: float = 60.0) -> None:
+        self.url = url
+        self.timeout = timeout
+        self.client = httpclient.InferenceServerClient(url, connection_timeout=timeout, network_timeout=timeout)
+
+    def live(self) -> bool:
+        return self.client.is_server_live()
+
+    def ready(self) -> bool:
+        return self.client.is_server_ready()
+
+    def model_ready(self, model: str) -> bool:
+        return self.client.is_model_ready(model)
+
+    def config(self, model: str) -> pb.ModelConfig:
+        return _config_from_json(self.client.get_model_config(model))
+
+    def metadata(self, model: str) -> dict[str, Any]:
+        return self.client.get_model_metadata(model)
+
+    def infer(self, model: str, inputs: Tensors, outputs: list[str], sequence: Sequence | None = None) -> Tensors:
+        tensors = []
+        for name, value in inputs.items():
+            tensor = httpclient.InferInput(name, list(value.shape), np_to_triton_dtype(value.dtype))
+            tensor.set_data_from_numpy(value, binary_data=True)
+            tensors.append(tensor)
+        kwargs = _sequence_kwargs(sequence)
+        result = self.client.infer(model, tensors, outputs=[httpclient.InferRequestedOutput(o) for o in outputs], **kwargs)
+        return {o: result.as_numpy(o) for o in outputs}
+
+    def stream(self, model: str, inputs: Tensors, outputs: list[str], timeout: float = 60.0) -> list[Tensors]:
+        """Streams through `/v2/models/<model>/generate_stream` (server-sent events), one dict per response."""
+        body = json.dumps({name: value.tolist() if value.size > 1 else value.reshape(-1)[0].item() for name, value in inputs.items()})
+        request = urllib.request.Request(
+            f"http://{self.url}/v2/models/{model}/generate_stream", data=body.encode(), headers={"Content-Type": "application/json"}
+        )
+        responses: list[Tensors] = []
+        with urllib.request.urlopen(request, timeout=timeout) as reply:  # noqa: S310 - URL built from the target
+            for raw in reply:
+                line = raw.decode().strip()
+                if not line.startswith("data:"):
+                    continue
+                event = json.loads(line[len("data:"):])
+                if "error" in event:
+                    raise InferenceServerException(event["error"])
+                present = {o: np.atleast_1d(np.array(event[o])) for o in outputs if o in event}
+                if present:
+                    responses.append(present)
+        return responses
+
+    def close(self) -> None:
+        self.client.close()
+
+
+class GrpcClient:
+    """tritonclient.grpc, with bidirectional streaming for decoupled models."""
+
+    protocol = "grpc"
+
+    def __init__(self, url: str, timeout: float = 60.0) -> None:
+        self.url = url
+        self.timeout = timeout
+        self.client = grpcclient.InferenceServerClient(url)
+
+    def live(self) -> bool:
+        return self.client.is_server_live(client_timeout=self.timeout)
+
+    def ready(self) -> bool:
+        return self.client.is_server_ready(client_timeout=self.timeout)
+
+    def model_ready(self, model: str) -> bool:
+        return self.client.is_model_ready(model, client_timeout=self.timeout)
+
+    def config(self, model: str) -> pb.ModelConfig:
+        return self.client.get_model_config(model, client_timeout=self.timeout).config
+
+    def metadata(self, model: str) -> dict[str, Any]:
+        return json_format.MessageToDict(self.client.get_model_metadata(model, client_timeout=self.timeout), preserving_proto_field_name=True)
+
+    def _inputs(self, inputs: Tensors) -> list[grpcclient.InferInput]:
+        tensors = []
+        for name, value in inputs.items():
+            tensor = grpcclient.InferInput(name, list(value.shape), np_to_triton_dtype(value.dtype))
+            tensor.set_data_from_numpy(value)
+            tensors.append(tensor)
+        return tensors
+
+    def infer(self, model: str, inputs: Tensors, outputs: list[str], sequence: Sequence | None = None) -> Tensors:
+        result = self.client.infer(
+            model, self._inputs(inputs), outputs=[grpcclient.InferRequestedOutput(o) for o in outputs],
+            client_timeout=self.timeout, **_sequence_kwargs(sequence),
+        )
+        return {o: result.as_numpy(o) for o in outputs}
+
+    def stream(self, model: str, inputs: Tensors, outputs: list[str], timeout: float = 60.0) -> list[Tensors]:
+        """One streamed request; returns every non-empty response up to the final-response flag."""
+        events: queue.Queue = queue.Queue()
+        self.client.start_stream(callback=lambda result, error: events.put((result, error)))
+        try:
+            self.client.async_stream_infer(
+                model, self._inputs(inputs), outputs=[grpcclient.InferRequestedOutput(o) for o in outputs],
+                enable_empty_final_response=True,
+            )
+            responses: list[Tensors] = []
+            while True:
+                result, error = events.get(timeout=timeout)
+                if error is not None:
+                    raise error
+                response = result.get_response()
+                if response.outputs:
+                    responses.append({o: result.as_numpy(o) for o in outputs if result.as_numpy(o) is not None})
+                final = response.parameters.get("triton_final_response")
+                if final is not None and final.bool_param:
+                    return responses
+        finally:
+            self.client.stop_stream()
+
+    def close(self) -> None:
+        self.client.close()
+
+
+def _sequence_kwargs(sequence: Sequence | None) -> dict[str, Any]:
+    if sequence is None:
+        return {}
+    return {"sequence_id": sequence.sequence_id, "sequence_start": sequence.start, "sequence_end": sequence.end}
+
+
+def open_client(protocol: str, url: str) -> Client:
+    """A client for `protocol` ('http' or 'grpc') at `url` (host:port)."""
+    return HttpClient(url) if protocol == "http" else GrpcClient(url)

@@ -1,0 +1,61 @@
+"""Comparisons the smoke test makes: served config vs repository config, outputs vs expected values."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from tritonclient.grpc import model_config_pb2 as pb
+
+
+def _tensors(tensors) -> list[tuple[str, str, list[int]]]:
+    return [(t.name, pb.DataType.Name(t.data_type), list(t.dims)) for t in tensors]
+
+
+def _scheduler(c: pb.ModelConfig) -> str:
+    return c.WhichOneof("scheduling_choice") or "default"
+
+
+def config_differences(expected: pb.ModelConfig, served: pb.ModelConfig) -> list[str]:
+    """Fields that clients depend on and that differ between the repository and the server."""
+    diffs = []
+    checks = [
+        ("max_batch_size", expected.max_batch_size, served.max_batch_size),
+        ("input", _tensors(expected.input), _tensors(served.input)),
+        ("output", sorted(_tensors(expected.output)), sorted(_tensors(served.output))),
+        ("scheduler", _scheduler(expected), _scheduler(served)),
+        ("decoupled", expected.model_transaction_policy.decoupled, served.model_transaction_policy.decoupled),
+    ]
+    for field, want, got in checks:
+        if want != got:
+            diffs.append(f"{field}: repository {want} vs served {got}")
+    return diffs
+
+
+def metadata_differences(expected: pb.ModelConfig, metadata: dict[str, Any]) -> list[str]:
+    """Inputs/outputs in the metadata must carry the config's names, types and shapes (batch dim as -1)."""
+    batch = [-1] if expected.max_batch_size > 0 else []
+    diffs = []
+    for kind, tensors in (("inputs", expected.input), ("outputs", expected.output)):
+        want = sorted((t.name, pb.DataType.Name(t.data_type)[len("TYPE_"):].replace("STRING", "BYTES"), batch + list(t.dims)) for t in tensors)
+        got = sorted((t["name"], t["datatype"], [int(d) for d in t.get("shape", [])]) for t in metadata.get(kind, []))
+        if want != got:
+            diffs.append(f"{kind}: expected {want}, served {got}")
+    return diffs
+
+
+def value_mismatch(name: str, expected: np.ndarray, actual: np.ndarray | None, atol: float, rtol: float) -> str | None:
+    """None when `actual` matches `expected` within tolerance, else a one-line description."""
+    if actual is None:
+        return f"output '{name}' missing from the response"
+    if expected.dtype == object or actual.dtype == object:
+        want = [v.decode() if isinstance(v, bytes) else str(v) for v in expected.reshape(-1)]
+        got = [v.decode() if isinstance(v, bytes) else str(v) for v in np.asarray(actual).reshape(-1)]
+        return None if want == got else f"output '{name}': expected {want[:4]}, got {got[:4]}"
+    if expected.shape != actual.shape:
+        return f"output '{name}': expected shape {list(expected.shape)}, got {list(actual.shape)}"
+    if expected.dtype.kind == "b" or actual.dtype.kind == "b":
+        return None if np.array_equal(expected, actual) else f"output '{name}': boolean values differ"
+    diff = np.abs(actual.astype(np.float64) - expected.astype(np.float64))
+    if np.all(diff <= atol + rtol * np.abs(expected.astype(np.float64))):
+        return None
+    return f"output '{name}' shape {list(expected.shape)}: max abs error {diff.max():.3g} > atol {atol:g} + rtol {rtol:g}"
