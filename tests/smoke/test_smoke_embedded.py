@@ -1,0 +1,131 @@
+"""`tritonkit smoke` against the real embedded Triton: the example passes, and each failure class is caught."""
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO_ROOT, run_cli
+from tritonkit.serve.server import EmbeddedServer
+
+pytestmark = pytest.mark.server
+
+
+def copy_example(dest: Path) -> Path:
+    dest.mkdir(parents=True)
+    shutil.copy(REPO_ROOT / "tritonkit.yaml", dest)
+    for folder in ("ensembles", "models"):
+        shutil.copytree(REPO_ROOT / folder, dest / folder)
+    return dest
+
+
+def build(project: Path) -> Path:
+    result = run_cli("build", cwd=project)
+    assert result.returncode == 0, result.stderr
+    return project / "model_repository"
+
+
+def smoke(server: EmbeddedServer, repository: Path, *extra: str):
+    return run_cli("smoke", "-r", str(repository), "--url", server.http_url, "--grpc-url", server.grpc_url, "--json", *extra)
+
+
+def failed(report: dict) -> set[tuple[str, str, str]]:
+    return {(r["check"], r["model"], r["protocol"]) for r in report["results"] if r["status"] == "fail"}
+
+
+@pytest.fixture(scope="module")
+def good(tmp_path_factory: pytest.TempPathFactory):
+    project = copy_example(tmp_path_factory.mktemp("good") / "project")
+    repository = build(project)
+    with EmbeddedServer(repository, work_dir=project / ".tritonkit") as server:
+        yield server, repository
+
+
+@pytest.fixture(scope="module")
+def broken(tmp_path_factory: pytest.TempPathFactory):
+    """The example with three models sabotaged: wrong numbers, a sequence that forgets, a short stream."""
+    project = copy_example(tmp_path_factory.mktemp("broken") / "project")
+    classifier = project / "models" / "classifier.py"
+    classifier.write_text(classifier.read_text().replace("BIAS = np.array([0.5, 1.0, -1.5]", "BIAS = np.array([0.5, 1.0, 1.5]"))
+    accumulator = project / "models" / "accumulator.py"
+    accumulator.write_text(accumulator.read_text().replace("self.totals[key] = self.totals.get(key, 0) + ", "self.totals[key] = "))
+    countdown = project / "models" / "countdown.py"
+    countdown.write_text(countdown.read_text().replace("range(n, 0, -1)", "range(n, 1, -1)"))
+    repository = build(project)
+    with EmbeddedServer(repository, work_dir=project / ".tritonkit") as server:
+        yield server, repository
+
+
+def test_example_passes_over_http_and_grpc(good) -> None:
+    server, repository = good
+    result = smoke(server, repository)
+    assert result.returncode == 0, result.stdout
+    report = json.loads(result.stdout)
+    assert report["ok"] and not failed(report)
+    checks = {(r["check"], r["model"], r["protocol"]) for r in report["results"]}
+    for protocol in ("http", "grpc"):
+        assert ("sequence:case000", "accumulator", protocol) in checks
+        assert ("stream:case000", "countdown", protocol) in checks
+        assert ("request:case000", "classify", protocol) in checks
+        for negative in ("wrong-dtype", "wrong-shape", "missing-input"):
+            assert (f"negative:{negative}", "classifier", protocol) in checks
+        assert ("healthy-after-errors", "-", protocol) in checks
+
+
+def test_table_for_people(good) -> None:
+    server, repository = good
+    result = run_cli("smoke", "-r", str(repository), "--url", server.http_url, "--grpc-url", server.grpc_url, "--protocol", "grpc")
+    assert result.returncode == 0
+    assert "PASS" in result.stdout and "FAIL" not in result.stdout
+    assert result.stdout.strip().splitlines()[-1].startswith("smoke result: ")
+
+
+def test_wrong_numbers_forgetful_sequence_and_short_stream_fail(broken) -> None:
+    server, repository = broken
+    result = smoke(server, repository)
+    assert result.returncode == 1
+    report = json.loads(result.stdout)
+    bad = failed(report)
+    for protocol in ("http", "grpc"):
+        assert ("request:case000", "classify", protocol) in bad
+        assert ("sequence:case000", "accumulator", protocol) in bad
+        assert ("stream:case000", "countdown", protocol) in bad
+        assert ("request:case000", "preprocess", protocol) not in bad
+    detail = next(r["detail"] for r in report["results"] if r["check"] == "request:case000" and r["model"] == "classify")
+    assert "PROBS" in detail and "max abs error" in detail
+
+
+def test_served_config_that_differs_from_the_repository_fails(good, tmp_path: Path) -> None:
+    server, repository = good
+    expected = tmp_path / "expected"
+    shutil.copytree(repository, expected)
+    config = expected / "preprocess" / "config.pbtxt"
+    text = config.read_text()
+    start = text.index("dynamic_batching {")
+    config.write_text(text[:start] + text[text.index("}", start) + 1:])  # expect no dynamic batching
+    report = json.loads(smoke(server, expected, "--protocol", "grpc").stdout)
+    assert ("config", "preprocess", "grpc") in failed(report)
+    assert ("metadata", "preprocess", "grpc") not in failed(report)
+
+
+def test_model_missing_on_the_server_fails(good, tmp_path: Path) -> None:
+    server, repository = good
+    expected = tmp_path / "expected"
+    shutil.copytree(repository, expected)
+    shutil.copytree(expected / "preprocess", expected / "preprocess_v2")
+    config = expected / "preprocess_v2" / "config.pbtxt"
+    config.write_text(config.read_text().replace('name: "preprocess"', 'name: "preprocess_v2"'))
+    result = smoke(server, expected, "--protocol", "http")
+    assert result.returncode == 1
+    assert ("ready", "preprocess_v2", "http") in failed(json.loads(result.stdout))
+
+
+def test_unreachable_server_fails_cleanly(tmp_path: Path, good) -> None:
+    _, repository = good
+    result = run_cli("smoke", "-r", str(repository), "--url", "127.0.0.1:9", "--grpc-url", "127.0.0.1:9", "--json")
+    assert result.returncode == 1
+    report = json.loads(result.stdout)
+    assert [r["check"] for r in report["results"]] == ["server", "server"]
+    assert "Traceback" not in result.stderr
