@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from importlib.resources import files
 from pathlib import Path, PurePosixPath
 
 from tritonclient.grpc import model_config_pb2 as pb
@@ -72,6 +73,20 @@ def make_plan(project: Project) -> BuildPlan:
     return plan
 
 
+PACKAGE_PREFIX = "tritonkit:"
+
+
+def resolve_source(source: str, base: Path) -> Path:
+    """A spec path: relative to the defining spec file, or `tritonkit:<path>` inside the installed package.
+
+    The package form lets pipeline specs ship tritonkit's own runtime code (e.g. the LLM generation loop)
+    into a model's version folder, where Triton's Python backend imports it without tritonkit installed.
+    """
+    if source.startswith(PACKAGE_PREFIX):
+        return Path(str(files("tritonkit"))) / source[len(PACKAGE_PREFIX):]
+    return base / source
+
+
 def _collect_copies(model: ModelPlan, spec: ModelSpec, origin: Path, shown: str) -> list[Problem]:
     """Resolves every file the model directory needs, relative to the spec file that defines it."""
     problems: list[Problem] = []
@@ -79,12 +94,15 @@ def _collect_copies(model: ModelPlan, spec: ModelSpec, origin: Path, shown: str)
     prefix = f"models.{model.name}"
 
     def add(field_path: str, rel_dest: str, source: str) -> None:
-        src = (base / source)
+        src = resolve_source(source, base)
         dest = PurePosixPath(rel_dest)
         if dest.is_absolute() or ".." in dest.parts or not dest.parts:
             problems.append(Problem(shown, field_path, f"destination '{rel_dest}' leaves the model directory", "use a plain file name such as model.py"))
+        elif src.is_dir():
+            for path in sorted(p for p in src.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
+                model.copies[str(dest / path.relative_to(src).as_posix())] = path
         elif not src.is_file():
-            problems.append(Problem(shown, field_path, f"file '{source}' not found (looked in {shown_path(src)})", f"fix the path (it is relative to {shown})"))
+            problems.append(Problem(shown, field_path, f"file '{source}' not found (looked in {shown_path(src)})", f"fix the path (relative to {shown})"))
         else:
             model.copies[str(dest)] = src
 

@@ -9,6 +9,7 @@ from pydantic import ValidationError
 from tritonkit.errors import Problem, TritonkitError
 from tritonkit.spec.pydantic_errors import problems_from_validation
 from tritonkit.spec.project import PipelineFile, Project, ProjectFile
+from tritonkit.spec.tuned import apply_tuned
 from tritonkit.spec.yaml_source import read_yaml_mapping
 
 
@@ -59,7 +60,8 @@ def _merge(project: Project, part: PipelineFile, path: Path, chain: list[Path], 
     for index, rel in enumerate(part.include):
         target = (path.parent / rel).absolute()
         if target.resolve() in chain:
-            problems.append(Problem(shown_path(path), f"include[{index}]", f"'{rel}' includes itself (cycle)", "remove the circular include"))
+            loop = " -> ".join(shown_path(c) for c in chain[chain.index(target.resolve()):] + [target.resolve()])
+            problems.append(Problem(shown_path(path), f"include[{index}]", f"'{rel}' closes an include cycle ({loop})", "remove the circular include"))
             continue
         if not target.is_file():
             problems.append(Problem(shown_path(path), f"include[{index}]", f"included file '{rel}' not found", "fix the path (relative to this file)"))

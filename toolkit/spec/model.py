@@ -55,7 +55,8 @@ class ModelSpec(StrictModel):
     files: dict[str, str] = Field(
         default_factory=dict,
         description="Files copied into each version directory: {name in version dir: path relative to the spec}. "
-        "A list keeps each file's own name.",
+        "A folder is copied whole; `tritonkit:<path>` names a file or folder inside the tritonkit package; "
+        "a list keeps each file's own name.",
     )
     versions: list[int] = Field(default_factory=lambda: [1], min_length=1, description="Version directories to write.")
     smoke: list[SmokeCase] = Field(

@@ -9,6 +9,7 @@ from pydantic import Field
 
 from tritonkit.spec.base import StrictModel
 from tritonkit.spec.model import DeploySpec, ModelSpec
+from tritonkit.spec.tuned import TunedModel
 
 
 class PipelineFile(StrictModel):
@@ -24,6 +25,9 @@ class ProjectFile(PipelineFile):
 
     version: Literal[1] = 1
     deploy: DeploySpec = Field(default_factory=DeploySpec)
+    tuned: dict[str, TunedModel] = Field(
+        default_factory=dict, description="Written by `tritonkit tune`: winning settings that override the models' own."
+    )
 
 
 @dataclass
