@@ -38,6 +38,11 @@ def load_project(spec_path: Path) -> Project:
     project = Project(spec_path=spec_path, deploy=top.deploy)
     problems: list[Problem] = []
     _merge(project, top, spec_path, chain=[spec_path.resolve()], problems=problems)
+    for name, tuned in top.tuned.items():
+        if name not in project.models:
+            problems.append(Problem(shown_path(spec_path), f"tuned.{name}", f"tuned settings for unknown model '{name}'", "remove the entry or re-run tritonkit tune"))
+        else:
+            project.models[name] = apply_tuned(project.models[name], tuned)
     if not project.models and not problems:
         problems.append(Problem(shown_path(spec_path), "models", "no models are defined", "add models: (or include: a pipeline file that defines some)"))
     if problems:
