@@ -4,13 +4,24 @@ from __future__ import annotations
 from pathlib import PurePosixPath
 
 _ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+# Control characters and Unicode line breaks: a raw NUL ends a string for Triton's C++ parser, and line
+# breaks such as U+2028 would split the literal across lines. They are written as octal UTF-8 bytes.
+_OCTAL = {chr(c) for c in range(32)} | {"\x7f", "\x85", "\u2028", "\u2029"}
+
+
+def _escape(ch: str) -> str:
+    if ch in _ESCAPES:
+        return _ESCAPES[ch]
+    if ch in _OCTAL:
+        return "".join(f"\\{byte:03o}" for byte in ch.encode("utf-8"))
+    return ch
 
 
 def quote(value: object) -> str:
-    """A protobuf text-format string literal (UTF-8 kept as is)."""
+    """A protobuf text-format string literal (other non-ASCII UTF-8 kept as is)."""
     if not isinstance(value, str):
         raise TypeError(f"expected a string to quote, got {type(value).__name__}")
-    return '"' + "".join(_ESCAPES.get(ch, ch) for ch in value) + '"'
+    return '"' + "".join(_escape(ch) for ch in value) + '"'
 
 
 def pb_bool(value: object) -> str:

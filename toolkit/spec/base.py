@@ -19,7 +19,7 @@ def suggest(word: str, choices: list[str]) -> str:
 class StrictModel(BaseModel):
     """Base of every spec section: forbids unknown keys and names the closest known one."""
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True, validate_default=True)
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, validate_default=True, strict=True)
 
     @model_validator(mode="before")
     @classmethod

@@ -33,7 +33,8 @@ def _is_decoupled(c: pb.ModelConfig) -> bool:
 
 def _check_wiring(name: str, ens: pb.ModelConfig, configs: dict[str, pb.ModelConfig]) -> list[Finding]:
     found: list[Finding] = []
-    available: dict[str, _Tensor] = {t.name: _Tensor(t.data_type, tuple(t.dims), "ensemble input") for t in ens.input}
+    # Tensor name -> its type; None when its producer is broken (reported once, not again downstream).
+    available: dict[str, _Tensor | None] = {t.name: _Tensor(t.data_type, tuple(t.dims), "ensemble input") for t in ens.input}
     consumed: set[str] = set()
     producers: dict[str, str] = {}
     steps = list(ens.ensemble_scheduling.step)
@@ -52,18 +53,22 @@ def _check_wiring(name: str, ens: pb.ModelConfig, configs: dict[str, pb.ModelCon
     for index in pending:
         step = steps[index]
         missing = [src for src in step.input_map.values() if src not in available and src not in unresolved_outputs]
+        consumed.update(step.input_map.values())
+        for dst in step.output_map.values():
+            producers.setdefault(dst, f"step {index} ('{step.model_name}')")
         for key, src in step.input_map.items():
             if src in missing:
                 found.append(Finding(name, f"ensemble_scheduling.step[{index}].input_map.{key}", f"tensor '{src}' is neither an ensemble input nor produced by another step", "map it to an ensemble input or to a step's output_map value"))
         if not missing:
-            found.append(Finding(name, f"ensemble_scheduling.step[{index}]", f"step '{step.model_name}' waits on tensors that only later steps of a cycle produce", "break the cycle in input_map/output_map"))
+            waits = ", ".join(f"'{src}'" for src in step.input_map.values() if src not in available)
+            found.append(Finding(name, f"ensemble_scheduling.step[{index}]", f"step '{step.model_name}' waits on {waits}, which only steps in a cycle produce", "break the cycle in input_map/output_map"))
     for i, t in enumerate(ens.input):
         if t.name not in consumed:
             found.append(Finding(name, f"input[{i}]", f"ensemble input '{t.name}' is not consumed by any step", "map it in a step's input_map or remove it"))
     for i, t in enumerate(ens.output):
         if t.name not in producers:
             found.append(Finding(name, f"output[{i}]", f"ensemble output '{t.name}' is not produced by any step", "map a step output to it in output_map"))
-        else:
+        elif available.get(t.name) is not None:
             found += _compare(name, f"output[{i}]", _Tensor(t.data_type, tuple(t.dims), "ensemble output"), available[t.name])
     return found
 
@@ -71,11 +76,15 @@ def _check_wiring(name: str, ens: pb.ModelConfig, configs: dict[str, pb.ModelCon
 def _check_step(name, ens, index, step, configs, available, consumed, producers) -> list[Finding]:
     where = f"ensemble_scheduling.step[{index}]"
     target = configs.get(step.model_name)
-    if target is None:
-        return [Finding(name, f"{where}.model_name", f"model '{step.model_name}' does not exist", f"add it to the repository or use one of: {', '.join(sorted(configs))}")]
-    found: list[Finding] = []
-    if step.model_name == name:
+    if target is None or step.model_name == name:
+        consumed.update(step.input_map.values())
+        for dst in step.output_map.values():
+            producers.setdefault(dst, f"step {index} ('{step.model_name}')")
+            available.setdefault(dst, None)
+        if target is None:
+            return [Finding(name, f"{where}.model_name", f"model '{step.model_name}' does not exist", f"add it to the repository or use one of: {', '.join(sorted(configs))}")]
         return [Finding(name, f"{where}.model_name", "an ensemble cannot call itself", "call a composing model")]
+    found: list[Finding] = []
     if _is_decoupled(target) and not _is_decoupled(ens):
         found.append(Finding(name, f"{where}.model_name", f"decoupled model '{step.model_name}' may send many responses but ensemble '{name}' must send exactly one", "declare the ensemble decoupled (model_transaction_policy.decoupled: true) or use a non-decoupled model"))
     if ens.max_batch_size > target.max_batch_size:
@@ -87,7 +96,7 @@ def _check_step(name, ens, index, step, configs, available, consumed, producers)
         if key not in inputs:
             found.append(Finding(name, f"{where}.input_map.{key}", f"'{step.model_name}' has no input '{key}'", f"use one of: {', '.join(inputs) or '(none)'}"))
             continue
-        if src in available:
+        if available.get(src) is not None:
             found += _compare(name, f"{where}.input_map.{key}", _Tensor(inputs[key].data_type, tuple(inputs[key].dims), f"input '{key}' of '{step.model_name}'"), available[src])
     for key, t in inputs.items():
         if not t.optional and key not in step.input_map:
@@ -95,6 +104,8 @@ def _check_step(name, ens, index, step, configs, available, consumed, producers)
     for key, dst in step.output_map.items():
         if key not in outputs:
             found.append(Finding(name, f"{where}.output_map.{key}", f"'{step.model_name}' has no output '{key}'", f"use one of: {', '.join(outputs) or '(none)'}"))
+            producers.setdefault(dst, f"step {index} ('{step.model_name}')")
+            available.setdefault(dst, None)
             continue
         if dst in producers or dst in {t.name for t in ens.input}:
             found.append(Finding(name, f"{where}.output_map.{key}", f"tensor '{dst}' is already produced by {producers.get(dst, 'the ensemble input')}", "give each produced tensor a unique name"))

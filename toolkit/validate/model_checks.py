@@ -48,7 +48,7 @@ def _check_identity(name: str, c: pb.ModelConfig) -> list[Finding]:
         if not c.HasField("ensemble_scheduling"):
             found.append(Finding(name, "ensemble_scheduling", "platform 'ensemble' without ensemble_scheduling", "add ensemble_scheduling.step entries"))
         if len(c.instance_group):
-            found.append(Finding(name, "instance_group", "an ensemble has no instances of its own", "remove instance_group from the ensemble; set it on the composing models"))
+            found.append(Finding(name, "instance_group", "an ensemble has no instances of its own", "remove instance_group from the ensemble and set it on the composing models"))
     elif c.HasField("ensemble_scheduling"):
         found.append(Finding(name, "platform", "ensemble_scheduling needs platform 'ensemble'", "set platform: ensemble"))
     return found
@@ -97,8 +97,12 @@ def _check_batching(name: str, c: pb.ModelConfig) -> list[Finding]:
             found.append(Finding(name, "dynamic_batching.default_priority_level", f"{d.default_priority_level} > priority_levels {d.priority_levels}", "use a level between 1 and priority_levels"))
         if d.priority_levels and d.default_priority_level == 0:
             found.append(Finding(name, "dynamic_batching.default_priority_level", "must be set when priority_levels is set", "set it between 1 and priority_levels"))
+        if not d.priority_levels and d.default_priority_level:
+            found.append(Finding(name, "dynamic_batching.default_priority_level", f"{d.default_priority_level} has no effect because priority_levels is 0", "set priority_levels to the number of levels or remove default_priority_level"))
         for level in d.priority_queue_policy:
-            if not 1 <= level <= d.priority_levels:
+            if not d.priority_levels:
+                found.append(Finding(name, f"dynamic_batching.priority_queue_policy.{level}", f"a queue policy for level {level} but priority_levels is 0", "set priority_levels or use default_queue_policy"))
+            elif not 1 <= level <= d.priority_levels:
                 found.append(Finding(name, f"dynamic_batching.priority_queue_policy.{level}", f"priority level {level} outside 1..{d.priority_levels}", "raise priority_levels or use an existing level"))
     return found
 
@@ -112,7 +116,7 @@ def _check_sequence(name: str, c: pb.ModelConfig) -> list[Finding]:
     input_names = {t.name for t in c.input}
     for i, ci in enumerate(s.control_input):
         if ci.name in input_names:
-            found.append(Finding(name, f"sequence_batching.control_input[{i}].name", f"control '{ci.name}' is also declared as a model input", "remove it from input; Triton supplies control tensors"))
+            found.append(Finding(name, f"sequence_batching.control_input[{i}].name", f"control '{ci.name}' is also declared as a model input", "remove it from input (Triton supplies control tensors)"))
         for j, ctl in enumerate(ci.control):
             kinds[ctl.kind] += 1
             where = f"sequence_batching.control_input[{i}].control[{j}]"

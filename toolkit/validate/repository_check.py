@@ -22,7 +22,7 @@ def validate_repository(root: Path) -> dict[str, pb.ModelConfig]:
         config_path = model_dir / "config.pbtxt"
         shown = shown_path(config_path)
         if not config_path.is_file():
-            problems.append(Problem(shown, "", "missing config.pbtxt", "add one (tritonkit runs Triton with --disable-auto-complete-config)"))
+            problems.append(Problem(shown_path(model_dir), "config.pbtxt", "is missing", "add one (tritonkit runs Triton with --disable-auto-complete-config)"))
             continue
         try:
             config = parse_model_config(config_path.read_text(encoding="utf-8"), shown)
@@ -48,7 +48,12 @@ def _check_files(model_dir: Path, config: pb.ModelConfig, shown: str) -> list[Pr
     problems = []
     versions = [p for p in model_dir.iterdir() if p.is_dir() and p.name.isdigit()]
     if not versions:
-        problems.append(Problem(shown, "", f"model '{model_dir.name}' has no version folder", f"create {model_dir.name}/1/"))
+        problems.append(Problem(shown, "version_policy", f"model '{model_dir.name}' has no version folder, so no version can load", f"create {model_dir.name}/1/ holding the model file(s)"))
+    elif config.version_policy.WhichOneof("policy_choice") == "specific":
+        wanted = list(config.version_policy.specific.versions)
+        if not {int(v.name) for v in versions} & set(wanted):
+            found = ", ".join(sorted((v.name for v in versions), key=int))
+            problems.append(Problem(shown, "version_policy.specific.versions", f"none of versions {wanted} has a folder (found {found})", "list an existing version or create its folder"))
     if config.backend == "python":
         entry = config.default_model_filename or "model.py"
         for version in versions:
