@@ -25,4 +25,5 @@ def validate_command(directory: Path, as_json: bool) -> None:
     if as_json:
         emit_json({"ok": True, "repository": str(directory), "models": sorted(configs)})
         return
-    click.echo(f"{directory}: {len(configs)} models valid ({', '.join(sorted(configs))})")
+    noun = "model" if len(configs) == 1 else "models"
+    click.echo(f"{directory}: {len(configs)} {noun} valid ({', '.join(sorted(configs))})")
