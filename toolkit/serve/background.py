@@ -47,6 +47,6 @@ def stop_recorded(work_dir: Path, timeout: float = 20.0) -> Stopped | None:
     state = running_state(work_dir)
     if state is None:
         return None
+    clear_state(work_dir)  # first, so a foreground `tritonkit serve` knows the exit was asked for
     how = process.terminate(state.pid, pgid=state.pgid, timeout=timeout)
-    clear_state(work_dir)
     return Stopped(state, how)

@@ -2,8 +2,8 @@
 
 ONNX Runtime, TensorRT and PyTorch models are swapped for a generated Python-backend model that runs the
 model's ONNX file with onnxruntime on the CPU, keeping name, tensors, batching, instance groups and
-sequence settings. The result is a separate serving directory under `.tritonkit/serving/<hash>/`; the
-built repository is never written to. Models that need no change are symlinked.
+sequence settings. `serving.py` writes the result into a separate serving directory; the built
+repository is never written to.
 """
 from __future__ import annotations
 
@@ -42,15 +42,6 @@ class Fallback:
     def describe(self) -> str:
         return (f"model '{self.name}' ({self.kind}) runs as a Python-backend model on onnxruntime "
                 f"(CPU, {self.onnx_file}, {self.threads or 'default'} intra-op threads)")
-
-
-@dataclass(frozen=True)
-class ServingRepository:
-    """The directory to hand to tritonserver, and which models in it are fallbacks."""
-
-    source: Path
-    path: Path
-    fallbacks: tuple[Fallback, ...] = ()
 
 
 def read_config(model_dir: Path) -> mc.ModelConfig | None:

@@ -84,6 +84,8 @@ def terminate(pid: int, *, pgid: int | None = None, proc: subprocess.Popen | Non
     Returns how it ended: "exited" (already gone), "sigterm" or "sigkill".
     """
     if not _running(pid, proc):
+        if pgid is not None:
+            _signal_group(pgid, pid, signal.SIGKILL)  # stubs of a server that died on its own
         return "exited"
     _signal_group(None, pid, signal.SIGTERM)  # the server alone: it shuts its stubs down itself
     how = "sigterm" if _wait_gone(pid, proc, timeout) else "sigkill"

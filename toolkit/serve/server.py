@@ -42,6 +42,13 @@ class ServerExited(TritonkitError):
                          f"read the log; its last line: {last}")
 
 
+def _not_ready(index: list[ModelStatus], model_dirs: list[str]) -> list[ModelStatus]:
+    """Versions Triton could not load, plus model folders it does not list at all (e.g. no version)."""
+    failed = [m for m in index if not m.ready]
+    known = {m.name for m in index if m.ready} | {m.name for m in failed}
+    return failed + [ModelStatus(name, "", "UNAVAILABLE") for name in sorted(model_dirs) if name not in known]
+
+
 def print_progress(p: Progress) -> None:
     """The default progress display: one stderr line per update."""
     print(f"waiting for Triton: {p.elapsed_s:.0f} s, {p.loaded}/{p.total} models loaded"
@@ -118,8 +125,8 @@ class EmbeddedServer:
         return self
 
     def _wait_until_loaded(self) -> None:
-        total = sum(1 for p in self.serving.path.iterdir() if p.is_dir())
-        started, last_report, last_counts = time.monotonic(), 0.0, None
+        model_dirs = [p.name for p in self.serving.path.iterdir() if p.is_dir() and not p.name.startswith(".")]
+        started, next_report = time.monotonic(), 0.0
         while True:
             elapsed = time.monotonic() - started
             if self.proc.poll() is not None:
@@ -132,23 +139,29 @@ class EmbeddedServer:
             if elapsed > self.startup_timeout:
                 raise TritonkitError(str(self.log_path), "", f"Triton did not become ready within "
                                      f"{self.startup_timeout:.0f} s", "read the log, or raise the startup timeout")
-            scan = serverlog.scan(self.log_path)
-            counts = (len(scan.loaded), len(scan.failed))
-            if self.progress and (counts != last_counts or elapsed - last_report >= 1.0):
-                self.progress(Progress(elapsed, counts[0], counts[1], total))
-                last_report, last_counts = elapsed, counts
+            if self.progress and elapsed >= next_report:  # about once a second, from the log
+                scan = serverlog.scan(self.log_path)
+                self.progress(Progress(elapsed, len(scan.loaded), len(scan.failed), len(model_dirs)))
+                next_report = elapsed + 1.0
             time.sleep(0.2)
-        failed = [m for m in self.models if not m.ready]
+        failed = _not_ready(self.models, model_dirs)
         if failed:
             raise TritonkitError.of([self._load_problem(m) for m in failed])
 
     def _load_problem(self, model: ModelStatus) -> Problem:
-        reason = serverlog.one_line(model.reason or model.state)
+        reason = serverlog.one_line(model.reason or serverlog.reason_for(self.log_path, model.name)
+                                    or "Triton gives no reason; see the server log")
         if self.serving:  # show the user's paths, not the serving directory's
             reason = reason.replace(str(self.serving.path.resolve()), str(self.serving.source))
         version = f" version {model.version}" if model.version else ""
+        fix = f"fix the model and serve again (full server log: {self.log_path})"
+        if "failed to read text proto" in reason:
+            fix = f"`tritonkit validate {self.repository}` shows the line and field at fault"
+        elif "unable to find backend library" in reason:
+            fix = ("the embedded server has the Python backend only; name the platform in config.pbtxt "
+                   "(onnxruntime_onnx, tensorrt_plan, pytorch_libtorch) so tritonkit runs its model.onnx instead")
         return Problem(str(self.repository / model.name), "", f"model '{model.name}'{version} failed to load: {reason}",
-                       f"fix the model and serve again (full server log: {self.log_path})")
+                       fix)
 
     def _raise_startup_exit(self) -> None:
         taken = serverlog.port_in_use(self.log_path)

@@ -50,6 +50,19 @@ def port_in_use(path: Path) -> tuple[str, str, int] | None:
     return None
 
 
+def reason_for(path: Path, model: str) -> str | None:
+    """Triton's logged reason for a model the repository index lists without one (or not at all),
+    such as a config.pbtxt it cannot parse or a model folder without versions."""
+    name = re.escape(model)
+    pattern = re.compile(rf"(?:Poll failed for model directory '{name}'|failed to load model '{name}'"
+                         rf"|failed to load '{name}'(?: version \d+)?): (.*)\"$")
+    found = None
+    for line in read_text(path).splitlines():
+        if m := pattern.search(line):
+            found = m.group(1)
+    return found.replace("\\n", "\n") if found else None
+
+
 def tail(path: Path, lines: int = 15) -> list[str]:
     """The last meaningful lines: without the ASCII tables Triton prints and without blank lines."""
     kept = [line for line in read_text(path).splitlines()
@@ -63,5 +76,5 @@ def one_line(reason: str) -> str:
     if "At:" in parts:
         at = parts.index("At:")
         message, frames = " ".join(parts[:at]), parts[at + 1:]
-        return f"{message} (at {frames[-1]})" if frames else message
+        return f"{message} (at {frames[0]})" if frames else message  # innermost frame first
     return " ".join(parts)

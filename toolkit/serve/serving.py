@@ -10,13 +10,23 @@ import hashlib
 import os
 import shutil
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 from google.protobuf import text_format
 
 from tritonkit.errors import TritonkitError
-from tritonkit.serve.fallback import (ADAPTER, RUNNER, RUNNER_MODULE_FILE, Fallback, ServingRepository,
-                                      fallback_config, gpu_available, plan, version_dirs)
+from tritonkit.serve.fallback import (ADAPTER, RUNNER, RUNNER_MODULE_FILE, Fallback, fallback_config,
+                                      gpu_available, plan, version_dirs)
+
+@dataclass(frozen=True)
+class ServingRepository:
+    """The directory to hand to tritonserver, and which models in it are fallbacks."""
+
+    source: Path
+    path: Path
+    fallbacks: tuple[Fallback, ...] = ()
+
 
 #: Entries of a fallback model's folder that are replaced rather than linked.
 _REPLACED = {"config.pbtxt", "configs"}
@@ -103,6 +113,7 @@ def build_serving_repository(repository: Path, work_dir: Path, *, threads: int |
                     _write_fallback(model_dir, tmp / model_dir.name, text)
                 else:
                     _mirror(model_dir, tmp / model_dir.name)
+            tmp.chmod(0o755)  # mkdtemp makes it private; the server may run as another user (containers)
             try:
                 os.replace(tmp, target)
             except OSError:

@@ -1,0 +1,116 @@
+"""`tritonkit serve`: run a model repository on the embedded Triton 2.51 (no Docker, no GPU needed)."""
+from __future__ import annotations
+
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from tritonkit.cli.output import emit_json, json_option, reports_errors
+from tritonkit.errors import TritonkitError
+from tritonkit.serve.background import running_state, start_background
+from tritonkit.serve.server import EmbeddedServer, ServerExited, print_progress
+from tritonkit.serve.state import STATE_DIR, clear_state, read_state, state_path, write_state
+
+
+def _summary(server: EmbeddedServer, mode: str) -> dict[str, Any]:
+    return {
+        "ok": True, "mode": mode, "pid": server.pid,
+        "http": server.http_url, "grpc": server.grpc_url, "metrics": server.metrics_url,
+        "log": str(server.log_path), "repository": str(server.repository),
+        "serving_repository": str(server.serving.path) if server.serving else None,
+        "models": [{"name": m.name, "version": m.version, "state": m.state} for m in server.models],
+        "fallbacks": [fb.__dict__ for fb in server.serving.fallbacks] if server.serving else [],
+    }
+
+
+def _print_summary(server: EmbeddedServer) -> None:
+    names = sorted({m.name for m in server.models})
+    click.echo(f"Triton ready: {len(names)} models ({', '.join(names)})")
+    for fallback in server.serving.fallbacks if server.serving else ():
+        click.echo(f"  {fallback.describe()}")
+    click.echo(f"  HTTP    {server.http_url}\n  gRPC    {server.grpc_url}\n  metrics {server.metrics_url}/metrics")
+    click.echo(f"  log     {server.log_path}")
+
+
+def _raise_on_sigterm(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def _serve_foreground(server: EmbeddedServer, as_json: bool) -> None:
+    """Runs until Ctrl-C, SIGTERM or `tritonkit stop`; a server that dies is reported with its log tail."""
+    signal.signal(signal.SIGTERM, _raise_on_sigterm)
+    existing = running_state(server.work_dir)
+    if existing is not None:
+        raise TritonkitError(str(state_path(server.work_dir)), "", "a server is already running for this project "
+                             f"(pid {existing.pid}, http {existing.host}:{existing.http_port})",
+                             "stop it: tritonkit stop")
+    try:
+        server.start()
+        write_state(server.work_dir, server.state())  # lets `tritonkit stop` and `tritonkit perf` find it
+        if as_json:
+            emit_json(_summary(server, "foreground"))
+        else:
+            _print_summary(server)
+        click.echo("Serving; press Ctrl-C to stop.", err=True)
+        server.wait()
+    except ServerExited as exc:
+        if read_state(server.work_dir) is None:  # `tritonkit stop` clears the state before it signals
+            click.echo("Triton stopped by tritonkit stop.", err=True)
+            return
+        click.echo("\n".join(["last lines of the server log:", *exc.log_tail]), err=True)
+        raise
+    except KeyboardInterrupt:
+        click.echo("stopping Triton", err=True)
+    finally:
+        server.stop()
+        state = read_state(server.work_dir)
+        if state is not None and server.proc is not None and state.pid == server.proc.pid:
+            clear_state(server.work_dir)
+
+
+@click.command("serve")
+@click.argument("directory", default="model_repository", type=click.Path(path_type=Path))
+@click.option("--http-port", type=int, help="HTTP port (default: a free port).")
+@click.option("--grpc-port", type=int, help="gRPC port (default: a free port).")
+@click.option("--metrics-port", type=int, help="Metrics port (default: a free port).")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address the endpoints bind to.")
+@click.option("--foreground/--background", default=True, show_default=True,
+              help="Stay attached until Ctrl-C, or return once ready and leave the server running.")
+@click.option("--onnx-threads", type=int, help="Intra-op threads of each ONNX fallback instance "
+              "(default: the model's intra_op_thread_count, else cores / instances).")
+@click.option("--startup-timeout", default=180.0, show_default=True, help="Seconds to wait for all models.")
+@json_option
+@reports_errors
+def serve_command(directory: Path, http_port: int | None, grpc_port: int | None, metrics_port: int | None,
+                  host: str, foreground: bool, onnx_threads: int | None, startup_timeout: float,
+                  as_json: bool) -> None:
+    """Serve the model repository DIRECTORY with an embedded Triton 2.51 (Python backend only).
+
+    ONNX Runtime, TensorRT (via the model.onnx kept beside the plan) and PyTorch models with an ONNX file
+    run as generated Python-backend models on onnxruntime (CPU); the command lists them. The built
+    repository is not modified: the served copy lives in .tritonkit/serving/. A model that fails to load
+    is named with Triton's reason and the command exits with code 2.
+
+    \b
+    Examples:
+      tritonkit serve                              # model_repository/, free ports, Ctrl-C stops
+      tritonkit serve build/repo --http-port 8000 --grpc-port 8001 --metrics-port 8002
+      tritonkit serve --background --json          # returns when ready; `tritonkit stop` stops it
+    """
+    work_dir = Path.cwd() / STATE_DIR
+    server = EmbeddedServer(directory, host=host, http_port=http_port, grpc_port=grpc_port,
+                            metrics_port=metrics_port, work_dir=work_dir, startup_timeout=startup_timeout,
+                            onnx_threads=onnx_threads, progress=print_progress, detach=not foreground)
+    if foreground:
+        _serve_foreground(server, as_json)
+        return
+    start_background(server)
+    if as_json:
+        emit_json(_summary(server, "background"))
+    else:
+        _print_summary(server)
+        click.echo(f"Running in the background (pid {server.pid}); stop it with: tritonkit stop")
+    sys.stdout.flush()
