@@ -18,7 +18,8 @@ from tritonkit.serve import health, process, serverlog
 from tritonkit.serve.health import ModelStatus
 from tritonkit.serve.ports import choose_ports, port_taken_error
 from tritonkit.serve.runtime import prepare_runtime
-from tritonkit.serve.serving import ServingRepository, build_serving_repository
+from tritonkit.repository.compose import DEFAULT_CACHE_BYTES
+from tritonkit.serve.serving import ServingRepository, build_serving_repository, uses_response_cache
 from tritonkit.serve.state import STATE_DIR, ServerState
 
 
@@ -113,6 +114,8 @@ class EmbeddedServer:
                f"--exit-timeout-secs={max(1, int(self.exit_timeout // 3))}"]
         for endpoint, port in self.ports.items():
             cmd += [f"--{endpoint}-address={self.host}", f"--{endpoint}-port={port}"]
+        if uses_response_cache(self.repository):
+            cmd.append(f"--cache-config=local,size={DEFAULT_CACHE_BYTES}")
         with open(self.log_path, "ab") as log:
             self.proc = subprocess.Popen(cmd + self.extra_args, stdin=subprocess.DEVNULL, stdout=log,
                                          stderr=subprocess.STDOUT, env=runtime.env, start_new_session=True,

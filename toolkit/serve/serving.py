@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from google.protobuf import text_format
+from tritonclient.grpc import model_config_pb2
 
 from tritonkit.errors import TritonkitError
 from tritonkit.serve.fallback import (ADAPTER, RUNNER, RUNNER_MODULE_FILE, Fallback, fallback_config,
@@ -124,3 +125,15 @@ def build_serving_repository(repository: Path, work_dir: Path, *, threads: int |
     os.utime(target)  # marks it the newest, so pruning keeps it
     _prune(target.parent)
     return ServingRepository(source=repository, path=target, fallbacks=tuple(fallbacks))
+
+
+def uses_response_cache(repository: Path) -> bool:
+    """True when a model enables `response_cache`: Triton then needs `--cache-config` or it refuses to load it."""
+    for config_path in repository.glob("*/config.pbtxt"):
+        try:
+            config = text_format.Parse(config_path.read_text(), model_config_pb2.ModelConfig())
+        except text_format.ParseError:
+            continue
+        if config.response_cache.enable:
+            return True
+    return False
