@@ -4,16 +4,18 @@ from __future__ import annotations
 import click
 
 from tritonkit import TRITON_VERSION, __version__
-from tritonkit.cli import build, perf, schema, serve, smoke, stop, validate
+from tritonkit.cli import build, export, perf, schema, serve, smoke, stop, tune, validate
 
 COMMANDS = [
     build.build_command,
+    export.export_command,
     validate.validate_command,
     schema.schema_command,
     smoke.smoke_command,
     serve.serve_command,
     stop.stop_command,
     perf.perf_command,
+    tune.tune_command,
 ]
 
 

@@ -75,6 +75,8 @@ def make_cases(example: dict[str, np.ndarray], axes: dict[str, dict[int, str]], 
     """
     rng = np.random.default_rng(seed)
     batched = max_batch_size > 0
+    if batched:  # the batch axis is driven by batch sizes, not by the named-dim steps below
+        axes = {n: {a: d for a, d in m.items() if a != 0} for n, m in axes.items()}
     cases = [Case("example", dict(example))]
     base_sizes = dim_sizes(example, axes)
 

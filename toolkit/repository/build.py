@@ -4,6 +4,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from tritonkit.export.progress import Progress
+from tritonkit.repository.exports import run_exports
 from tritonkit.repository.compose import DOCKERFILE_NAME, render_compose, render_dockerfile
 from tritonkit.repository.plan import BuildPlan, make_plan
 from tritonkit.repository.writer import write_repository, write_text_atomically
@@ -32,16 +34,25 @@ class BuildResult:
                 {"name": n, "platform": m.config.platform, "backend": m.config.backend, "max_batch_size": m.config.max_batch_size}
                 for n, m in self.plan.models.items()
             ],
+            "exports": {
+                n: {"exporter": r.exporter, "why": r.exporter_reason, "cache_hit": r.cache_hit, "max_errors": r.max_errors,
+                    "seconds": r.elapsed_s, "log": str(r.log_path), "tensorrt": r.tensorrt}
+                for n, r in self.plan.exports.items()
+            },
             "files": self.plan.files(),
         }
 
 
-def build(spec_path: Path, out_dir: Path | None = None, compose_path: Path | None = None, dry_run: bool = False) -> BuildResult:
-    """Loads, renders and validates everything first; writes only when all of it passed."""
+def build(spec_path: Path, out_dir: Path | None = None, compose_path: Path | None = None, dry_run: bool = False,
+          progress: Progress | None = None) -> BuildResult:
+    """Loads, exports, renders and validates everything first; writes only when all of it passed.
+
+    A dry run still exports (into the export cache under `.tritonkit/`): the configs depend on the graphs.
+    """
     project = load_project(spec_path)
     repository = (out_dir or project.root / "model_repository").absolute()
     compose = (compose_path or project.root / "docker-compose.yml").absolute()
-    plan = make_plan(project)
+    plan = make_plan(project, run_exports(project, progress))
     dockerfile_text = render_dockerfile(plan)
     dockerfile = compose.parent / DOCKERFILE_NAME if dockerfile_text else None
     if not dry_run:

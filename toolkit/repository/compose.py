@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +12,11 @@ from tritonkit.repository.plan import BuildPlan
 
 DOCKERFILE_NAME = "tritonkit.Dockerfile"
 DEFAULT_CACHE_BYTES = 64 * 1024 * 1024
+
+
+def gpu_reservation() -> dict[str, Any]:
+    """Compose's NVIDIA GPU reservation (a fresh dict each time, so YAML has no anchors)."""
+    return {"resources": {"reservations": {"devices": [{"driver": "nvidia", "count": "all", "capabilities": ["gpu"]}]}}}
 
 
 def needs_gpu(plan: BuildPlan) -> bool:
@@ -50,6 +56,20 @@ def server_command(plan: BuildPlan) -> list[str]:
     return args
 
 
+def deferred_engine_script(plan: BuildPlan) -> str | None:
+    """Shell script that builds every deferred TensorRT engine in place, skipping ones newer than their ONNX file."""
+    steps = []
+    for name, result in plan.exports.items():
+        trt = result.tensorrt
+        if not trt or trt.get("mode") != "deferred":
+            continue
+        for version in plan.project.models[name].versions:
+            folder = shlex.quote(f"/models/{name}/{version}")
+            build = shlex.join(trt["command"])
+            steps.append(f"cd {folder} && {{ [ {trt['engine']} -nt {trt['onnx']} ] || {build}; }}")
+    return " && ".join(["set -e", *steps]) if steps else None
+
+
 def compose_document(plan: BuildPlan, repository: Path, compose_path: Path) -> dict[str, Any]:
     """The compose file as data; paths are relative to the compose file's folder."""
     deploy = plan.project.deploy
@@ -75,8 +95,20 @@ def compose_document(plan: BuildPlan, repository: Path, compose_path: Path) -> d
         service["build"] = {"context": ".", "dockerfile": DOCKERFILE_NAME}
         service["image"] = f"tritonkit-{compose_path.absolute().parent.name.lower() or 'project'}-triton:latest"
     if needs_gpu(plan):
-        service["deploy"] = {"resources": {"reservations": {"devices": [{"driver": "nvidia", "count": "all", "capabilities": ["gpu"]}]}}}
-    return {"services": {"triton": service}}
+        service["deploy"] = gpu_reservation()
+    services: dict[str, Any] = {}
+    script = deferred_engine_script(plan)
+    if script:
+        services["tensorrt-engines"] = {
+            "image": deploy.tensorrt_image,
+            "command": ["bash", "-c", script],
+            "volumes": [f"./{mount}:/models"],
+            "deploy": gpu_reservation(),
+        }
+        service["depends_on"] = {"tensorrt-engines": {"condition": "service_completed_successfully"}}
+        service["deploy"] = gpu_reservation()
+    services["triton"] = service
+    return {"services": services}
 
 
 def render_compose(plan: BuildPlan, repository: Path, compose_path: Path) -> str:

@@ -8,8 +8,10 @@ from pathlib import Path, PurePosixPath
 from tritonclient.grpc import model_config_pb2 as pb
 
 from tritonkit.errors import Problem, TritonkitError
+from tritonkit.export.api import ExportResult
 from tritonkit.golden import GoldenCase
 from tritonkit.render.model_config import render_model_config
+from tritonkit.repository.exports import golden_copies
 from tritonkit.repository.smoke_cases import golden_from_spec
 from tritonkit.spec.loader import shown_path
 from tritonkit.spec.model import ModelSpec
@@ -35,6 +37,7 @@ class BuildPlan:
 
     project: Project
     models: dict[str, ModelPlan] = field(default_factory=dict)
+    exports: dict[str, ExportResult] = field(default_factory=dict)
 
     def files(self) -> list[str]:
         """Relative paths the repository will contain, for --dry-run and --json."""
@@ -47,9 +50,9 @@ class BuildPlan:
         return sorted(set(out))
 
 
-def make_plan(project: Project) -> BuildPlan:
+def make_plan(project: Project, exports: dict[str, ExportResult] | None = None) -> BuildPlan:
     """Renders and checks every model; raises one TritonkitError listing every problem found."""
-    plan = BuildPlan(project)
+    plan = BuildPlan(project, exports=exports or {})
     problems: list[Problem] = []
     for name, spec in project.models.items():
         shown = shown_path(project.origin(name))
@@ -61,6 +64,8 @@ def make_plan(project: Project) -> BuildPlan:
             continue
         model = ModelPlan(name, text, config)
         problems += _collect_copies(model, spec, project.origin(name), shown)
+        if name in plan.exports:
+            model.copies.update(golden_copies(plan.exports[name]))
         model.golden, golden_problems = golden_from_spec(name, config, spec.smoke, shown)
         problems += golden_problems
         plan.models[name] = model

@@ -2,14 +2,26 @@
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import BeforeValidator, Field, field_validator, model_validator
 
 from tritonkit.spec.base import StrictModel
 
 _DIM_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _ENTRY_POINT = re.compile(r"^[^:\s]+:[A-Za-z_][A-Za-z0-9_]*$")
+
+def _number_from_text(value: object) -> object:
+    """PyYAML reads `1e-4` (no dot) as a string; accept numeric text for tolerances, reject anything else."""
+    if isinstance(value, str):
+        try:
+            return float(value)
+        except ValueError:
+            return value
+    return value
+
+
+Number = Annotated[float, BeforeValidator(_number_from_text)]
 
 ExampleDType = Literal["float32", "float16", "float64", "int64", "int32", "int8", "uint8", "bool"]
 
@@ -75,8 +87,8 @@ class SourceSpec(StrictModel):
 class Tolerance(StrictModel):
     """Elementwise bound |onnx - torch| <= atol + rtol * |torch| (numpy.allclose semantics)."""
 
-    atol: float = Field(default=1e-4, ge=0)
-    rtol: float = Field(default=1e-4, ge=0)
+    atol: Number = Field(default=1e-4, ge=0)
+    rtol: Number = Field(default=1e-4, ge=0)
 
 
 class ToleranceSpec(Tolerance):
@@ -167,6 +179,15 @@ class ExportSpec(StrictModel):
     verify: VerifySpec = Field(default_factory=VerifySpec)
     timeout_s: float = Field(default=900.0, gt=0, description="Wall-clock limit of the isolated export process.")
     tensorrt: TensorRTSpec = Field(default_factory=TensorRTSpec)
+
+    @field_validator("dynamic_axes", mode="before")
+    @classmethod
+    def _axis_keys(cls, value: object) -> object:
+        """Axis keys arrive as strings from JSON (and quoted YAML): '1' -> 1."""
+        if isinstance(value, dict):
+            return {t: ({int(a) if isinstance(a, str) and a.isdigit() else a: d for a, d in axes.items()}
+                        if isinstance(axes, dict) else axes) for t, axes in value.items()}
+        return value
 
     @field_validator("dynamic_axes")
     @classmethod

@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import Field, field_validator, model_validator
 
 from tritonkit.spec.base import StrictModel
+from tritonkit.spec.export import ExportSpec, SourceSpec
 from tritonkit.spec.instances import InstanceGroup, VersionPolicy
 from tritonkit.spec.optimization import Optimization
 from tritonkit.spec.smoke import SmokeCase
@@ -52,6 +53,8 @@ class ModelSpec(StrictModel):
     parameters: dict[str, ParameterValue] = Field(default_factory=dict)
     optimization: Optimization | None = None
 
+    source: SourceSpec | None = Field(default=None, description="A PyTorch/TorchScript/ONNX model that the build exports and verifies.")
+    export: ExportSpec | None = Field(default=None, description="How `source` is exported and verified (defaults apply when omitted).")
     files: dict[str, str] = Field(
         default_factory=dict,
         description="Files copied into each version directory: {name in version dir: path relative to the spec}. "
@@ -92,6 +95,9 @@ class DeploySpec(StrictModel):
     """How `docker-compose.yml` runs the official Triton container."""
 
     image: str = "nvcr.io/nvidia/tritonserver:24.10-py3"
+    tensorrt_image: str = Field(
+        default="nvcr.io/nvidia/tensorrt:24.10-py3", description="Runs trtexec for `tensorrt: {mode: deferred}` models before Triton starts."
+    )
     http_port: int = Field(default=8000, ge=1, le=65535)
     grpc_port: int = Field(default=8001, ge=1, le=65535)
     metrics_port: int = Field(default=8002, ge=1, le=65535)

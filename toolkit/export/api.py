@@ -1,0 +1,189 @@
+"""`export_model`: one model's source -> verified model file(s) in its version dir, golden samples, signature.
+
+This runs in the CLI's process and never imports torch: the work happens in an isolated child
+(`isolation.py`), and is skipped when the cache says nothing that went into it has changed.
+"""
+from __future__ import annotations
+
+import shutil
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tritonkit.export import onnx2trt
+from tritonkit.export.cache import CACHE_FORMAT, ExportCache, code_fingerprint, key_of, sha256_file, tool_versions
+from tritonkit.export.isolation import run_child
+from tritonkit.export.progress import Progress, StderrProgress
+from tritonkit.export.signature import Signature, reconcile
+from tritonkit.spec.export import ExportSpec, SourceSpec
+
+#: Files an export may own inside a version directory (stale ones are removed when not produced again).
+MODEL_FILES = ("model.onnx", "model.onnx.data", onnx2trt.ENGINE_FILE, "model.pt")
+
+
+@dataclass
+class ExportResult:
+    """What an export produced and how it was checked."""
+
+    name: str
+    model_files: list[Path]
+    signature: Signature
+    exporter: str
+    exporter_reason: str
+    max_errors: dict[str, dict[str, float]]
+    cases: list[str]
+    golden_files: list[Path]
+    cache_hit: bool
+    cache_key: str
+    work_dir: Path
+    attempts: list[dict[str, Any]] = field(default_factory=list)
+    tensorrt: dict[str, Any] | None = None
+    elapsed_s: float = 0.0
+
+    @property
+    def onnx_path(self) -> Path | None:
+        """model.onnx in the version dir (None when only an engine was installed)."""
+        return next((p for p in self.model_files if p.name == "model.onnx"), None)
+
+    @property
+    def inputs(self) -> list[dict[str, Any]]:
+        """Config `input` entries: [{name, data_type, dims}]."""
+        return self.signature.as_dict()["inputs"]
+
+    @property
+    def outputs(self) -> list[dict[str, Any]]:
+        """Config `output` entries: [{name, data_type, dims}]."""
+        return self.signature.as_dict()["outputs"]
+
+    @property
+    def log_path(self) -> Path:
+        return self.work_dir / "export.log"
+
+    @property
+    def reproduce_path(self) -> Path:
+        return self.work_dir / "reproduce.sh"
+
+
+def _hash_paths(paths: list[Path]) -> dict[str, str]:
+    """sha256 per file; folders contribute every file below them."""
+    out: dict[str, str] = {}
+    for path in paths:
+        files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
+        for f in files:
+            out[str(f)] = sha256_file(f) if f.is_file() else "missing"
+    return out
+
+
+def _source_files(source: SourceSpec, project_dir: Path) -> list[Path]:
+    """Files named by the spec whose bytes define the model: TorchScript/ONNX files (with external data), weights."""
+    files = [(project_dir / w).resolve() for w in source.weights]
+    if source.torchscript:
+        files.append((project_dir / source.torchscript).resolve())
+    if source.onnx:
+        path = (project_dir / source.onnx).resolve()
+        files.append(path)
+        if path.is_file():
+            import onnx
+            from onnx.external_data_helper import ExternalDataInfo, uses_external_data
+
+            model = onnx.load(str(path), load_external_data=False)
+            locations = {ExternalDataInfo(t).location for t in model.graph.initializer if uses_external_data(t)}
+            files += [path.parent / loc for loc in sorted(locations)]
+    return files
+
+
+def cache_payload(name: str, source: SourceSpec, options: ExportSpec, max_batch_size: int, project_dir: Path) -> dict[str, Any]:
+    """Everything known before running user code that decides the export's output."""
+    return {
+        "format": CACHE_FORMAT, "name": name, "source": source.model_dump(mode="json"),
+        "export": options.model_dump(mode="json"), "max_batch_size": max_batch_size,
+        "project_dir": str(project_dir.resolve()), "versions": tool_versions(), "code": code_fingerprint(),
+        "files": _hash_paths(_source_files(source, project_dir)),
+    }
+
+
+def _install(artifacts: Path, version_dir: Path, golden_dir: Path, wanted: list[str]) -> tuple[list[Path], list[Path]]:
+    """Copies model files into the version dir and golden samples into the golden dir; removes stale ones."""
+    version_dir.mkdir(parents=True, exist_ok=True)
+    installed = []
+    for name in MODEL_FILES:
+        target = version_dir / name
+        if name in wanted:
+            shutil.copy2(artifacts / name, target)
+            installed.append(target)
+        else:
+            target.unlink(missing_ok=True)
+    from tritonkit.export import golden
+
+    golden.clear(golden_dir)
+    golden_dir.mkdir(parents=True, exist_ok=True)
+    copied = []
+    for src in sorted((artifacts / "golden").iterdir()):
+        shutil.copy2(src, golden_dir / src.name)
+        copied.append(golden_dir / src.name)
+    return installed, copied
+
+
+def export_model(name: str, source: SourceSpec | dict[str, Any], export_options: ExportSpec | dict[str, Any] | None,
+                 max_batch_size: int, version_dir: Path, golden_dir: Path, cache_dir: Path,
+                 progress: Progress | None = None, *, project_dir: Path | None = None, spec_file: str = "tritonkit.yaml",
+                 inputs: list[Any] | None = None, outputs: list[Any] | None = None) -> ExportResult:
+    """Exports, verifies and installs one model; raises a TritonkitError subclass with one line on failure.
+
+    `cache_dir` is the export cache root (e.g. `<project>/.tritonkit/cache/export`); `project_dir` is where
+    relative source paths and python_path resolve (default: the working directory); `inputs`/`outputs` are
+    the spec's config entries, checked against the graph (see `signature.reconcile`).
+    """
+    started = time.monotonic()
+    progress = progress or StderrProgress()
+    source = source if isinstance(source, SourceSpec) else SourceSpec.model_validate(source)
+    options = export_options if isinstance(export_options, ExportSpec) else ExportSpec.model_validate(export_options or {})
+    project_dir = Path(project_dir or Path.cwd()).resolve()
+    where = f"models.{name}"
+
+    def report(stage: str) -> None:
+        progress(name, stage, time.monotonic() - started)
+
+    if options.format == "tensorrt" and options.tensorrt.mode == "local":
+        onnx2trt.require_local_tensorrt(name, spec_file, where)
+    if options.format == "torch_tensorrt":
+        from tritonkit.export.torch2trt import require_torch_tensorrt
+
+        require_torch_tensorrt(name, spec_file, where)
+    cache = ExportCache(Path(cache_dir))
+    payload = cache_payload(name, source, options, max_batch_size, project_dir)
+    key = key_of(payload)
+    entry = cache.lookup(key)
+    hit = entry is not None
+    if entry is not None:
+        report(f"cache hit ({key})")
+    else:
+        report(f"cache miss ({key}): exporting in a child process")
+        entry = cache.prepare(key)
+        job = {
+            "name": name, "source": payload["source"], "export": payload["export"], "max_batch_size": max_batch_size,
+            "project_dir": str(project_dir), "out_dir": str(entry.artifacts), "spec_file": spec_file, "field": where,
+            "progress_file": str(entry.dir / "progress.jsonl"), "result_file": str(entry.artifacts / "result.json"),
+            "error_file": str(entry.dir / "error.json"),
+        }
+        extra = [str((project_dir / p).resolve()) for p in source.python_path]
+        run_child(job, entry.dir, options.timeout_s, report, extra)
+        cache.commit(entry, payload, entry.result()["deps"])
+    result = entry.result()
+    tensorrt = result.get("tensorrt")
+    if options.format == "tensorrt" and options.tensorrt.mode == "deferred":
+        tensorrt = onnx2trt.deferred_plan(result, options, max_batch_size)
+    wanted = list(result["files"])  # model.onnx stays beside a plan: the embedded server falls back to it
+    if tensorrt and tensorrt["mode"] == "local":
+        wanted.append(tensorrt["engine"])
+    model_files, golden_files = _install(entry.artifacts, Path(version_dir), Path(golden_dir), wanted)
+    signature = reconcile(Signature.from_dict(result["signature"]), inputs, outputs, file=spec_file, field=where)
+    report("installed " + ", ".join(p.name for p in model_files))
+    return ExportResult(
+        name=name, model_files=model_files, signature=signature, exporter=result["exporter"],
+        exporter_reason=result["exporter_reason"], max_errors=result["max_errors"], cases=result["cases"],
+        golden_files=golden_files, cache_hit=hit,
+        cache_key=key, work_dir=entry.dir, attempts=result["attempts"], tensorrt=tensorrt,
+        elapsed_s=round(time.monotonic() - started, 3),
+    )

@@ -1,0 +1,137 @@
+"""Export cache: an export is skipped when everything that went into it hashes the same as last time.
+
+Two levels, like a compiler cache's "direct mode": the key hashes what the parent knows without torch
+(source and export options, max_batch_size, tool versions, tritonkit's own export code, source files);
+the entry's manifest lists what the child saw while building the model (project code files, data and
+weight files it read, versions of packages it imported) and each is re-hashed on lookup.
+
+Layout: `<cache root>/<key>/` = job.json, export.log, reproduce.sh, manifest.json, artifacts/.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import sys
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+CACHE_FORMAT = 1
+TOOLS = ("torch", "onnx", "onnxruntime", "onnxscript", "numpy", "tensorrt", "torch_tensorrt")
+
+
+def default_root(project_dir: Path) -> Path:
+    """`<project>/.tritonkit/cache/export`."""
+    return project_dir / ".tritonkit" / "cache" / "export"
+
+
+def sha256_file(path: Path) -> str:
+    """Content hash of a file, read in 8 MiB chunks."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(8 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def dist_version(name: str) -> str | None:
+    """Installed version of a distribution, None when absent."""
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def tool_versions() -> dict[str, str | None]:
+    """Versions of the exporters and runtimes, read from metadata (no import of torch)."""
+    versions: dict[str, str | None] = {name: dist_version(name) for name in TOOLS}
+    versions["python"] = ".".join(map(str, sys.version_info[:3]))
+    return versions
+
+
+def code_fingerprint() -> str:
+    """Hash of tritonkit's own export code and export spec: a change to the exporter invalidates entries."""
+    here = Path(__file__).resolve().parent
+    files = sorted(here.glob("*.py")) + [here.parent / "spec" / "export.py"]
+    digest = hashlib.sha256()
+    for path in files:
+        if path.is_file():
+            digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
+def key_of(payload: dict[str, Any]) -> str:
+    """The cache key: sha256 of the canonical JSON of `payload` (first 24 hex digits)."""
+    text = json.dumps(payload, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:24]
+
+
+def dep_unchanged(dep: dict[str, str]) -> bool:
+    """Whether one manifest dependency still holds (file content or package version)."""
+    if "file" in dep:
+        path = Path(dep["file"])
+        return path.is_file() and sha256_file(path) == dep["sha256"]
+    return dist_version(dep["dist"]) == dep["version"]
+
+
+@dataclass
+class Entry:
+    """One cache slot; `artifacts` holds model files, golden/ and result.json once committed."""
+
+    key: str
+    dir: Path
+
+    @property
+    def artifacts(self) -> Path:
+        return self.dir / "artifacts"
+
+    @property
+    def manifest_path(self) -> Path:
+        return self.dir / "manifest.json"
+
+    def result(self) -> dict[str, Any]:
+        """The child's result.json."""
+        return json.loads((self.artifacts / "result.json").read_text())
+
+
+class ExportCache:
+    """The cache under one root directory."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root)
+
+    def entry(self, key: str) -> Entry:
+        return Entry(key, self.root / key)
+
+    def lookup(self, key: str) -> Entry | None:
+        """The committed entry for `key` when every recorded dependency is unchanged, else None."""
+        entry = self.entry(key)
+        try:
+            manifest = json.loads(entry.manifest_path.read_text())
+        except (OSError, ValueError):
+            return None
+        if manifest.get("format") != CACHE_FORMAT or not (entry.artifacts / "result.json").is_file():
+            return None
+        if not all(dep_unchanged(dep) for dep in manifest.get("deps", [])):
+            return None
+        return entry
+
+    def prepare(self, key: str) -> Entry:
+        """An empty slot for a fresh export (an old manifest and artifacts are removed first)."""
+        entry = self.entry(key)
+        entry.manifest_path.unlink(missing_ok=True)
+        shutil.rmtree(entry.artifacts, ignore_errors=True)
+        for name in ("error.json", "progress.jsonl"):
+            (entry.dir / name).unlink(missing_ok=True)
+        entry.artifacts.mkdir(parents=True, exist_ok=True)
+        return entry
+
+    def commit(self, entry: Entry, payload: dict[str, Any], deps: list[dict[str, str]]) -> None:
+        """Writes manifest.json last and atomically: an entry without it is never a hit."""
+        manifest = {"format": CACHE_FORMAT, "key": entry.key, "payload": payload, "deps": deps}
+        tmp = entry.manifest_path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(manifest, indent=2, sort_keys=True, default=str) + "\n")
+        os.replace(tmp, entry.manifest_path)

@@ -1,0 +1,63 @@
+"""Runs the exports a spec asks for and folds their results into the models before rendering.
+
+An exported model takes its inputs and outputs from the graph (or the spec's, checked against it), its
+backend from the export format, and its model files and golden samples from the export. Artifacts land
+in `.tritonkit/exports/<model>/` first and reach the repository through the same atomic write as
+everything else, so a failed export leaves the previous repository untouched.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from tritonkit.export.api import ExportResult, export_model
+from tritonkit.export.progress import Progress
+from tritonkit.spec.loader import shown_path
+from tritonkit.spec.model import ModelSpec
+from tritonkit.spec.project import Project
+
+#: Serving backend for each export format.
+FORMAT_BACKEND = {"onnx": "onnxruntime", "tensorrt": "tensorrt", "torch_tensorrt": "pytorch"}
+
+
+def export_dir(project: Project) -> Path:
+    """Where exported artifacts wait for the repository write."""
+    return project.root / ".tritonkit" / "exports"
+
+
+def run_exports(project: Project, progress: Progress | None = None) -> dict[str, ExportResult]:
+    """Exports every model with a `source`, in spec order, and updates `project.models` in place."""
+    results: dict[str, ExportResult] = {}
+    for name, spec in list(project.models.items()):
+        if spec.source is None:
+            continue
+        staging = export_dir(project) / name
+        result = export_model(
+            name, spec.source, spec.export, spec.max_batch_size,
+            version_dir=staging / "version", golden_dir=staging / "golden",
+            cache_dir=project.root / ".tritonkit" / "cache" / "export", progress=progress,
+            project_dir=project.origin(name).parent, spec_file=shown_path(project.origin(name)),
+            inputs=spec.input or None, outputs=spec.output or None,
+        )
+        project.models[name] = exported_spec(spec, result)
+        results[name] = result
+    return results
+
+
+def exported_spec(spec: ModelSpec, result: ExportResult) -> ModelSpec:
+    """The model as served: graph signature, backend of the format, model files and golden samples added."""
+    fmt = spec.export.format if spec.export else "onnx"
+    backend = FORMAT_BACKEND[fmt]
+    update: dict[str, Any] = {"files": {**{p.name: str(p) for p in result.model_files}, **spec.files}}
+    if not spec.input:
+        update["input"] = result.inputs
+    if not spec.output:
+        update["output"] = result.outputs
+    if spec.platform is None and spec.backend is None:
+        update["backend"] = backend  # each backend's default file name is the one the export writes
+    return ModelSpec.model_validate({**spec.model_dump(by_alias=True), **update})
+
+
+def golden_copies(result: ExportResult) -> dict[str, Path]:
+    """Golden samples of an export, as paths inside the model directory."""
+    return {f"golden/{p.name}": p for p in result.golden_files}
