@@ -22,7 +22,7 @@ sys.path.insert(0, str(REPO_ROOT))
 
 from examples.models.catalog import EXAMPLES  # noqa: E402
 from tritonkit.export import export_model, onnx2trt  # noqa: E402
-from tritonkit.export import golden as golden_io  # noqa: E402
+from tritonkit.golden import read_cases  # noqa: E402
 from tritonkit.export.progress import SilentProgress  # noqa: E402
 from tritonkit.export.verify import differences  # noqa: E402
 
@@ -53,9 +53,9 @@ def deferred_trtexec(root: Path, name: str) -> tuple[str, str]:
     proc = subprocess.run(result.tensorrt["command"], cwd=version_dir, capture_output=True, text=True, timeout=1800)
     if proc.returncode != 0:
         raise RuntimeError(f"trtexec exit {proc.returncode}: {proc.stdout[-300:]}")
-    pairs, _ = golden_io.read(result.golden_files[0].parent)
     worst = 0.0
-    for inputs, expected in pairs:
+    for case in read_cases(result.golden_files[0].parent):
+        inputs, expected = case.steps[0]
         got = onnx2trt.run_engine(version_dir / "model.plan", inputs)
         for key, ref in expected.items():
             worst = max(worst, differences(got[key].astype(ref.dtype), ref)[0])

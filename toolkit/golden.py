@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
@@ -45,6 +45,29 @@ class GoldenCase:
         if self.rtol is not None:
             out["tol:rtol"] = np.array(self.rtol)
         return out
+
+
+def tolerance_json(tolerance: Any, output_names: list[str]) -> dict[str, Any]:
+    """The tolerance.json payload from an export's ToleranceSpec (per-output entries only where given)."""
+    default = {"atol": tolerance.atol, "rtol": tolerance.rtol}
+    outputs = {n: {"atol": t.atol, "rtol": t.rtol} for n, t in tolerance.outputs.items() if n in output_names}
+    return {"default": default, "outputs": outputs}
+
+
+def clear(golden_dir: Path) -> None:
+    """Removes samples a previous export left (stale pairs must not be replayed)."""
+    if golden_dir.is_dir():
+        for old in [*golden_dir.glob("*.npz"), golden_dir / "tolerance.json"]:
+            old.unlink(missing_ok=True)
+
+
+def write_pairs(golden_dir: Path, pairs: list[tuple[Tensors, Tensors]], tolerance: dict[str, Any]) -> list[Path]:
+    """Replaces the folder's samples with verified request pairs `NNN.npz` and their tolerance.json."""
+    clear(golden_dir)
+    written = write_cases(golden_dir, [GoldenCase(f"{i:03d}", "request", [pair]) for i, pair in enumerate(pairs)])
+    tol_path = golden_dir / "tolerance.json"
+    tol_path.write_text(json.dumps(tolerance, indent=2, sort_keys=True) + "\n")
+    return [*written, tol_path]
 
 
 def _storable(value: np.ndarray) -> np.ndarray:

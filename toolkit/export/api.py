@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tritonkit import golden
 from tritonkit.export import onnx2trt
 from tritonkit.export.cache import CACHE_FORMAT, ExportCache, code_fingerprint, key_of, sha256_file, tool_versions
 from tritonkit.export.isolation import run_child
@@ -114,8 +115,6 @@ def _install(artifacts: Path, version_dir: Path, golden_dir: Path, wanted: list[
             installed.append(target)
         else:
             target.unlink(missing_ok=True)
-    from tritonkit.export import golden
-
     golden.clear(golden_dir)
     golden_dir.mkdir(parents=True, exist_ok=True)
     copied = []

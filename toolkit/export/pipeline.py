@@ -13,8 +13,9 @@ from typing import Any, Callable
 
 import numpy as np
 
+from tritonkit import golden
 from tritonkit.export import cases as cases_mod
-from tritonkit.export import golden, sources, torch2onnx
+from tritonkit.export import sources, torch2onnx
 from tritonkit.export.deps import Recorder
 from tritonkit.export.errors import ExportError, VerificationError
 from tritonkit.export.signature import graph_shapes, read_signature
@@ -190,7 +191,7 @@ def run_job(job: dict[str, Any], progress: Progress) -> dict[str, Any]:
     progress("golden samples")
     report = outcome["report"]
     tol = golden.tolerance_json(options.tolerance, outcome["output_names"])
-    golden_files = golden.write(out_dir / "golden", report.pairs, tol)
+    golden_files = golden.write_pairs(out_dir / "golden", report.pairs, tol)
     signature = read_signature(out_dir / "model.onnx", job["max_batch_size"], file=file, field=where)
     result = {
         "name": job["name"], "source_kind": source.kind, "files": outcome["files"], "opset": options.opset,
