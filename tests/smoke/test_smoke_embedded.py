@@ -16,8 +16,8 @@ pytestmark = pytest.mark.server
 def copy_example(dest: Path) -> Path:
     dest.mkdir(parents=True)
     shutil.copy(REPO_ROOT / "tritonkit.yaml", dest)
-    for folder in ("ensembles", "models"):
-        shutil.copytree(REPO_ROOT / folder, dest / folder)
+    for folder in ("ensembles", "models", "examples"):
+        shutil.copytree(REPO_ROOT / folder, dest / folder, ignore=shutil.ignore_patterns("__pycache__"))
     return dest
 
 
@@ -129,3 +129,16 @@ def test_unreachable_server_fails_cleanly(tmp_path: Path, good) -> None:
     report = json.loads(result.stdout)
     assert [r["check"] for r in report["results"]] == ["server", "server"]
     assert "Traceback" not in result.stderr
+
+
+def test_served_metadata_that_differs_from_the_repository_fails(good, tmp_path: Path) -> None:
+    server, repository = good
+    expected = tmp_path / "expected"
+    shutil.copytree(repository, expected)
+    config = expected / "classifier" / "config.pbtxt"
+    config.write_text(config.read_text().replace("dims: [ 3 ]", "dims: [ -1 ]"))
+    ensemble = expected / "classify" / "config.pbtxt"
+    ensemble.write_text(ensemble.read_text().replace("dims: [ 3 ]", "dims: [ -1 ]"))
+    bad = failed(json.loads(smoke(server, expected, "--protocol", "grpc").stdout))
+    assert {("config", "classifier", "grpc"), ("metadata", "classifier", "grpc")} <= bad
+    assert ("metadata", "preprocess", "grpc") not in bad
