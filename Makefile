@@ -9,7 +9,7 @@ STAMP := $(VENV)/.tritonkit-installed
 $(STAMP): pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[export,serve,dev]"
+	$(BIN)/python -m pip install --quiet -e ".[export,serve,tune,dev]"
 	touch $(STAMP)
 
 setup: $(STAMP)

@@ -1,0 +1,123 @@
+"""`tritonkit tune`: find the best instance count, batch size and batching delay with Triton Model Analyzer."""
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+
+import click
+from tritonkit.cli.output import emit_json, json_option, reports_errors
+from tritonkit.errors import TritonkitError
+from tritonkit.tune.options import Constraints, TuneOptions
+
+
+def _progress(message: str) -> None:
+    """Progress goes to stderr, so `--json` output on stdout stays one document."""
+    click.echo(message, err=True)
+
+
+def _print_plan(plan) -> None:
+    click.echo(f"# Model Analyzer config: {plan.tune_dir.config}")
+    click.echo(plan.tune_dir.config.read_text().rstrip())
+    click.echo("\n# Commands tune would run:")
+    click.echo(f"{shlex.join(plan.command)}    # cwd {plan.tune_dir.root}")
+    click.echo(f"tritonkit build -f {plan.options.spec_path}    # after writing the winner as tuned: "
+               f"{', '.join(plan.target.models)}")
+    for note in plan.notes:
+        click.echo(f"# note: {note}")
+
+
+def _print_outcome(outcome) -> None:
+    from tritonkit.tune.report import gain, table
+
+    plan, choice = outcome.plan, outcome.choice
+    how = "remote server, no search" if plan.options.launch == "remote" else f"{plan.options.mode} search"
+    click.echo(f"\n{plan.target.name}: {len(outcome.results.measurements)} measurements of "
+               f"{len(choice.ranking)} configurations ({how}, objective {plan.options.objective})")
+    click.echo(table(choice, outcome.results, plan.target))
+    ratio = gain(choice)
+    if ratio is not None:
+        click.echo(f"best over default: {ratio:.2f}x throughput")
+    for note in outcome.notes:
+        click.echo(f"note: {note}")
+    if outcome.tuned:
+        if choice.winner.is_default:
+            click.echo("the configuration in the spec measured best; tuned: records it with its measurements")
+        click.echo(f"wrote tuned: {', '.join(outcome.tuned)} to {plan.options.spec_path}; rebuilt "
+                   f"{outcome.build.repository if outcome.build else '-'}")
+    click.echo(f"plot:    {outcome.plot}")
+    click.echo(f"reports: {plan.tune_dir.reports} (Model Analyzer's)  results: {plan.tune_dir.results}")
+
+
+@click.command("tune")
+@click.argument("target", metavar="MODEL|PIPELINE")
+@click.option("-f", "--file", "spec", default="tritonkit.yaml", show_default=True,
+              type=click.Path(path_type=Path), help="Spec file.")
+@click.option("--objective", type=click.Choice(["throughput", "latency"]), default="throughput", show_default=True,
+              help="Maximize throughput or minimize p99 latency.")
+@click.option("--max-p99-ms", type=float, help="Only configurations whose p99 latency stays at or below this win.")
+@click.option("--min-throughput", type=float, help="Only configurations reaching this many infer/s win.")
+@click.option("--mode", type=click.Choice(["quick", "brute"]), default="quick", show_default=True,
+              help="quick: Model Analyzer's guided search; brute: every combination (trimmed to the budget). "
+              "Pipelines always use quick.")
+@click.option("--budget-minutes", type=float, default=30.0, show_default=True,
+              help="Stop measuring after this long (the checkpoint keeps results; rerun to resume).")
+@click.option("--launch", type=click.Choice(["local", "remote", "docker"]), default="local", show_default=True,
+              help="local: the embedded Triton; remote: this project's running `tritonkit serve` server (measures "
+              "its current configuration only); docker: the Triton container (needs a Docker engine).")
+@click.option("--measurement-requests", type=int, default=100, show_default=True,
+              help="Requests per perf_analyzer measurement window; raise it when measurements are not stable.")
+@click.option("--stability-percentage", type=float, default=25.0, show_default=True,
+              help="Allowed throughput spread between windows.")
+@click.option("--max-instances", type=int, help="Largest instance count to try [default: from the host].")
+@click.option("--max-batch-size", type=int, help="Largest max_batch_size to try [default: 2x the spec's, at least 16].")
+@click.option("--no-sweep", is_flag=True, help="Skip Model Analyzer's concurrency sweep of the best configurations.")
+@click.option("--dry-run", is_flag=True, help="Print the Model Analyzer config and the commands; measure nothing.")
+@json_option
+@reports_errors
+def tune_command(target: str, spec: Path, objective: str, max_p99_ms: float | None, min_throughput: float | None,
+                 mode: str, budget_minutes: float, launch: str, measurement_requests: int,
+                 stability_percentage: float, max_instances: int | None, max_batch_size: int | None,
+                 no_sweep: bool, dry_run: bool, as_json: bool) -> None:
+    """Tune MODEL (or an ensemble/BLS PIPELINE) with Triton Model Analyzer and write the winner back.
+
+    Model Analyzer profiles the model on the embedded Triton (ONNX models through the same Python-backend
+    fallback `tritonkit serve` uses) over instance counts, max batch sizes and dynamic-batching settings.
+    The best configuration by the objective, under the constraints, is written to the spec's `tuned:`
+    section with where and how it was measured, and the repository is rebuilt. Work files, Model
+    Analyzer's reports and a throughput-vs-p99 plot are in .tritonkit/tune/MODEL/; an interrupted run
+    resumes from its checkpoint.
+
+    \b
+    Example:
+      tritonkit tune text_encoder                             # quick search, best throughput
+      tritonkit tune text_encoder --max-p99-ms 50 --budget-minutes 20
+      tritonkit tune classify --objective latency --min-throughput 200   # an ensemble pipeline
+      tritonkit tune text_encoder --mode brute --dry-run      # print Model Analyzer's config only
+    """
+    from tritonkit.tune.prepare import check_installed
+
+    check_installed()  # before importing the modules that need Model Analyzer's extras
+    from tritonkit.tune.api import tune
+
+    for name, value in (("--measurement-requests", measurement_requests), ("--budget-minutes", budget_minutes),
+                        ("--max-instances", max_instances), ("--max-batch-size", max_batch_size)):
+        if value is not None and value <= 0:
+            raise TritonkitError("", name, f"must be positive, got {value:g}", f"pass a positive {name}")
+    options = TuneOptions(
+        target=target, spec_path=spec.absolute(), objective=objective,  # type: ignore[arg-type]
+        constraints=Constraints(max_p99_ms, min_throughput), mode=mode, budget_minutes=budget_minutes,  # type: ignore[arg-type]
+        launch=launch, measurement_requests=measurement_requests,  # type: ignore[arg-type]
+        stability_percentage=stability_percentage, max_instances=max_instances, max_batch_size=max_batch_size,
+        concurrency_sweep=not no_sweep, dry_run=dry_run)
+    result = tune(options, _progress)
+    if dry_run:
+        if as_json:
+            emit_json({"ok": True, "dry_run": True, "config": result.config, "command": result.command,
+                       "config_file": str(result.tune_dir.config), "notes": result.notes})
+        else:
+            _print_plan(result)
+        return
+    if as_json:
+        emit_json(result.summary())
+    else:
+        _print_outcome(result)

@@ -1,0 +1,49 @@
+"""What the user asked `tritonkit tune` for: objective, constraints, search mode, budget and measurement window."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+Objective = Literal["throughput", "latency"]
+Mode = Literal["quick", "brute"]
+Launch = Literal["local", "remote", "docker"]
+
+
+@dataclass(frozen=True)
+class Constraints:
+    """Limits a configuration must meet to win; None means no limit."""
+
+    max_p99_ms: float | None = None
+    min_throughput: float | None = None
+
+    def as_dict(self) -> dict[str, float]:
+        """The provenance form: only the limits that were set."""
+        out: dict[str, float] = {}
+        if self.max_p99_ms is not None:
+            out["max_p99_ms"] = float(self.max_p99_ms)
+        if self.min_throughput is not None:
+            out["min_throughput"] = float(self.min_throughput)
+        return out
+
+
+@dataclass(frozen=True)
+class TuneOptions:
+    """One `tritonkit tune` invocation; defaults suit a small CPU host (noisy, 2 cores)."""
+
+    target: str
+    spec_path: Path
+    objective: Objective = "throughput"
+    constraints: Constraints = field(default_factory=Constraints)
+    mode: Mode = "quick"
+    budget_minutes: float = 30.0
+    launch: Launch = "local"
+    #: perf_analyzer count window (requests per measurement window) and allowed spread between windows.
+    measurement_requests: int = 100
+    stability_percentage: float = 25.0
+    #: Upper bounds of the search; None derives them from the spec and the host.
+    max_instances: int | None = None
+    max_batch_size: int | None = None
+    #: Measure the best configurations over a range of concurrencies after the search (quick mode).
+    concurrency_sweep: bool = True
+    dry_run: bool = False

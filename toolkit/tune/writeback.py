@@ -1,0 +1,118 @@
+"""Writes the `tuned:` overlay into the spec file, leaving every other byte of the file as the user wrote it.
+
+ruamel.yaml locates the top-level `tuned:` block and dumps the new one, but the file is not re-dumped as a
+whole: a full round trip re-indents block sequences and rewrites flow mappings such as `[{kind: X}]`
+(seen on this project's own spec), so the block is spliced into the original text instead.
+"""
+from __future__ import annotations
+
+import io
+from pathlib import Path
+from typing import Any
+
+import yaml
+from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from tritonkit.errors import TritonkitError
+from tritonkit.repository.writer import write_text_atomically
+from tritonkit.spec.tuned import TunedModel
+
+HEADER = "# Written by `tritonkit tune`: measured settings that override the models' own (re-run tune to refresh)."
+
+
+def _flow(items: list) -> CommentedSeq:
+    seq = CommentedSeq(items)
+    seq.fa.set_flow_style()
+    return seq
+
+
+def _flow_map(mapping: dict) -> CommentedMap:
+    out = CommentedMap(mapping)
+    out.fa.set_flow_style()
+    return out
+
+
+def entry_data(tuned: TunedModel) -> CommentedMap:
+    """One model's entry: the searched fields (always explicit) and the provenance, in a readable layout."""
+    out = CommentedMap()
+    if tuned.max_batch_size is not None:
+        out["max_batch_size"] = tuned.max_batch_size
+    if tuned.instance_group is not None:
+        groups = []
+        for group in tuned.instance_group:
+            data = group.model_dump(mode="json", by_alias=True, exclude_defaults=True)
+            groups.append(_flow_map({"kind": group.kind, "count": group.count, **data}))
+        out["instance_group"] = _flow(groups)
+    if tuned.dynamic_batching is not None:
+        db = tuned.dynamic_batching
+        rest = db.model_dump(mode="json", exclude_defaults=True,
+                             exclude={"preferred_batch_size", "max_queue_delay_microseconds"})
+        out["dynamic_batching"] = _flow_map({"preferred_batch_size": _flow(list(db.preferred_batch_size)),
+                                             "max_queue_delay_microseconds": db.max_queue_delay_microseconds, **rest})
+    prov = tuned.provenance.model_dump(mode="json", exclude_none=True)
+    if "constraints" in prov:
+        prov["constraints"] = _flow_map(prov["constraints"])
+    out["provenance"] = CommentedMap(prov)
+    return out
+
+
+def _dump_block(entries: dict[str, Any]) -> str:
+    dumper = YAML()
+    dumper.indent(mapping=2, sequence=4, offset=2)
+    dumper.width = 4096
+    buffer = io.StringIO()
+    dumper.dump(CommentedMap({"tuned": CommentedMap(entries)}), buffer)
+    return f"{HEADER}\n{buffer.getvalue()}"
+
+
+def _block_span(lines: list[str], start: int) -> tuple[int, int]:
+    """Lines [first, end) of the top-level block starting at `start`, with our header comment above it."""
+    end = start + 1
+    for index in range(start + 1, len(lines)):
+        line = lines[index]
+        if line.strip() and not line[0].isspace():
+            break
+        if line.strip():
+            end = index + 1
+    first = start
+    while first > 0 and lines[first - 1].startswith("# Written by `tritonkit tune`"):
+        first -= 1
+    return first, end
+
+
+def _tuned_line(text: str, shown: str) -> int | None:
+    """0-based line of the top-level `tuned:` key, or None."""
+    try:
+        doc = YAML().load(text)
+    except Exception as exc:  # noqa: BLE001 - ruamel raises many kinds; the loader already reported real errors
+        raise TritonkitError(shown, "", f"cannot parse the spec to write tuned settings ({exc.__class__.__name__})",
+                             "fix the YAML and run tune again") from None
+    if isinstance(doc, dict) and "tuned" in doc:
+        return doc.lc.key("tuned")[0]
+    return None
+
+
+def updated_spec_text(text: str, new: dict[str, TunedModel], shown: str) -> str:
+    """The spec text with `new` merged into its `tuned:` block (other models' entries are kept)."""
+    existing = (yaml.safe_load(text) or {}).get("tuned") or {}
+    entries: dict[str, Any] = {}
+    for name, value in existing.items():
+        if name not in new:
+            entries[name] = entry_data(TunedModel.model_validate(value))
+    for name, tuned in new.items():
+        entries[name] = entry_data(tuned)
+    block = _dump_block(dict(sorted(entries.items())))
+    lines = text.splitlines(keepends=True)
+    start = _tuned_line(text, shown)
+    if start is None:
+        prefix = text if text.endswith("\n") or not text else text + "\n"
+        return prefix + ("\n" if prefix.strip() else "") + block
+    first, end = _block_span(lines, start)
+    return "".join(lines[:first]) + block + "".join(lines[end:])
+
+
+def write_tuned(spec_path: Path, new: dict[str, TunedModel], shown: str) -> str:
+    """Writes the updated spec atomically; returns the previous text so a failed rebuild can restore it."""
+    old = spec_path.read_text(encoding="utf-8")
+    write_text_atomically(spec_path, updated_spec_text(old, new, shown))
+    return old
