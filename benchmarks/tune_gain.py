@@ -16,8 +16,8 @@ import argparse
 import json
 import subprocess
 import sys
+import shutil
 import tempfile
-import textwrap
 import time
 from pathlib import Path
 
@@ -25,32 +25,8 @@ from tritonkit.serve.perf import PerfOptions, run_perf
 from tritonkit.serve.server import EmbeddedServer
 
 CONCURRENCY = 8
-MODEL = '''
-import time
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "batchy"  # spec + model where batching matters
 
-import numpy as np
-import triton_python_backend_utils as pb_utils
-
-
-class TritonPythonModel:
-    def execute(self, requests):
-        inputs = [pb_utils.get_input_tensor_by_name(r, "X").as_numpy() for r in requests]
-        time.sleep(0.020 + 0.001 * sum(x.shape[0] for x in inputs))
-        return [pb_utils.InferenceResponse([pb_utils.Tensor("Y", (x * 2).astype(np.float32))]) for x in inputs]
-'''
-SPEC = """\
-version: 1
-models:
-  batchy:
-    backend: python
-    max_batch_size: 8
-    input:
-      - {name: X, data_type: TYPE_FP32, dims: [4]}
-    output:
-      - {name: Y, data_type: TYPE_FP32, dims: [4]}
-    instance_group: [{kind: KIND_CPU, count: 1}]
-    files: {model.py: models/batchy.py}
-"""
 
 
 def measure(repository: Path, work_dir: Path, label: str) -> dict[str, float]:
@@ -72,9 +48,7 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="tune-gain-") as tmp:
         root = (args.keep or Path(tmp)).absolute()
-        (root / "models").mkdir(parents=True, exist_ok=True)
-        (root / "models" / "batchy.py").write_text(textwrap.dedent(MODEL))
-        (root / "tritonkit.yaml").write_text(SPEC)
+        shutil.copytree(EXAMPLE, root, dirs_exist_ok=True)
         started = time.monotonic()
         tuned = subprocess.run([sys.executable, "-m", "tritonkit", "tune", "batchy", "--measurement-requests", "50",
                                 "--json"], cwd=root, capture_output=True, text=True, check=False)

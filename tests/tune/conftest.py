@@ -1,51 +1,20 @@
 """Fixtures for `tritonkit tune` tests: recorded Model Analyzer output, and a tiny project where batching matters."""
 from __future__ import annotations
 
-import textwrap
+import shutil
 from pathlib import Path
 
 import pytest
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "model_analyzer"
 
-#: Every call costs a fixed 20 ms plus 1 ms per item, so serving batches multiplies throughput.
-BATCHY_MODEL = '''
-import time
-
-import numpy as np
-import triton_python_backend_utils as pb_utils
-
-
-class TritonPythonModel:
-    def execute(self, requests):
-        inputs = [pb_utils.get_input_tensor_by_name(r, "X").as_numpy() for r in requests]
-        time.sleep(0.020 + 0.001 * sum(x.shape[0] for x in inputs))
-        return [pb_utils.InferenceResponse([pb_utils.Tensor("Y", (x * 2).astype(np.float32))]) for x in inputs]
-'''
-
-BATCHY_SPEC = """\
-# A model whose every call costs a fixed 20 ms plus 1 ms per item: batching pays.
-version: 1
-models:
-  batchy:
-    backend: python
-    max_batch_size: 8    # the model accepts batches, but the default config does not batch requests
-    input:
-      - {name: X, data_type: TYPE_FP32, dims: [4]}
-    output:
-      - {name: Y, data_type: TYPE_FP32, dims: [4]}
-    instance_group: [{kind: KIND_CPU, count: 1}]
-    files: {model.py: models/batchy.py}
-"""
+BATCHY = Path(__file__).resolve().parents[2] / "examples" / "batchy"
 
 
 def write_batchy_project(root: Path) -> Path:
-    """Writes the project; returns its spec path."""
-    (root / "models").mkdir(parents=True, exist_ok=True)
-    (root / "models" / "batchy.py").write_text(textwrap.dedent(BATCHY_MODEL))
-    spec = root / "tritonkit.yaml"
-    spec.write_text(BATCHY_SPEC)
-    return spec
+    """Copies the shipped example project where batching matters (every call: 20 ms + 1 ms per item); returns its spec."""
+    shutil.copytree(BATCHY, root, dirs_exist_ok=True)
+    return root / "tritonkit.yaml"
 
 
 STEP_MODEL = '''
