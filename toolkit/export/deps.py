@@ -72,7 +72,7 @@ class Recorder:
     def deps(self, extra_files: list[Path] = ()) -> list[dict[str, str]]:
         """Manifest entries: {"file", "sha256"} for files read, {"dist", "version"} for packages imported."""
         stdlib, sites = _roots()
-        own = str(Path(__file__).resolve().parent.parent) + os.sep  # the tritonkit package: in the cache key already
+        own = str(Path(__file__).resolve().parent) + os.sep  # the exporter itself: in the cache key already (code_fingerprint)
         files: set[str] = {str(Path(p).resolve()) for p in extra_files}
         top_level: set[str] = set()
         for module in self.modules:

@@ -11,8 +11,9 @@ from tritonkit.spec.smoke import SmokeCase
 
 
 def numpy_dtype(data_type: int) -> np.dtype:
-    """numpy dtype for a ModelConfig data type (object for strings)."""
-    return np.dtype(triton_to_np_dtype(pb.DataType.Name(data_type)[len("TYPE_"):]))
+    """numpy dtype for a ModelConfig data type (object for strings: the config's STRING is the protocol's BYTES)."""
+    name = pb.DataType.Name(data_type)[len("TYPE_"):]
+    return np.dtype(triton_to_np_dtype("BYTES" if name == "STRING" else name))
 
 
 def golden_from_spec(model: str, config: pb.ModelConfig, cases: list[SmokeCase], shown: str) -> tuple[list[GoldenCase], list[Problem]]:

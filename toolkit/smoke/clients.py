@@ -82,7 +82,7 @@ class HttpClient:
 
     def stream(self, model: str, inputs: Tensors, outputs: list[str], timeout: float = 60.0) -> list[Tensors]:
         """Streams through `/v2/models/<model>/generate_stream` (server-sent events), one dict per response."""
-        body = json.dumps({name: value.tolist() if value.size > 1 else value.reshape(-1)[0].item() for name, value in inputs.items()})
+        body = json.dumps({name: _json_value(value) for name, value in inputs.items()})
         request = urllib.request.Request(
             f"http://{self.url}/v2/models/{model}/generate_stream", data=body.encode(), headers={"Content-Type": "application/json"}
         )
@@ -169,6 +169,13 @@ class GrpcClient:
 
     def close(self) -> None:
         self.client.close()
+
+
+def _json_value(value: np.ndarray) -> Any:
+    """A tensor as the generate endpoint takes it: a scalar for one element, nested lists otherwise, text for bytes."""
+    if value.dtype == object:
+        value = np.array([v.decode() if isinstance(v, bytes) else v for v in value.reshape(-1)], dtype=object).reshape(value.shape)
+    return value.reshape(-1).tolist()[0] if value.size == 1 else value.tolist()
 
 
 def _sequence_kwargs(sequence: Sequence | None) -> dict[str, Any]:

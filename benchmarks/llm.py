@@ -1,0 +1,199 @@
+"""LLM pipeline benchmark: in-flight batching vs one request at a time vs an in-process onnxruntime loop.
+
+Usage: python benchmarks/llm.py [--models tiny,smollm2] [--concurrency 1,4,8]
+
+For each model, the example project (examples/llm/<model>/) is built once (the decoder export is cached under
+.tritonkit/bench/llm/) and served twice on the embedded Triton: as specified (in-flight batching, up to 16
+generations per step) and with generate's max_batch_size set to 1 (the same model, one request per step).
+Clients stream from the `llm` ensemble over gRPC, text in, `max_tokens` tokens out (ignore_eos, greedy),
+`c` requests at once. The in-process baseline runs the same model.onnx in a plain onnxruntime loop (present
+fed back as past, batch 1), `c` loops in threads. Reported: mean time to first token (TTFT), mean gap between
+tokens (ITL), and output tokens per second over the whole run.
+
+Prints a table; the LAST line is the JSON object for SmolLM2 (the last model run):
+{"inflight_over_sequential_c8": .., "served_over_inprocess_c1": .., "ttft_ms_c1": .., "itl_ms_c1": ..}
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO_ROOT))
+
+PROMPTS = ["The capital of France is", "Once upon a time", "Write a haiku about the sea:", "def fibonacci(n):",
+           "The three primary colors are", "In 1969, the first person to walk on the Moon was",
+           "A recipe for pancakes: first,", "Translate to French: good morning"]
+TOKENS = {"tiny": 64, "smollm2": 32}
+
+
+@dataclass
+class Run:
+    """Token arrival times of the requests of one (setup, concurrency) run."""
+
+    starts: list[float] = field(default_factory=list)
+    tokens: list[list[float]] = field(default_factory=list)
+
+    def summary(self) -> dict[str, float]:
+        ttft = [t[0] - s for s, t in zip(self.starts, self.tokens) if t]
+        gaps = [statistics.mean(np.diff(t)) for t in self.tokens if len(t) > 1]
+        total = sum(len(t) for t in self.tokens)
+        wall = max(t[-1] for t in self.tokens if t) - min(self.starts)
+        return {"ttft_ms": 1000 * statistics.mean(ttft), "itl_ms": 1000 * statistics.mean(gaps), "tok_s": total / wall,
+                "tokens": total}
+
+
+def served_run(url: str, prompts: list[str], max_tokens: int) -> Run:
+    """len(prompts) concurrent gRPC streams to the `llm` ensemble."""
+    import queue
+
+    import tritonclient.grpc as grpcclient
+
+    from tests.llm.clients import grpc_inputs
+
+    run = Run(starts=[0.0] * len(prompts), tokens=[[] for _ in prompts])
+    barrier = threading.Barrier(len(prompts))
+
+    def one(i: int) -> None:
+        client = grpcclient.InferenceServerClient(url)
+        events: queue.Queue = queue.Queue()
+        client.start_stream(callback=lambda result, error: events.put((time.perf_counter(), result, error)))
+        inputs = grpc_inputs({"text_input": prompts[i], "max_tokens": max_tokens, "ignore_eos": True})
+        barrier.wait()
+        run.starts[i] = time.perf_counter()
+        client.async_stream_infer("llm", inputs, enable_empty_final_response=True)
+        while True:
+            at, result, error = events.get(timeout=600)
+            if error is not None:
+                raise RuntimeError(str(error))
+            ids = result.as_numpy("output_ids")
+            if ids is not None and ids.size:
+                run.tokens[i].append(at)
+            final = result.get_response().parameters.get("triton_final_response")
+            if final is not None and final.bool_param:
+                break
+        client.stop_stream()
+        client.close()
+
+    with ThreadPoolExecutor(len(prompts)) as pool:
+        list(pool.map(one, range(len(prompts))))
+    return run
+
+
+def inprocess_run(decoder, codec, prompts: list[str], max_tokens: int) -> Run:
+    """len(prompts) plain greedy loops in threads over one onnxruntime session."""
+    run = Run(starts=[0.0] * len(prompts), tokens=[[] for _ in prompts])
+    barrier = threading.Barrier(len(prompts))
+    geometry = decoder.geometry
+
+    def one(i: int) -> None:
+        ids = codec.encode(prompts[i])[np.newaxis]
+        shape = (1, geometry.layers, geometry.kv_heads, 0, geometry.head_dim)
+        past_key = past_value = np.zeros(shape, np.float32)
+        barrier.wait()
+        run.starts[i] = time.perf_counter()
+        for _ in range(max_tokens):
+            logits, past_key, past_value = decoder.run(ids, past_key, past_value, np.array([[past_key.shape[3]]]),
+                                                       np.array([[ids.shape[1]]]))
+            ids = np.argmax(logits, axis=-1)[:, np.newaxis]
+            run.tokens[i].append(time.perf_counter())
+
+    with ThreadPoolExecutor(len(prompts)) as pool:
+        list(pool.map(one, range(len(prompts))))
+    return run
+
+
+def one_at_a_time(repository: Path, target: Path) -> Path:
+    """A copy of the repository whose generate takes one request per step (configs edited as protobuf)."""
+    from google.protobuf import text_format
+    from tritonclient.grpc import model_config_pb2 as pb
+
+    shutil.rmtree(target, ignore_errors=True)
+    shutil.copytree(repository, target, copy_function=os.link)
+    for name in ("generate", "llm", "llm_complete"):
+        path = target / name / "config.pbtxt"
+        config = text_format.Parse(path.read_text(), pb.ModelConfig())
+        config.max_batch_size = 1
+        if name == "generate":
+            del config.sequence_batching.oldest.preferred_batch_size[:]
+            config.sequence_batching.oldest.preferred_batch_size.append(1)
+        path.unlink()  # a hard link to the original: write a new file
+        path.write_text(text_format.MessageToString(config))
+    return target
+
+
+def bench_model(model: str, levels: list[int], rows: list[tuple]) -> dict[str, dict[int, dict[str, float]]]:
+    from tritonkit.export.progress import StderrProgress
+    from tritonkit.pipelines.llm.export.prepare import write_assets
+    from tritonkit.pipelines.llm.export.project import write_project
+    from tritonkit.pipelines.llm.runtime.decoder import OnnxDecoder
+    from tritonkit.pipelines.llm.runtime.text import TextCodec
+    from tritonkit.repository.build import build
+    from tritonkit.serve.server import EmbeddedServer
+
+    folder = REPO_ROOT / ".tritonkit" / "bench" / "llm" / model
+    assets = write_assets(model, folder / "assets") if model == "smollm2" else None
+    spec = write_project(folder, model, assets)
+    repository = build(spec, progress=StderrProgress()).repository
+    tokens = TOKENS[model]
+    results: dict[str, dict[int, dict[str, float]]] = {}
+
+    decoder = OnnxDecoder(repository / "decoder" / "1" / "model.onnx")
+    codec = TextCodec(repository / "decoder" / "1" / "tokenizer.json")
+    inprocess_run(decoder, codec, PROMPTS[:1], 4)  # warm-up
+    results["in-process"] = {c: inprocess_run(decoder, codec, PROMPTS[:c], tokens).summary() for c in levels}
+    del decoder
+
+    for setup, repo in (("in-flight", repository), ("one-at-a-time", one_at_a_time(repository, folder / "one_at_a_time"))):
+        server = EmbeddedServer(repo, work_dir=folder / ".tritonkit", startup_timeout=300)
+        server.start()
+        try:
+            served_run(server.grpc_url, PROMPTS[:2], 4)  # warm-up
+            results[setup] = {c: served_run(server.grpc_url, PROMPTS[:c], tokens).summary() for c in levels}
+        finally:
+            server.stop()
+    for setup in ("in-flight", "one-at-a-time", "in-process"):
+        for c in levels:
+            r = results[setup][c]
+            rows.append((model, setup, c, r["ttft_ms"], r["itl_ms"], r["tok_s"], int(r["tokens"])))
+    return results
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", default="tiny,smollm2")
+    parser.add_argument("--concurrency", default="1,4,8")
+    args = parser.parse_args(argv)
+    levels = [int(c) for c in args.concurrency.split(",")]
+    rows: list[tuple] = []
+    results = {}
+    for model in args.models.split(","):
+        results[model] = bench_model(model, levels, rows)
+    print(f"{'model':8} {'setup':14} {'c':>2} {'TTFT ms':>9} {'ITL ms':>8} {'tok/s':>8} {'tokens':>6}")
+    for model, setup, c, ttft, itl, tps, n in rows:
+        print(f"{model:8} {setup:14} {c:>2} {ttft:9.1f} {itl:8.1f} {tps:8.1f} {n:>6}")
+    last = results[args.models.split(",")[-1]]
+    top, one = max(levels), min(levels)
+    summary = {
+        "inflight_over_sequential_c8": round(last["in-flight"][top]["tok_s"] / last["one-at-a-time"][top]["tok_s"], 2),
+        "served_over_inprocess_c1": round(last["in-flight"][one]["tok_s"] / last["in-process"][one]["tok_s"], 2),
+        "ttft_ms_c1": round(last["in-flight"][one]["ttft_ms"], 1),
+        "itl_ms_c1": round(last["in-flight"][one]["itl_ms"], 1),
+    }
+    print(json.dumps(summary))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

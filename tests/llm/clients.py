@@ -1,0 +1,134 @@
+"""Small clients for the LLM tests: HTTP generate / generate_stream, gRPC streams (with cancellation), metrics."""
+from __future__ import annotations
+
+import json
+import queue
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import tritonclient.grpc as grpcclient
+from tritonclient.utils import np_to_triton_dtype
+
+TYPES = {"text_input": object, "system_prompt": object, "stop": object, "chat": bool, "ignore_eos": bool,
+         "max_tokens": np.int32, "top_k": np.int32, "temperature": np.float32, "top_p": np.float32, "seed": np.uint64,
+         "stop_token_ids": np.int64, "input_ids": np.int64}
+
+
+@dataclass
+class Result:
+    """One request's responses: token ids and text per response, the finish reason, or the error."""
+
+    tokens: list[list[int]] = field(default_factory=list)
+    texts: list[str] = field(default_factory=list)
+    finish_reason: str = ""
+    error: str = ""
+
+    @property
+    def ids(self) -> list[int]:
+        return [t for step in self.tokens for t in step]
+
+    @property
+    def text(self) -> str:
+        return "".join(self.texts)
+
+
+def _ids(value: Any) -> list[int]:
+    return [int(v) for v in np.atleast_1d(np.asarray(value)).reshape(-1)]
+
+
+def http(url: str, model: str, body: dict[str, Any], stream: bool, ids: str = "output_ids") -> Result:
+    """POST /v2/models/<model>/generate or generate_stream with a JSON body."""
+    endpoint = "generate_stream" if stream else "generate"
+    request = urllib.request.Request(f"http://{url}/v2/models/{model}/{endpoint}", data=json.dumps(body).encode(),
+                                     headers={"Content-Type": "application/json"})
+    result = Result()
+    try:
+        with urllib.request.urlopen(request, timeout=120) as reply:
+            events = [json.loads(line[5:]) for line in reply if line.startswith(b"data:")] if stream else [json.loads(reply.read())]
+    except urllib.error.HTTPError as exc:
+        payload = exc.read().decode()
+        result.error = payload[payload.find("{"):] if "{" in payload else payload
+        return result
+    for event in events:
+        if "error" in event:
+            result.error = event["error"]
+            break
+        result.tokens.append(_ids(event.get(ids, [])))
+        result.texts.append(event.get("text_output", ""))
+        result.finish_reason = event.get("finish_reason", "") or result.finish_reason
+    return result
+
+
+def grpc_inputs(values: dict[str, Any]) -> list[grpcclient.InferInput]:
+    """Batch-1 tensors for a pipeline model from plain values (lists for the [-1] inputs)."""
+    tensors = []
+    for name, value in values.items():
+        dtype = TYPES[name]
+        if dtype is object:
+            items = value if isinstance(value, list) else [value]
+            array = np.array([[v.encode() for v in items]], dtype=object)
+        else:
+            array = np.array([value if isinstance(value, list) else [value]], dtype=dtype)
+        tensor = grpcclient.InferInput(name, list(array.shape), np_to_triton_dtype(array.dtype))
+        tensor.set_data_from_numpy(array)
+        tensors.append(tensor)
+    return tensors
+
+
+class GrpcStream:
+    """One bidirectional stream: send requests, read responses in order, optionally cancel."""
+
+    def __init__(self, url: str) -> None:
+        self.client = grpcclient.InferenceServerClient(url)
+        self.events: queue.Queue = queue.Queue()
+        self.client.start_stream(callback=lambda result, error: self.events.put((result, error)))
+
+    def send(self, model: str, values: dict[str, Any], outputs: list[str], parameters: dict[str, Any] | None = None,
+             request_id: str = "") -> None:
+        self.client.async_stream_infer(model, grpc_inputs(values), outputs=[grpcclient.InferRequestedOutput(o) for o in outputs],
+                                       request_id=request_id, parameters=parameters, enable_empty_final_response=True)
+
+    def next(self, timeout: float = 60.0) -> tuple[Any, Any]:
+        return self.events.get(timeout=timeout)
+
+    def collect(self, ids: str = "output_ids", timeout: float = 120.0) -> Result:
+        """Reads one request's responses up to its final one."""
+        result = Result()
+        while True:
+            response, error = self.next(timeout)
+            if error is not None:
+                result.error = str(error)
+                return result
+            if response.get_response().outputs:
+                result.tokens.append(_ids(response.as_numpy(ids)))
+                text = response.as_numpy("text_output")
+                result.texts.append(text.reshape(-1)[0].decode() if text is not None else "")
+                reason = response.as_numpy("finish_reason")
+                if reason is not None and reason.reshape(-1)[0]:
+                    result.finish_reason = reason.reshape(-1)[0].decode()
+            final = response.get_response().parameters.get("triton_final_response")
+            if final is not None and final.bool_param:
+                return result
+
+    def close(self, cancel: bool = False) -> None:
+        self.client.stop_stream(cancel_requests=cancel)
+        self.client.close()
+
+
+def grpc_stream(url: str, model: str, values: dict[str, Any], ids: str = "output_ids",
+                outputs: tuple[str, ...] = ("text_output", "output_ids", "finish_reason"), **kwargs: Any) -> Result:
+    stream = GrpcStream(url)
+    try:
+        stream.send(model, values, list(outputs), **kwargs)
+        return stream.collect(ids)
+    finally:
+        stream.close()
+
+
+def metrics(url: str) -> dict[str, float]:
+    """The generate model's llm_* gauges and counters from Triton's /metrics."""
+    text = urllib.request.urlopen(f"http://{url}/metrics", timeout=10).read().decode()
+    return {line.split("{")[0]: float(line.split()[-1]) for line in text.splitlines() if line.startswith("llm_")}

@@ -1,0 +1,71 @@
+"""LLM pipeline fixtures: decoders exported once per session, example projects built and served.
+
+The tiny GPT (random weights, byte tokenizer) exports in seconds and carries most tests; SmolLM2 tests are
+marked slow. `prepared` exports with the exporter's API (cache under <repo>/.tritonkit) for in-process tests;
+the served tests build the example specs, whose `source:` the build exports. Every server started is stopped.
+"""
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+if importlib.util.find_spec("torch") is None or importlib.util.find_spec("tokenizers") is None:
+    pytest.skip("the LLM pipeline tests need: pip install 'tritonkit[export,llm]'", allow_module_level=True)
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+EXPORT_CACHE = REPO_ROOT / ".tritonkit" / "cache" / "export"
+
+
+@pytest.fixture(scope="session")
+def prepared(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Path]:
+    """prepared("tiny") -> folder with model.onnx, tokenizer.json, generation.json (exported once per session)."""
+    from tritonkit.pipelines.llm.export.prepare import prepare
+
+    folders: dict[str, Path] = {}
+
+    def get(name: str) -> Path:
+        if name not in folders:
+            out = tmp_path_factory.mktemp(f"llm-{name}") / "model"
+            prepare(name, out, EXPORT_CACHE)
+            folders[name] = out
+        return folders[name]
+
+    return get
+
+
+def write_spec(folder: Path, model: str, assets_dir: Path | None = None,
+               generate_parameters: dict[str, Any] | None = None) -> Path:
+    """examples/llm/<model>/tritonkit.yaml copied into `folder` over a copy of ensembles/llm.yaml with
+    `generate_parameters` merged in. Building it exports the decoder (once per session: the cache is there)."""
+    from tritonkit.pipelines.llm.export.project import write_project
+
+    return write_project(folder, model, assets_dir, generate_parameters)
+
+
+def build_repository(spec: Path) -> Path:
+    """`tritonkit build` as a function (export included); returns the repository folder."""
+    from tritonkit.export.progress import SilentProgress
+    from tritonkit.repository.build import build
+
+    return build(spec, progress=SilentProgress()).repository
+
+
+@pytest.fixture(scope="module")
+def serve() -> Iterator[Callable[[Path], Any]]:
+    """serve(repository) -> a started EmbeddedServer; all are stopped when the module's tests end."""
+    from tritonkit.serve.server import EmbeddedServer
+
+    servers = []
+
+    def start(repository: Path) -> EmbeddedServer:
+        server = EmbeddedServer(repository, work_dir=repository.parent / ".tritonkit", startup_timeout=240)
+        servers.append(server)
+        return server.start()
+
+    yield start
+    for server in servers:
+        server.stop()

@@ -1,0 +1,176 @@
+"""The plain-Python generation loop on the exported tiny GPT: KV-cache decoding equals PyTorch without a cache,
+batched steps equal single runs, stop conditions, cancellation, the cache budget, idle expiry."""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from tritonkit.pipelines.llm.runtime.assets import GenerationConfig
+from tritonkit.pipelines.llm.runtime.decoder import OnnxDecoder, Row
+from tritonkit.pipelines.llm.runtime.engine import (
+    CANCELLED,
+    LENGTH,
+    STOP,
+    Engine,
+    plan_calls,
+)
+from tritonkit.pipelines.llm.runtime.kv_cache import MIB, CacheBudgetError, KVCachePool
+from tritonkit.pipelines.llm.runtime.sampling import SamplingParams
+from tritonkit.pipelines.llm.runtime.text import TextCodec, visible_text
+
+from tests.llm.reference import tiny_greedy
+
+PROMPTS = ["Hello", "The capital of France is", "a", "Once upon a time, in a land far away,", "✓ unicode é",
+           "12345678901234567890", "xyz", "Triton", "in-flight batching", "KV cache", "?", "tokens", "stream me",
+           "GPU-less", "two cores", "sixteen"]
+
+
+@pytest.fixture(scope="module")
+def tiny(prepared) -> Path:
+    return prepared("tiny")
+
+
+@pytest.fixture(scope="module")
+def decoder(tiny) -> OnnxDecoder:
+    return OnnxDecoder(tiny / "model.onnx", intra_op_threads=1)
+
+
+@pytest.fixture(scope="module")
+def codec(tiny) -> TextCodec:
+    return TextCodec(tiny / "tokenizer.json")
+
+
+def make_engine(decoder, tiny, codec, budget=64 * MIB, **kwargs) -> Engine:
+    config = GenerationConfig.load(tiny)
+    return Engine(decoder, KVCachePool(decoder.geometry, budget), config.eos_token_ids, config.max_context,
+                  decode=codec.decode, **kwargs)
+
+
+def run_one(decoder, tiny, codec, prompt, params) -> tuple[list[int], str]:
+    out = make_engine(decoder, tiny, codec).run({"x": (codec.encode(prompt), params)})["x"]
+    return out.generated, out.finish_reason
+
+
+@pytest.mark.parametrize("prompt", ["Hello", "Once upon a time, in a land far away,"])
+def test_kv_cache_decoding_equals_pytorch_without_cache(decoder, tiny, codec, prompt):
+    ids = codec.encode(prompt)
+    tokens, reason = run_one(decoder, tiny, codec, prompt, SamplingParams(max_tokens=24, ignore_eos=True))
+    assert reason == LENGTH and len(tokens) == 24
+    assert tokens == tiny_greedy(list(ids), 24)
+
+
+def test_sixteen_at_once_equal_each_alone(decoder, tiny, codec):
+    params = [SamplingParams(max_tokens=10 + i % 5) if i % 2 else SamplingParams(max_tokens=12, temperature=1.3, top_k=20, seed=i)
+              for i in range(16)]
+    alone = {i: run_one(decoder, tiny, codec, PROMPTS[i], params[i]) for i in range(16)}
+    engine = make_engine(decoder, tiny, codec)
+    together = engine.run({i: (codec.encode(PROMPTS[i]), params[i]) for i in range(16)})
+    assert {i: (o.generated, o.finish_reason) for i, o in together.items()} == alone
+    assert engine.pool.reserved_bytes == 0 and len(engine.pool) == 0
+
+
+def test_prefill_and_decode_share_a_step(decoder, tiny, codec):
+    params = SamplingParams(max_tokens=6, ignore_eos=True)
+    want = {k: run_one(decoder, tiny, codec, p, params)[0] for k, p in (("a", "Hello"), ("b", "KV cache"))}
+    engine = make_engine(decoder, tiny, codec, call_cost=1000)  # padding is cheap: one call for both
+    engine.admit("a", codec.encode("Hello"), params)
+    first = engine.step(["a"])
+    engine.admit("b", codec.encode("KV cache"), params)
+    calls = engine.calls
+    mixed = engine.step(["a", "b"])  # a decodes its 2nd token while b prefills
+    assert engine.calls == calls + 1
+    got = {"a": first[0].token_ids + mixed[0].token_ids, "b": mixed[1].token_ids}
+    while engine.generations:
+        for out in engine.step(list(engine.generations)):
+            got[out.key] += out.token_ids
+    assert got == want
+
+
+def test_plan_calls_separates_long_prefills_from_decodes():
+    assert plan_calls([1, 1, 1], 32) == [[0, 1, 2]]
+    assert plan_calls([5, 1], 32) == [[0, 1]]  # 2 x 5 padded positions cost less than a second call
+    assert plan_calls([200, 1, 1, 1], 32) == [[0], [1, 2, 3]]
+    assert plan_calls([], 32) == []
+
+
+def test_max_tokens_and_stop_token(decoder, tiny, codec):
+    free, _ = run_one(decoder, tiny, codec, "Hello", SamplingParams(max_tokens=12, ignore_eos=True))
+    three, reason = run_one(decoder, tiny, codec, "Hello", SamplingParams(max_tokens=3, ignore_eos=True))
+    assert (three, reason) == (free[:3], LENGTH)
+    target = free[5]
+    cut = free.index(target)
+    stopped, reason = run_one(decoder, tiny, codec, "Hello", SamplingParams(max_tokens=12, stop_token_ids=(target,)))
+    assert (stopped, reason) == (free[:cut], STOP)
+
+
+def test_stop_string_ends_generation_where_its_text_appears(decoder, tiny, codec):
+    free, _ = run_one(decoder, tiny, codec, "The capital of France is", SamplingParams(max_tokens=30, ignore_eos=True))
+    text = codec.decode(free)
+    needle = next(text[i:i + 2] for i in range(4, len(text) - 2) if "\ufffd" not in text[i:i + 2])
+    tokens, reason = run_one(decoder, tiny, codec, "The capital of France is",
+                             SamplingParams(max_tokens=30, ignore_eos=True, stop=(needle,)))
+    assert reason == STOP and len(tokens) < len(free) and tokens == free[:len(tokens)]
+    shown, stopped = visible_text(codec.decode, tokens, (needle,), final=True)
+    assert stopped and shown == text[:text.index(needle)]
+
+
+def test_cancel_frees_the_cache(decoder, tiny, codec):
+    engine = make_engine(decoder, tiny, codec)
+    engine.admit("x", codec.encode("Hello"), SamplingParams(max_tokens=50))
+    engine.step(["x"])
+    assert engine.pool.reserved_bytes == engine.pool.bytes_for(5 + 50)
+    out = engine.cancel("x")
+    assert out.finish_reason == CANCELLED and len(out.generated) == 1
+    assert engine.pool.reserved_bytes == 0 and "x" not in engine and engine.cancel("x") is None
+
+
+def test_budget_rejects_what_does_not_fit_with_the_numbers(decoder, tiny, codec):
+    per_token = decoder.geometry.bytes_per_token  # 2 x 2 layers x 2 heads x 16 x 4 bytes
+    engine = make_engine(decoder, tiny, codec, budget=per_token * 100)
+    engine.admit("a", codec.encode("Hello"), SamplingParams(max_tokens=55))  # 60 positions
+    with pytest.raises(CacheBudgetError) as err:
+        engine.admit("b", codec.encode("Hello"), SamplingParams(max_tokens=45))  # 50 > 40 left
+    message = str(err.value)
+    assert "KV cache budget exceeded" in message and "50 positions" in message and "1 running requests" in message
+    assert "lower max_tokens" in message
+    assert "b" not in engine and engine.pool.reserved_bytes == per_token * 60
+    engine.cancel("a")
+    engine.admit("b", codec.encode("Hello"), SamplingParams(max_tokens=45))
+
+
+def test_requests_beyond_the_context_or_vocabulary_are_refused(decoder, tiny, codec):
+    engine = make_engine(decoder, tiny, codec)
+    with pytest.raises(ValueError, match="exceeds the model's context of 256 tokens"):
+        engine.admit("a", codec.encode("Hello"), SamplingParams(max_tokens=252))
+    with pytest.raises(ValueError, match=r"token ids must be in \[0, 259\)"):
+        engine.admit("b", [1, 300], SamplingParams())
+    with pytest.raises(ValueError, match="prompt is empty"):
+        engine.admit("c", [], SamplingParams())
+    assert engine.pool.reserved_bytes == 0
+
+
+def test_idle_generations_expire(decoder, tiny, codec):
+    engine = make_engine(decoder, tiny, codec)
+    engine.admit("old", codec.encode("Hello"), SamplingParams(max_tokens=5))
+    time.sleep(0.05)
+    engine.admit("new", codec.encode("Hello"), SamplingParams(max_tokens=5))
+    assert engine.expire_idle(0.03) == ["old"]
+    assert list(engine.generations) == ["new"] and len(engine.pool) == 1
+
+
+def test_decoder_step_pads_rows_of_any_lengths(decoder):
+    """Rows with different caches and prompt lengths in one call give the logits each gives alone."""
+    pool = KVCachePool(decoder.geometry, 64 * MIB)
+    rng = np.random.default_rng(0)
+    prompts = [rng.integers(0, 256, n) for n in (3, 9, 1)]
+    alone = []
+    for i, p in enumerate(prompts):
+        cache = pool.allocate(("alone", i), 20)
+        decoder.step([Row(cache, p)])
+        alone.append(decoder.step([Row(cache, np.array([7]))]))
+    caches = [pool.allocate(("batch", i), 20) for i in range(3)]
+    decoder.step([Row(c, p) for c, p in zip(caches, prompts)])
+    together = decoder.step([Row(c, np.array([7])) for c in caches])
+    np.testing.assert_allclose(together, np.concatenate(alone), atol=1e-4)

@@ -1,0 +1,227 @@
+"""The LLM pipeline served for real (embedded Triton 2.51) on the tiny GPT: streaming over HTTP and gRPC equals
+PyTorch, one-response completion, stop strings, max_tokens, seeds, cancellation, the cache budget, 16 streams."""
+from __future__ import annotations
+
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+from tritonkit.pipelines.llm.runtime.assets import GenerationConfig
+from tritonkit.pipelines.llm.runtime.chat import format_chat
+from tritonkit.pipelines.llm.runtime.text import REPLACEMENT, TextCodec
+
+from tests.llm import clients
+from tests.llm.conftest import build_repository, write_spec
+from tests.llm.reference import tiny_greedy
+
+pytestmark = pytest.mark.server
+HELLO = list(b"Hello")  # the byte tokenizer's ids
+BUDGET_POSITIONS = 2048  # 1 MiB of tiny-GPT keys+values (512 bytes a position)
+PROMPTS = ["Hello", "The capital of France is", "a", "Once upon a time, in a land far away,", "✓ unicode é",
+           "12345678901234567890", "xyz", "Triton", "in-flight batching", "KV cache", "?", "tokens", "stream me",
+           "GPU-less", "two cores", "sixteen"]
+
+
+@pytest.fixture(scope="module")
+def server(serve, tmp_path_factory):
+    spec = write_spec(tmp_path_factory.mktemp("tiny-spec"), "tiny",
+                      generate_parameters={"kv_cache_bytes": BUDGET_POSITIONS * 512, "cancel_poll_s": 0.05})
+    return serve(build_repository(spec))
+
+
+@pytest.fixture(scope="module")
+def model_dir(server) -> Path:
+    """The decoder's version folder in the built repository (model.onnx, tokenizer.json, generation.json)."""
+    return server.repository / "decoder" / "1"
+
+
+@pytest.fixture(scope="module")
+def codec(model_dir) -> TextCodec:
+    return TextCodec(model_dir / "tokenizer.json")
+
+
+@pytest.fixture(scope="module")
+def eos(model_dir) -> frozenset[int]:
+    return frozenset(GenerationConfig.load(model_dir).eos_token_ids)
+
+
+def wait_for(condition, timeout: float = 10.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.05)
+    return condition()
+
+
+def settled_metrics(url: str) -> dict[str, float]:
+    """The generate model's metrics once idle and published (it flushes its counters every cancel_poll_s)."""
+    previous = clients.metrics(url)
+    for _ in range(50):
+        time.sleep(0.15)
+        current = clients.metrics(url)
+        if current == previous and current["llm_generations_live"] == 0:
+            return current
+        previous = current
+    raise AssertionError(f"metrics did not settle: {previous}")
+
+
+def assert_clean_stream(result: clients.Result, codec: TextCodec) -> None:
+    """Deltas add up to the decoded text; no running response ends inside a character."""
+    assert result.error == ""
+    assert result.text == codec.decode(result.ids)
+    assert all(not t.endswith(REPLACEMENT) for t in result.texts[:-1])
+
+
+def test_smoke_passes(server):
+    from tritonkit.smoke.runner import run_smoke
+    from tritonkit.smoke.target import Target
+
+    target = Target(http_url=server.http_url, grpc_url=server.grpc_url)
+    results = run_smoke(server.repository, target, ["http", "grpc"])
+    failed = [r for r in results if r.status == "fail"]
+    assert failed == [], [(r.check, r.model, r.protocol, r.detail) for r in failed]
+    replayed = [r for r in results if r.model == "decoder" and r.check.startswith("request:")]
+    assert len(replayed) == 2 * 4 and all(r.status == "pass" for r in replayed)  # the export's golden samples
+
+
+@pytest.mark.parametrize("prompt", ["Hello", "✓ unicode é"])
+def test_greedy_streams_equal_pytorch_over_http_and_grpc(server, codec, eos, prompt):
+    want = tiny_greedy(list(codec.encode(prompt)), 20, eos)
+    body = {"text_input": prompt, "max_tokens": 20}
+    over_http = clients.http(server.http_url, "llm", body, stream=True)
+    over_grpc = clients.grpc_stream(server.grpc_url, "llm", body)
+    for result in (over_http, over_grpc):
+        assert result.ids == want
+        assert all(len(step) <= 1 for step in result.tokens) and len(result.tokens) >= len(want)
+        assert result.finish_reason == ("length" if len(want) == 20 else "stop")
+        assert_clean_stream(result, codec)
+    complete = clients.http(server.http_url, "llm_complete", body, stream=False)
+    assert (complete.ids, complete.text, complete.finish_reason) == (want, over_http.text, over_http.finish_reason)
+
+
+def test_generate_streams_text_directly(server, codec, eos):
+    want = tiny_greedy(list(codec.encode("Hello")), 12, eos)
+    body = {"input_ids": [int(i) for i in codec.encode("Hello")], "max_tokens": 12}
+    result = clients.http(server.http_url, "generate", body, stream=True, ids="token_ids")
+    assert result.ids == want
+    assert_clean_stream(result, codec)
+
+
+def test_max_tokens_from_inputs_or_request_parameters(server):
+    by_input = clients.grpc_stream(server.grpc_url, "llm", {"text_input": "Hello", "max_tokens": 5, "ignore_eos": True})
+    by_param = clients.http(server.http_url, "llm", {"text_input": "Hello", "parameters": {"max_tokens": 5, "ignore_eos": True}},
+                            stream=True)
+    assert len(by_input.ids) == 5 and by_input.finish_reason == "length"
+    assert by_param.ids == by_input.ids and by_param.finish_reason == "length"
+
+
+def test_stop_strings_end_the_text_before_them(server, codec):
+    prompt = "The capital of France is"  # the tiny GPT answers "szzzzzzzzzzz......"
+    free = clients.http(server.http_url, "llm_complete", {"text_input": prompt, "max_tokens": 40, "ignore_eos": True},
+                        stream=False)
+    text, stop = free.text, "z."  # spans two tokens; every "z" could start it, so each is held one step
+    assert stop in text and text.index(stop) > 3
+    body = {"text_input": prompt, "max_tokens": 40, "ignore_eos": True, "stop": [stop, "never appears"]}
+    streamed = clients.http(server.http_url, "llm", body, stream=True)
+    completed = clients.http(server.http_url, "llm_complete", body, stream=False)
+    over_grpc = clients.grpc_stream(server.grpc_url, "llm", body)
+    for result in (streamed, completed, over_grpc):
+        assert result.finish_reason == "stop", result
+        assert result.text == text[:text.index(stop)]
+        assert stop not in result.text
+    assert len(streamed.ids) < 40 and free.ids[:len(streamed.ids)] == streamed.ids
+
+
+def test_seeded_sampling_reproduces(server):
+    body = {"text_input": "Hello", "max_tokens": 24, "ignore_eos": True, "temperature": 3.0, "top_k": 100, "top_p": 0.95}
+    first = clients.http(server.http_url, "llm", {**body, "seed": 11}, stream=True)
+    again = clients.grpc_stream(server.grpc_url, "llm", {**body, "seed": 11})
+    complete = clients.http(server.http_url, "llm_complete", {**body, "seed": 11}, stream=False)
+    other = clients.http(server.http_url, "llm", {**body, "seed": 12}, stream=True)
+    assert len(first.ids) == 24 and first.ids == again.ids == complete.ids
+    assert other.ids != first.ids
+
+
+def test_chat_prompt_uses_the_chat_format(server, codec, model_dir):
+    chat = GenerationConfig.load(model_dir).chat
+    prompt = format_chat(chat, [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"}])
+    want = clients.grpc_stream(server.grpc_url, "generate", {"input_ids": [int(i) for i in codec.encode(prompt)],
+                                                            "max_tokens": 6, "ignore_eos": True},
+                               ids="token_ids", outputs=("token_ids", "finish_reason"))
+    got = clients.grpc_stream(server.grpc_url, "llm", {"text_input": "Hi", "chat": True, "system_prompt": "Be brief.",
+                                                       "max_tokens": 6, "ignore_eos": True})
+    assert got.ids == want.ids and len(got.ids) == 6
+
+
+def test_bad_requests_get_clear_errors(server):
+    too_long = clients.http(server.http_url, "llm", {"text_input": "Hello", "max_tokens": 255}, stream=True)
+    assert "exceeds the model's context of 256 tokens" in too_long.error
+    bad = clients.grpc_stream(server.grpc_url, "llm", {"text_input": "Hello", "top_p": 2.0})
+    assert "top_p must be in (0, 1]" in bad.error
+
+
+def test_cancelling_a_stream_frees_its_cache(server):
+    before = settled_metrics(server.metrics_url)
+    stream = clients.GrpcStream(server.grpc_url)
+    stream.send("generate", {"input_ids": HELLO, "max_tokens": 250, "ignore_eos": True}, ["token_ids", "text_output"])
+    _, error = stream.next()  # the first token: the generation is running (250 steps take ~0.3 s)
+    assert error is None
+    stream.close(cancel=True)
+
+    def freed() -> bool:
+        now = clients.metrics(server.metrics_url)  # gauges are set one after the other: wait for both
+        return now["llm_generations_live"] == 0 and now["llm_kv_cache_reserved_bytes"] == 0
+
+    assert wait_for(freed, 5.0)
+    after = settled_metrics(server.metrics_url)
+    assert after["llm_kv_cache_reserved_bytes"] == 0
+    generated = after["llm_generated_tokens_total"] - before["llm_generated_tokens_total"]
+    assert 1 <= generated < 250  # stopped early, and stays stopped
+
+
+def test_budget_rejects_a_request_that_does_not_fit(server):
+    hogs = [clients.GrpcStream(server.grpc_url) for _ in range(8)]  # 8 x (5 + 250) = 2040 of 2048 positions
+    try:
+        for hog in hogs:
+            hog.send("generate", {"input_ids": HELLO, "max_tokens": 250, "ignore_eos": True}, ["token_ids"])
+        for hog in hogs:
+            assert hog.next()[1] is None
+        refused = clients.grpc_stream(server.grpc_url, "llm", {"text_input": "Hello", "max_tokens": 10})
+        assert "KV cache budget exceeded" in refused.error and "15 positions" in refused.error
+        assert "lower max_tokens" in refused.error
+    finally:
+        for hog in hogs:
+            hog.close(cancel=True)
+    settled = settled_metrics(server.metrics_url)  # the hogs' caches are freed once their cancellation is seen
+    assert settled["llm_kv_cache_reserved_bytes"] == 0
+    accepted = clients.grpc_stream(server.grpc_url, "llm", {"text_input": "Hello", "max_tokens": 10})
+    assert accepted.error == "" and len(accepted.ids) >= 1
+
+
+def test_sixteen_concurrent_streams_equal_their_single_results(server, codec):
+    # 40 tokens each, so the streams overlap (a tiny-GPT step takes about a millisecond)
+    bodies = [{"text_input": p, "max_tokens": 40, **({"temperature": 1.5, "top_k": 40, "seed": i} if i % 3 == 0 else {})}
+              for i, p in enumerate(PROMPTS)]
+    alone = [clients.grpc_stream(server.grpc_url, "llm", body) for body in bodies]
+    before = settled_metrics(server.metrics_url)
+    start = threading.Barrier(len(bodies))
+
+    def run(i: int) -> clients.Result:
+        start.wait()
+        if i % 2:
+            return clients.grpc_stream(server.grpc_url, "llm", bodies[i])
+        return clients.http(server.http_url, "llm", bodies[i], stream=True)
+
+    with ThreadPoolExecutor(len(bodies)) as pool:
+        together = list(pool.map(run, range(len(bodies))))
+    after = settled_metrics(server.metrics_url)
+    for i, (one, many) in enumerate(zip(alone, together)):
+        assert (many.ids, many.text, many.finish_reason) == (one.ids, one.text, one.finish_reason), PROMPTS[i]
+        assert_clean_stream(many, codec)
+    tokens = after["llm_generated_tokens_total"] - before["llm_generated_tokens_total"]
+    steps = after["llm_steps_total"] - before["llm_steps_total"]
+    assert tokens == sum(len(r.ids) for r in together)
+    assert tokens / steps > 2, f"in-flight batching: {tokens} tokens in {steps} steps"  # 1.0 = none; ~14 idle

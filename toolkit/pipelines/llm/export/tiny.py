@@ -1,0 +1,108 @@
+"""The tiny GPT of `examples/models/tiny_gpt.py` as a KV-cache decoder, with a byte-level tokenizer of its own.
+
+Random weights (seeded), 259 tokens: the 256 bytes plus `<|endoftext|>`, `<|im_start|>`, `<|im_end|>`. Its
+output is arbitrary bytes, which is what the pipeline's tests want: fast steps, and plenty of incomplete or
+invalid UTF-8 for the detokenizer to hold back. Entry point: `tritonkit.pipelines.llm.export.tiny:build`.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from tritonkit.pipelines.llm.export import kv_graph
+
+SPECIAL_TOKENS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
+VOCAB = 256 + len(SPECIAL_TOKENS)
+MAX_POSITIONS = 256
+#: ChatML, as SmolLM2 uses it (the runtime formats chats from these strings, see runtime/chat.py).
+CHAT = {"message": "<|im_start|>{role}\n{content}<|im_end|>\n", "generation_prompt": "<|im_start|>assistant\n",
+        "default_system": None}
+
+
+def _tiny_gpt_class() -> Any:
+    """`TinyGPT` from the repository's examples (the model the export tests use)."""
+    from examples.models.tiny_gpt import TinyGPT
+
+    return TinyGPT
+
+
+def make_decoder(seed: int = 0) -> Any:
+    """TinyGPT(vocab=259) wrapped to the decoder contract of `kv_graph`."""
+    import torch
+    from torch import nn
+
+    torch.manual_seed(seed)
+    gpt = _tiny_gpt_class()(vocab=VOCAB, max_pos=MAX_POSITIONS).eval()
+
+    class TinyGPTDecoder(nn.Module):
+        """Left-padded batched steps over TinyGPT's blocks (position ids and padding mask from lengths)."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.gpt = gpt
+
+        def forward(self, input_ids, past_key, past_value, past_length, input_length):
+            seq, past = input_ids.shape[1], past_key.shape[3]
+            positions, mask = kv_graph.positions_and_mask(seq, past, past_length, input_length)
+            x = self.gpt.tok(input_ids) + self.gpt.pos(positions)
+            keys, values = [], []
+            for i, block in enumerate(self.gpt.blocks):
+                x, k, v = block(x, past_key[:, i], past_value[:, i], mask)
+                keys.append(k)
+                values.append(v)
+            logits = self.gpt.ln_f(x[:, -1]) @ self.gpt.tok.weight.T
+            return {"logits": logits, "present_key": torch.stack(keys, 1), "present_value": torch.stack(values, 1)}
+
+    return TinyGPTDecoder().eval()
+
+
+def geometry(decoder: Any) -> dict[str, int]:
+    """layers, kv_heads, head_dim, vocab of a wrapped TinyGPT."""
+    block = decoder.gpt.blocks[0]
+    return {"layers": len(decoder.gpt.blocks), "kv_heads": block.heads, "head_dim": block.head_dim, "vocab": VOCAB}
+
+
+def build(seed: int = 0, code: str = "") -> tuple[Any, dict[str, Any]]:
+    """Entry point for the exporter: (decoder module, example inputs of a mixed prefill/decode batch).
+
+    `code` is unused: the wrapper code's fingerprint, passed only to key the export cache (see prepare.py)."""
+    decoder = make_decoder(seed)
+    g = geometry(decoder)
+    return decoder, kv_graph.example_inputs(g["vocab"], g["layers"], g["kv_heads"], g["head_dim"])
+
+
+def bytes_to_unicode() -> dict[int, str]:
+    """GPT-2's reversible byte -> printable character table used by byte-level BPE."""
+    printable = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
+    table, extra = {}, 0
+    for b in range(256):
+        if b in printable:
+            table[b] = chr(b)
+        else:
+            table[b] = chr(256 + extra)
+            extra += 1
+    return table
+
+
+def make_tokenizer() -> Any:
+    """A byte-level tokenizer with one token per byte (ids 0..255 = byte values) and 3 special tokens."""
+    from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers
+
+    vocab = {char: byte for byte, char in bytes_to_unicode().items()}
+    tokenizer = Tokenizer(models.BPE(vocab=vocab, merges=[]))
+    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)
+    tokenizer.decoder = decoders.ByteLevel()
+    tokenizer.add_special_tokens([AddedToken(t, special=True, normalized=False) for t in SPECIAL_TOKENS])
+    return tokenizer
+
+
+def write_assets(out_dir: Path) -> None:
+    """tokenizer.json and generation.json for the runtime."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    tokenizer = make_tokenizer()
+    tokenizer.save(str(out_dir / "tokenizer.json"))
+    eos = [tokenizer.token_to_id("<|im_end|>"), tokenizer.token_to_id("<|endoftext|>")]
+    generation = {"format": 1, "name": "tiny-gpt", "eos_token_ids": eos, "bos_token_id": None,
+                  "max_context": MAX_POSITIONS, "chat": CHAT}
+    (out_dir / "generation.json").write_text(json.dumps(generation, indent=2) + "\n")

@@ -1,0 +1,116 @@
+"""Per-request KV caches with a byte budget: reserved whole at admission, freed on finish, cancel or idle.
+
+A request reserves `prompt + max_tokens` positions up front (numpy arrays [L, H, capacity, D] for keys and
+values; pages are touched only as positions fill). Reserving the worst case means an admitted request can
+always finish, and a request that cannot fit is refused at once with the numbers that explain why.
+"""
+from __future__ import annotations
+
+import time
+from collections.abc import Hashable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+MIB = 1024 * 1024
+
+
+class CacheBudgetError(Exception):
+    """The request's KV cache does not fit in what the budget has left."""
+
+
+@dataclass
+class CacheGeometry:
+    """Shape of one position's keys (and values): layers x kv heads x head size."""
+
+    layers: int
+    kv_heads: int
+    head_dim: int
+    dtype: np.dtype = field(default_factory=lambda: np.dtype(np.float32))
+
+    @property
+    def bytes_per_token(self) -> int:
+        """Keys plus values of one position over all layers."""
+        return 2 * self.layers * self.kv_heads * self.head_dim * np.dtype(self.dtype).itemsize
+
+
+@dataclass
+class KVCache:
+    """One request's cache: positions [0, length) of `key`/`value` are filled."""
+
+    key: np.ndarray
+    value: np.ndarray
+    length: int = 0
+    last_used: float = field(default_factory=time.monotonic)
+
+    @property
+    def capacity(self) -> int:
+        return self.key.shape[2]
+
+    def append(self, key: np.ndarray, value: np.ndarray) -> None:
+        """Writes new positions [L, H, n, D] after the filled ones."""
+        n = key.shape[2]
+        if self.length + n > self.capacity:
+            raise CacheBudgetError(f"cache overflow: {self.length} + {n} positions > capacity {self.capacity}")
+        self.key[:, :, self.length:self.length + n] = key
+        self.value[:, :, self.length:self.length + n] = value
+        self.length += n
+        self.last_used = time.monotonic()
+
+
+class KVCachePool:
+    """All live caches of one model instance, within `budget_bytes`."""
+
+    def __init__(self, geometry: CacheGeometry, budget_bytes: int) -> None:
+        self.geometry = geometry
+        self.budget_bytes = int(budget_bytes)
+        self.caches: dict[Hashable, KVCache] = {}
+        self.reserved_bytes = 0
+        self.peak_bytes = 0
+
+    def bytes_for(self, positions: int) -> int:
+        return positions * self.geometry.bytes_per_token
+
+    @property
+    def free_bytes(self) -> int:
+        return self.budget_bytes - self.reserved_bytes
+
+    def allocate(self, key: Hashable, positions: int, detail: str = "") -> KVCache:
+        """A cache for `positions` positions, or CacheBudgetError saying what it needs and what is left."""
+        if key in self.caches:
+            raise KeyError(f"a cache for request {key!r} already exists")
+        need = self.bytes_for(positions)
+        if need > self.free_bytes:
+            why = f" ({detail})" if detail else ""
+            scope = "the whole budget" if need > self.budget_bytes else f"what is free ({self.free_bytes / MIB:.2f} MiB; " \
+                f"{len(self.caches)} running requests hold {self.reserved_bytes / MIB:.2f} MiB)"
+            raise CacheBudgetError(
+                f"KV cache budget exceeded: this request needs {need / MIB:.2f} MiB for {positions} positions{why}, "
+                f"more than {scope} of the {self.budget_bytes / MIB:.2f} MiB budget; lower max_tokens or the prompt, "
+                "retry later, or raise the model's kv_cache_bytes parameter")
+        g = self.geometry
+        shape = (g.layers, g.kv_heads, positions, g.head_dim)
+        cache = KVCache(np.empty(shape, g.dtype), np.empty(shape, g.dtype))
+        self.caches[key] = cache
+        self.reserved_bytes += need
+        self.peak_bytes = max(self.peak_bytes, self.reserved_bytes)
+        return cache
+
+    def free(self, key: Hashable) -> bool:
+        """Releases a request's cache; False when it had none."""
+        cache = self.caches.pop(key, None)
+        if cache is None:
+            return False
+        self.reserved_bytes -= self.bytes_for(cache.capacity)
+        return True
+
+    def idle(self, older_than_s: float, now: float | None = None) -> list[Hashable]:
+        """Keys of caches not used for `older_than_s` seconds (their requests are gone)."""
+        now = time.monotonic() if now is None else now
+        return [k for k, c in self.caches.items() if now - c.last_used > older_than_s]
+
+    def __len__(self) -> int:
+        return len(self.caches)
+
+    def __contains__(self, key: Hashable) -> bool:
+        return key in self.caches

@@ -1,0 +1,146 @@
+"""Per-request settings from Triton request inputs and request parameters (inputs win).
+
+Inputs arrive as numpy arrays (batch dimension included or not); parameters as the request's JSON
+parameters (HTTP `"parameters": {...}`, gRPC `parameters=`). Errors name the input and what is allowed.
+"""
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from .sampling import DEFAULT_MAX_TOKENS, SamplingParams
+
+#: Input/parameter names (the pipeline's request vocabulary), with the Python type each holds.
+SCALARS = {"max_tokens": int, "temperature": float, "top_k": int, "top_p": float, "seed": int, "ignore_eos": bool}
+LISTS = {"stop": str, "stop_token_ids": int}
+
+
+def _item(value: Any) -> Any:
+    """A numpy scalar as a Python value (object-array elements already are one)."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _text(value: Any) -> str:
+    return value.decode("utf-8") if isinstance(value, (bytes, np.bytes_)) else str(value)
+
+
+def _scalar(name: str, value: Any, kind: type) -> Any:
+    try:
+        if kind is bool:
+            if isinstance(value, (bytes, str, np.bytes_)):
+                text = _text(value).strip().lower()
+                if text not in ("true", "false", "1", "0"):
+                    raise ValueError(text)
+                return text in ("true", "1")
+            return bool(value)
+        if kind is int:
+            if isinstance(value, (float, np.floating)) and not float(value).is_integer():
+                raise ValueError(value)
+            return int(_text(value)) if isinstance(value, (bytes, str, np.bytes_)) else int(value)
+        return float(_text(value)) if isinstance(value, (bytes, str, np.bytes_)) else float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"'{name}' must be {'a boolean' if kind is bool else 'an integer' if kind is int else 'a number'}, "
+                         f"got {value!r}") from None
+
+
+def _list(name: str, value: Any, kind: type) -> tuple:
+    if isinstance(value, np.ndarray):
+        items = value.reshape(-1).tolist()
+    elif isinstance(value, (list, tuple)):
+        items = list(value)
+    elif isinstance(value, str) and value.startswith("["):  # a parameter carrying a JSON list
+        try:
+            items = json.loads(value)
+        except json.JSONDecodeError:
+            raise ValueError(f"'{name}' parameter is not a JSON list: {value!r}") from None
+    else:
+        items = [value]
+    if kind is str:
+        return tuple(_text(v) for v in items)
+    return tuple(_scalar(name, v, int) for v in items)
+
+
+def parse_parameters(raw: str | Mapping[str, Any] | None) -> dict[str, Any]:
+    """The request's parameters as a dict (the Python backend hands them over as a JSON string)."""
+    if not raw:
+        return {}
+    return dict(json.loads(raw)) if isinstance(raw, str) else dict(raw)
+
+
+def settings(inputs: Mapping[str, np.ndarray], parameters: Mapping[str, Any]) -> dict[str, Any]:
+    """The sampling settings a request gives, typed: an input wins over the `sampling` input (a JSON object, as
+    `preprocess` writes it), which wins over a request parameter. Unknown names are ignored."""
+    layers: dict[str, Any] = dict(parameters)
+    if "sampling" in inputs:
+        raw = text(inputs, {}, "sampling") or "{}"
+        try:
+            packed = json.loads(raw)
+        except json.JSONDecodeError:
+            raise ValueError(f"input 'sampling' is not a JSON object: {raw[:80]!r}") from None
+        if not isinstance(packed, dict):
+            raise ValueError("input 'sampling' must be a JSON object")
+        layers.update(packed)
+    values: dict[str, Any] = {}
+    for name, kind in SCALARS.items():
+        if name in inputs:
+            flat = np.asarray(inputs[name]).reshape(-1)
+            if flat.size != 1:
+                raise ValueError(f"input '{name}' must hold one value, got {flat.size}")
+            values[name] = _scalar(name, _item(flat[0]), kind)
+        elif name in layers:
+            values[name] = _scalar(name, layers[name], kind)
+    for name, kind in LISTS.items():
+        if name in inputs:
+            values[name] = _list(name, inputs[name], kind)
+        elif name in layers:
+            values[name] = _list(name, layers[name], kind)
+    return values
+
+
+def sampling_params(inputs: Mapping[str, np.ndarray], parameters: Mapping[str, Any],
+                    default_max_tokens: int = DEFAULT_MAX_TOKENS) -> SamplingParams:
+    """SamplingParams from the request (see `settings`), `default_max_tokens` when it names none."""
+    return SamplingParams(**({"max_tokens": default_max_tokens} | settings(inputs, parameters)))
+
+
+def packed_settings(inputs: Mapping[str, np.ndarray], parameters: Mapping[str, Any]) -> str:
+    """The request's settings, checked, as the JSON object `generate` takes in its `sampling` input.
+
+    The ensembles send every request to `generate` with the same two inputs (ids and this), because Triton
+    batches only requests that carry the same set of inputs: optional inputs present in some requests and
+    not in others would split the in-flight batch.
+    """
+    given = settings(inputs, parameters)
+    SamplingParams(**given).validate()
+    return json.dumps({k: list(v) if isinstance(v, tuple) else v for k, v in given.items()}, ensure_ascii=False)
+
+
+def stop_strings(inputs: Mapping[str, np.ndarray], parameters: Mapping[str, Any], input_name: str = "stop") -> tuple[str, ...]:
+    """Stop strings from an input (`stop`, or generate's echo `stop_strings`) or the `stop` request parameter."""
+    if input_name in inputs:
+        return _list(input_name, inputs[input_name], str)
+    if "stop" in parameters:
+        return _list("stop", parameters["stop"], str)
+    return ()
+
+
+def flag(inputs: Mapping[str, np.ndarray], parameters: Mapping[str, Any], name: str, default: bool = False) -> bool:
+    """A boolean from an input or a parameter."""
+    if name in inputs:
+        return _scalar(name, _item(np.asarray(inputs[name]).reshape(-1)[0]), bool)
+    if name in parameters:
+        return _scalar(name, parameters[name], bool)
+    return default
+
+
+def text(inputs: Mapping[str, np.ndarray], parameters: Mapping[str, Any], name: str) -> str | None:
+    """A string from an input (first element) or a parameter."""
+    if name in inputs:
+        flat = np.asarray(inputs[name]).reshape(-1)
+        return _text(flat[0]) if flat.size else ""
+    if name in parameters:
+        return _text(parameters[name])
+    return None

@@ -1,0 +1,96 @@
+"""Per-request sampling settings and next-token choice: greedy, temperature, top-k, top-p, seeded.
+
+Each request owns a numpy Generator seeded from its `seed`, so a seeded request draws the same tokens
+whatever else shares its batch (the logits are the same up to float rounding; a draw is one uniform number
+per step, taken only when the request samples).
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+import numpy as np
+
+#: Tokens generated when a request does not say (`max_tokens` input or parameter).
+DEFAULT_MAX_TOKENS = 64
+
+
+@dataclass(frozen=True)
+class SamplingParams:
+    """What one request asks for; `validate` says what is wrong in one sentence."""
+
+    max_tokens: int = DEFAULT_MAX_TOKENS
+    temperature: float = 0.0
+    top_k: int = 0
+    top_p: float = 1.0
+    seed: int | None = None
+    stop: tuple[str, ...] = ()
+    stop_token_ids: tuple[int, ...] = ()
+    ignore_eos: bool = False
+
+    @property
+    def greedy(self) -> bool:
+        """Temperature 0 or top_k 1: the most likely token, no random draw."""
+        return self.temperature <= 0.0 or self.top_k == 1
+
+    def validate(self, max_tokens_limit: int | None = None) -> SamplingParams:
+        """Returns self, or raises ValueError naming the bad parameter and the allowed range."""
+        if self.max_tokens < 1:
+            raise ValueError(f"max_tokens must be >= 1, got {self.max_tokens}")
+        if max_tokens_limit is not None and self.max_tokens > max_tokens_limit:
+            raise ValueError(f"max_tokens {self.max_tokens} is above this server's limit {max_tokens_limit}")
+        if not (self.temperature >= 0.0 and np.isfinite(self.temperature)):
+            raise ValueError(f"temperature must be a finite number >= 0, got {self.temperature}")
+        if self.top_k < 0:
+            raise ValueError(f"top_k must be >= 0 (0 = off), got {self.top_k}")
+        if not (0.0 < self.top_p <= 1.0):
+            raise ValueError(f"top_p must be in (0, 1], got {self.top_p}")
+        if self.seed is not None and not (0 <= self.seed < 2**64):
+            raise ValueError(f"seed must be in [0, 2**64), got {self.seed}")
+        if any(not s for s in self.stop):
+            raise ValueError("stop strings must be non-empty")
+        return self
+
+
+@dataclass
+class Sampler:
+    """Chooses tokens for one request; holds its random generator."""
+
+    params: SamplingParams
+    rng: np.random.Generator = field(init=False)
+
+    def __post_init__(self) -> None:
+        seed = self.params.seed if self.params.seed is not None else int.from_bytes(os.urandom(8), "little")
+        self.rng = np.random.Generator(np.random.PCG64(seed))
+
+    def choose(self, logits: np.ndarray) -> int:
+        """The next token id from one row of logits [V]."""
+        return choose_token(logits, self.params, self.rng)
+
+
+def filtered_probs(logits: np.ndarray, params: SamplingParams) -> np.ndarray:
+    """Probabilities after temperature, top-k and top-p (zeros outside the kept set), float64, summing to 1."""
+    scaled = logits.astype(np.float64) / params.temperature
+    if 0 < params.top_k < scaled.shape[-1]:
+        kth = np.partition(scaled, -params.top_k)[-params.top_k]
+        scaled = np.where(scaled >= kth, scaled, -np.inf)
+    probs = np.exp(scaled - scaled.max())
+    probs /= probs.sum()
+    if params.top_p < 1.0:
+        order = np.argsort(-probs, kind="stable")
+        cumulative = np.cumsum(probs[order])
+        keep = int(np.searchsorted(cumulative, params.top_p, side="left")) + 1  # smallest set reaching top_p
+        kept = np.zeros_like(probs)
+        kept[order[:keep]] = probs[order[:keep]]
+        probs = kept / kept.sum()
+    return probs
+
+
+def choose_token(logits: np.ndarray, params: SamplingParams, rng: np.random.Generator) -> int:
+    """Greedy argmax, or one draw from the filtered distribution."""
+    if params.greedy:
+        return int(np.argmax(logits))
+    probs = filtered_probs(logits, params)
+    cumulative = np.cumsum(probs)
+    index = int(np.searchsorted(cumulative, rng.random() * cumulative[-1], side="right"))
+    return min(index, probs.shape[-1] - 1)

@@ -1,0 +1,45 @@
+"""Reading Triton Python-backend requests into numpy, shared by the adapters (duck-typed: no Triton import).
+
+Every pipeline model takes one prompt per request: batched configs let Triton put several requests in one
+`execute`, but a request's own batch dimension must be 1.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .requests import parse_parameters
+
+
+class RequestError(ValueError):
+    """A bad request: its message goes back to the client as the response error."""
+
+
+def request_inputs(request: Any, batched: bool) -> dict[str, np.ndarray]:
+    """{name: array} with the batch dimension removed (requests of batch size > 1 are refused)."""
+    out: dict[str, np.ndarray] = {}
+    for tensor in request.inputs():
+        value = tensor.as_numpy()
+        if batched:
+            if value.shape[0] != 1:
+                raise RequestError(f"input '{tensor.name()}' has batch size {value.shape[0]}; send one prompt per "
+                                   "request (batch size 1) and several requests at once instead")
+            value = value[0]
+        out[tensor.name()] = value
+    return out
+
+
+def request_parameters(request: Any) -> dict[str, Any]:
+    """The request's parameters (HTTP `parameters`, gRPC `parameters=`) as a dict."""
+    return parse_parameters(request.parameters())
+
+
+def batched_output(value: np.ndarray, batched: bool) -> np.ndarray:
+    """Adds the batch dimension back for batched configs."""
+    return value[np.newaxis] if batched else value
+
+
+def text_array(text: str) -> np.ndarray:
+    """A one-element BYTES tensor value (UTF-8)."""
+    return np.array([text.encode("utf-8")], dtype=object)

@@ -1,0 +1,202 @@
+"""Triton adapter for `generate`: in-flight batched generation (decoupled, iterative sequence batching).
+
+Clients may stream from `generate` directly (prompt ids from `preprocess`), asking for `text_output` too: that
+is the way to cancel in Triton 2.51, which does not forward an ensemble request's cancellation to its steps.
+
+Each `execute` is one step over the requests Triton scheduled together: new requests are admitted (their KV
+cache reserved, or refused with the reason), every request gets one streamed response with its new token,
+and unfinished requests are rescheduled so Triton batches their next step with whatever else is running.
+The loop itself is `llm_runtime.engine.Engine` (ordinary, tested Python); this file only moves data.
+"""
+import json
+import os
+import sys
+import threading
+import time
+
+import numpy as np
+import triton_python_backend_utils as pb_utils
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from llm_runtime import assets
+from llm_runtime.kv_cache import CacheBudgetError
+from llm_runtime.loading import load_engine
+from llm_runtime.requests import sampling_params
+from llm_runtime.text import text_delta
+from llm_runtime.triton_io import (
+    RequestError,
+    batched_output,
+    request_inputs,
+    request_parameters,
+    text_array,
+)
+
+FINAL = pb_utils.TRITONSERVER_RESPONSE_COMPLETE_FINAL
+RESCHEDULE = pb_utils.TRITONSERVER_REQUEST_RELEASE_RESCHEDULE
+
+
+class TritonPythonModel:
+    def initialize(self, args):
+        config = json.loads(args["model_config"])
+        params = assets.model_parameters(config)
+        folder = assets.sibling_version_dir(args["model_repository"], params.get("decoder_model", "decoder"),
+                                            params.get("decoder_version"))
+        loaded = load_engine(folder, params)
+        self.engine, self.codec, self.default_max_tokens = loaded.engine, loaded.codec, loaded.default_max_tokens
+        self.idle_s = assets.float_parameter(params, "idle_timeout_s", 60.0)
+        self.batched = config.get("max_batch_size", 0) > 0
+        self.expired = {}  # correlation id -> time freed for idleness: a late return is refused, not restarted
+        self.senders = {}  # correlation id -> the response sender of its last step, polled for cancellation
+        self.poll_s = assets.float_parameter(params, "cancel_poll_s", 0.1)
+        self.lock = threading.Lock()  # execute and the sweeper share the engine
+        self.metrics = Metrics(args["model_name"])
+        self.metrics.update(self.engine)
+        self.stopping = threading.Event()
+        self.sweeper = threading.Thread(target=self._sweep, name="kv-idle-sweeper", daemon=True)
+        self.sweeper.start()
+
+    def _sweep(self):
+        """Frees the caches of cancelled requests, and of requests Triton stopped sending back.
+
+        A request cancelled while it waits to be rescheduled is answered by Triton's sequence batcher and never
+        reaches `execute` again; its response sender still says it was cancelled, so it is polled here.
+        """
+        while not self.stopping.wait(self.poll_s):
+            with self.lock:  # only generations waiting longer than a poll interval: running ones come back anyway
+                now = time.monotonic()
+                for key in [k for k in self.senders if k not in self.engine]:
+                    del self.senders[key]
+                waiting = [(k, s) for k, s in self.senders.items()
+                           if now - self.engine.generations[k].cache.last_used > self.poll_s]
+            cancelled = [k for k, sender in waiting if sender.is_cancelled()]  # IPC: outside the lock
+            with self.lock:
+                for key in cancelled:
+                    if key in self.senders:
+                        self.engine.cancel(key)
+                        del self.senders[key]
+                self._expire()
+                self.metrics.update(self.engine)
+
+    def _expire(self):
+        now = time.monotonic()
+        for key in self.engine.expire_idle(self.idle_s):
+            self.expired[key] = now
+        for key in [k for k, t in self.expired.items() if now - t > 600]:
+            del self.expired[key]
+
+    def execute(self, requests):
+        with self.lock:
+            self._execute(requests)
+
+    def _execute(self, requests):
+        self._expire()
+        running = []
+        for request in requests:
+            key = request.correlation_id()
+            sender = request.get_response_sender()
+            try:
+                if key in self.expired:
+                    raise RequestError(f"request {key} was idle for over {self.idle_s:.0f} s and its KV cache was freed")
+                if key not in self.engine:
+                    inputs = request_inputs(request, self.batched)
+                    if "input_ids" not in inputs:
+                        raise RequestError("input 'input_ids' is required")
+                    params = sampling_params(inputs, request_parameters(request), self.default_max_tokens)
+                    self.engine.admit(key, inputs["input_ids"].reshape(-1), params)
+            except (ValueError, CacheBudgetError) as exc:
+                sender.send(pb_utils.InferenceResponse(error=pb_utils.TritonError(str(exc))), flags=FINAL)
+                continue
+            running.append((request, sender, key))
+        try:
+            outputs = self.engine.step([key for _, _, key in running])
+        except Exception as exc:  # noqa: BLE001 - a failed decoder call ends these requests, not the model
+            for _, sender, key in running:
+                self.engine.cancel(key)
+                sender.send(pb_utils.InferenceResponse(error=pb_utils.TritonError(f"decoder step failed: {exc}")), flags=FINAL)
+            return
+        for (request, sender, _), out in zip(running, outputs):
+            text = None
+            if "text_output" in request.requested_output_names():
+                text = text_delta(self.codec.decode, out.generated, len(out.token_ids), out.stop, out.finish_reason is not None)
+            response = self._response(out.token_ids, out.generated, out.finish_reason or "", out.stop, text)
+            if out.finish_reason is None:
+                sender.send(response)
+                self.senders[out.key] = sender
+                request.set_release_flags(RESCHEDULE)
+            else:
+                self.senders.pop(out.key, None)
+                sender.send(response, flags=FINAL)
+        self.metrics.count(len(running), sum(len(o.token_ids) for o in outputs))
+        if self.metrics.due(self.poll_s):  # a busy model publishes here, between steps
+            self.metrics.update(self.engine)
+
+    def _response(self, token_ids, generated, finish_reason, stop, text):
+        stop_strings = np.array([s.encode("utf-8") for s in stop], dtype=object)
+        tensors = [] if text is None else [pb_utils.Tensor("text_output", batched_output(text_array(text), self.batched))]
+        tensors += [
+            pb_utils.Tensor("stop_strings", batched_output(stop_strings, self.batched)),
+            pb_utils.Tensor("token_ids", batched_output(np.asarray(token_ids, np.int64), self.batched)),
+            pb_utils.Tensor("generated_ids", batched_output(np.asarray(generated, np.int64), self.batched)),
+            pb_utils.Tensor("finish_reason", batched_output(text_array(finish_reason), self.batched)),
+        ]
+        return pb_utils.InferenceResponse(output_tensors=tensors)
+
+    def finalize(self):
+        self.stopping.set()
+        with self.lock:
+            for key in list(self.engine.generations):
+                self.engine.cancel(key)
+
+
+class Metrics:
+    """Custom metrics on Triton's /metrics: live generations, reserved KV bytes, budget, last step's batch,
+    tokens and steps. Each update is a message to the server, so `execute` only counts and the sweeper
+    thread publishes (every `cancel_poll_s`)."""
+
+    def __init__(self, model):
+        labels = {"model": model}
+        family = getattr(pb_utils, "MetricFamily", None)
+        self.enabled = family is not None
+        self.pending_tokens = self.pending_steps = 0
+        self.last_batch = 0
+        self.published_at = 0.0
+        if not self.enabled:
+            return
+        self.families = []  # a MetricFamily must outlive its metrics
+
+        def metric(name, text, kind=family.GAUGE):
+            self.families.append(family(name=name, description=text, kind=kind))
+            return self.families[-1].Metric(labels=labels)
+
+        self.live = metric("llm_generations_live", "Generations holding a KV cache")
+        self.reserved = metric("llm_kv_cache_reserved_bytes", "KV-cache bytes reserved by live generations")
+        self.budget = metric("llm_kv_cache_budget_bytes", "KV-cache budget (parameter kv_cache_bytes)")
+        self.batch = metric("llm_step_batch_size", "Requests in the last generation step")
+        self.tokens = metric("llm_generated_tokens_total", "Tokens streamed", family.COUNTER)
+        self.steps = metric("llm_steps_total", "Generation steps run (tokens / steps = mean batch)", family.COUNTER)
+
+    def due(self, interval_s):
+        """Whether the last publication is older than `interval_s`."""
+        return time.monotonic() - self.published_at > interval_s
+
+    def count(self, batch, tokens):
+        """Called by execute (no server message)."""
+        self.last_batch = batch
+        if batch:
+            self.pending_steps += 1
+            self.pending_tokens += tokens
+
+    def update(self, engine):
+        """Publishes everything (called with the engine lock held)."""
+        self.published_at = time.monotonic()
+        if not self.enabled:
+            return
+        self.live.set(len(engine.pool))
+        self.reserved.set(engine.pool.reserved_bytes)
+        self.budget.set(engine.pool.budget_bytes)
+        self.batch.set(self.last_batch)
+        if self.pending_tokens:
+            self.tokens.increment(self.pending_tokens)
+        if self.pending_steps:
+            self.steps.increment(self.pending_steps)
+        self.pending_tokens = self.pending_steps = 0
