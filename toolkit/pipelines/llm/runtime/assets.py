@@ -64,3 +64,13 @@ def float_parameter(params: dict[str, str], name: str, default: float) -> float:
 
 def threads_default() -> int:
     return os.cpu_count() or 1
+
+
+def decoder_context(initialize_args: dict[str, str]) -> tuple[dict[str, Any], dict[str, str], Path]:
+    """From a Python model's `initialize` args: its config, its string parameters and the decoder's version
+    folder (tokenizer, generation settings, model.onnx), which every LLM pipeline model reads."""
+    config = json.loads(initialize_args["model_config"])
+    params = model_parameters(config)
+    folder = sibling_version_dir(initialize_args["model_repository"], params.get("decoder_model", "decoder"),
+                                 params.get("decoder_version"))
+    return config, params, folder

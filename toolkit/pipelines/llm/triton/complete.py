@@ -6,7 +6,6 @@ batcher hands to one `execute` are generated together, one batched step at a tim
 stream from a rescheduling decoupled model hangs after a few thousand responses: measured, see the README.)
 """
 import itertools
-import json
 import os
 import sys
 
@@ -29,10 +28,7 @@ from llm_runtime.triton_io import (
 
 class TritonPythonModel:
     def initialize(self, args):
-        config = json.loads(args["model_config"])
-        params = assets.model_parameters(config)
-        folder = assets.sibling_version_dir(args["model_repository"], params.get("decoder_model", "decoder"),
-                                            params.get("decoder_version"))
+        config, params, folder = assets.decoder_context(args)
         loaded = load_engine(folder, params)
         self.engine, self.default_max_tokens = loaded.engine, loaded.default_max_tokens
         self.batched = config.get("max_batch_size", 0) > 0

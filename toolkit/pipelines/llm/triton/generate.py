@@ -8,7 +8,6 @@ cache reserved, or refused with the reason), every request gets one streamed res
 and unfinished requests are rescheduled so Triton batches their next step with whatever else is running.
 The loop itself is `llm_runtime.engine.Engine` (ordinary, tested Python); this file only moves data.
 """
-import json
 import os
 import sys
 import threading
@@ -37,10 +36,7 @@ RESCHEDULE = pb_utils.TRITONSERVER_REQUEST_RELEASE_RESCHEDULE
 
 class TritonPythonModel:
     def initialize(self, args):
-        config = json.loads(args["model_config"])
-        params = assets.model_parameters(config)
-        folder = assets.sibling_version_dir(args["model_repository"], params.get("decoder_model", "decoder"),
-                                            params.get("decoder_version"))
+        config, params, folder = assets.decoder_context(args)
         loaded = load_engine(folder, params)
         self.engine, self.codec, self.default_max_tokens = loaded.engine, loaded.codec, loaded.default_max_tokens
         self.idle_s = assets.float_parameter(params, "idle_timeout_s", 60.0)

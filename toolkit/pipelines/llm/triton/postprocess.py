@@ -5,7 +5,6 @@ by `llm_runtime.text.text_delta`, which never splits a UTF-8 character and never
 tail that may still become one). The final response (non-empty `finish_reason`) flushes what was held.
 The new ids and the finish reason pass through, so the ensembles' outputs all come from this step.
 """
-import json
 import os
 import sys
 
@@ -27,10 +26,7 @@ from llm_runtime.triton_io import (
 
 class TritonPythonModel:
     def initialize(self, args):
-        config = json.loads(args["model_config"])
-        params = assets.model_parameters(config)
-        folder = assets.sibling_version_dir(args["model_repository"], params.get("decoder_model", "decoder"),
-                                            params.get("decoder_version"))
+        config, params, folder = assets.decoder_context(args)
         self.codec = TextCodec(folder / assets.TOKENIZER_FILE)
         self.batched = config.get("max_batch_size", 0) > 0
 

@@ -5,7 +5,6 @@ settings (inputs or request parameters) checked and packed into one JSON `sampli
 wrapped in the model's chat format with an optional `system_prompt`. The tokenizer and chat format come
 from the decoder folder (parameter `decoder_model`).
 """
-import json
 import os
 import sys
 
@@ -27,10 +26,7 @@ from llm_runtime.triton_io import (
 
 class TritonPythonModel:
     def initialize(self, args):
-        config = json.loads(args["model_config"])
-        params = assets.model_parameters(config)
-        folder = assets.sibling_version_dir(args["model_repository"], params.get("decoder_model", "decoder"),
-                                            params.get("decoder_version"))
+        config, params, folder = assets.decoder_context(args)
         self.generation = assets.GenerationConfig.load(folder)
         self.codec = TextCodec(folder / assets.TOKENIZER_FILE)
         self.batched = config.get("max_batch_size", 0) > 0
