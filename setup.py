@@ -1,7 +1,13 @@
-"""Maps the source folder `toolkit/` to the import name `tritonkit` and ships `templates/` with it."""
+"""Source root `toolkit/` (src layout: `toolkit/tritonkit/` is the package) plus the data folders it ships.
+
+`templates/` and `ensembles/` stay at the repository's top level, where users and reviewers look for them,
+and are installed inside the package as `tritonkit/templates/` and `tritonkit/ensembles/`.
+"""
 from setuptools import find_packages, setup
 
+DATA_PACKAGES = {"tritonkit.templates": "templates", "tritonkit.ensembles": "ensembles"}
+
 setup(
-    packages=["tritonkit", *(f"tritonkit.{p}" for p in find_packages("toolkit")), "tritonkit.templates"],
-    package_dir={"tritonkit": "toolkit", "tritonkit.templates": "templates"},
+    packages=[*find_packages("toolkit"), *DATA_PACKAGES, "tritonkit.templates.model_config"],
+    package_dir={"": "toolkit", **DATA_PACKAGES},
 )

@@ -41,7 +41,7 @@ def write_spec(folder: Path, model: str, assets_dir: Path | None = None,
                generate_parameters: dict[str, Any] | None = None) -> Path:
     """examples/llm/<model>/tritonkit.yaml copied into `folder` over a copy of ensembles/llm.yaml with
     `generate_parameters` merged in. Building it exports the decoder (once per session: the cache is there)."""
-    from tritonkit.pipelines.llm.export.project import write_project
+    from examples.llm.project import write_project
 
     return write_project(folder, model, assets_dir, generate_parameters)
 

@@ -9,15 +9,14 @@ from typing import Any
 def _tiny_model() -> Any:
     import torch
     from tritonkit.pipelines.llm.export.tiny import MAX_POSITIONS, VOCAB
-
-    from examples.models.tiny_gpt import TinyGPT
+    from tritonkit.pipelines.llm.export.tiny_gpt import TinyGPT
 
     torch.manual_seed(0)  # the seed tiny.make_decoder uses
     return TinyGPT(vocab=VOCAB, max_pos=MAX_POSITIONS).eval()
 
 
 def tiny_greedy(prompt_ids: list[int], steps: int, stop_ids: frozenset[int] = frozenset()) -> list[int]:
-    """examples/models/tiny_gpt.py's TinyGPT, the whole sequence recomputed every step."""
+    """tritonkit's TinyGPT, the whole sequence recomputed every step."""
     import torch
 
     model = _tiny_model()

@@ -110,7 +110,7 @@ def test_serving_folder_leaves_the_repository_untouched_and_is_reused(
     first = build_serving_repository(repo, tmp_path / "work")
     assert [f.name for f in first.fallbacks] == ["onnx_model"]
     assert (first.path / "onnx_model" / "1" / "model.py").read_text() == \
-        (Path(__file__).parents[2] / "toolkit/serve/onnx_model.py").read_text()
+        (Path(__file__).parents[2] / "toolkit/tritonkit/serve/onnx_model.py").read_text()
     assert (first.path / "onnx_model" / "1" / "model.onnx").resolve() == (repo / "onnx_model/1/model.onnx").resolve()
     assert (first.path / "py" / "1" / "model.py").is_symlink() and not (first.path / "py").is_symlink()
     assert build_serving_repository(repo, tmp_path / "work").path == first.path

@@ -7,6 +7,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from tritonkit.errors import Problem, TritonkitError
+from tritonkit.package_files import resolve_spec_path
 from tritonkit.spec.pydantic_errors import problems_from_validation
 from tritonkit.spec.project import PipelineFile, Project, ProjectFile
 from tritonkit.spec.tuned import apply_tuned
@@ -63,12 +64,12 @@ def _merge(project: Project, part: PipelineFile, path: Path, chain: list[Path], 
         project.models[name] = model
         project.origins[name] = path
     for index, rel in enumerate(part.include):
-        target = (path.parent / rel).absolute()
+        target = resolve_spec_path(rel, path.parent).absolute()
         if target.resolve() in chain:
             loop = " -> ".join(shown_path(c) for c in chain[chain.index(target.resolve()):] + [target.resolve()])
             problems.append(Problem(shown_path(path), f"include[{index}]", f"'{rel}' closes an include cycle ({loop})", "remove the circular include"))
             continue
         if not target.is_file():
-            problems.append(Problem(shown_path(path), f"include[{index}]", f"included file '{rel}' not found", "fix the path (relative to this file)"))
+            problems.append(Problem(shown_path(path), f"include[{index}]", f"included file '{rel}' not found", "fix the path (relative to this file, or tritonkit:ensembles/<name>.yaml for a shipped pipeline)"))
             continue
         _merge(project, _parse(target, PipelineFile), target, chain + [target.resolve()], problems)

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from importlib.resources import files
 from pathlib import Path, PurePosixPath
 
 from tritonclient.grpc import model_config_pb2 as pb
@@ -10,6 +9,7 @@ from tritonclient.grpc import model_config_pb2 as pb
 from tritonkit.errors import Problem, TritonkitError
 from tritonkit.export.api import ExportResult
 from tritonkit.golden import GoldenCase
+from tritonkit.package_files import resolve_spec_path
 from tritonkit.render.model_config import render_model_config
 from tritonkit.repository.exports import golden_copies
 from tritonkit.repository.smoke_cases import golden_from_spec
@@ -78,20 +78,6 @@ def make_plan(project: Project, exports: dict[str, ExportResult] | None = None) 
     return plan
 
 
-PACKAGE_PREFIX = "tritonkit:"
-
-
-def resolve_source(source: str, base: Path) -> Path:
-    """A spec path: relative to the defining spec file, or `tritonkit:<path>` inside the installed package.
-
-    The package form lets pipeline specs ship tritonkit's own runtime code (e.g. the LLM generation loop)
-    into a model's version folder, where Triton's Python backend imports it without tritonkit installed.
-    """
-    if source.startswith(PACKAGE_PREFIX):
-        return Path(str(files("tritonkit"))) / source[len(PACKAGE_PREFIX):]
-    return base / source
-
-
 def _collect_copies(model: ModelPlan, spec: ModelSpec, origin: Path, shown: str) -> list[Problem]:
     """Resolves every file the model directory needs, relative to the spec file that defines it."""
     problems: list[Problem] = []
@@ -99,7 +85,7 @@ def _collect_copies(model: ModelPlan, spec: ModelSpec, origin: Path, shown: str)
     prefix = f"models.{model.name}"
 
     def add(field_path: str, rel_dest: str, source: str) -> None:
-        src = resolve_source(source, base)
+        src = resolve_spec_path(source, base)
         dest = PurePosixPath(rel_dest)
         if dest.is_absolute() or ".." in dest.parts or not dest.parts:
             problems.append(Problem(shown, field_path, f"destination '{rel_dest}' leaves the model directory", "use a plain file name such as model.py"))

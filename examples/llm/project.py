@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from tritonkit.pipelines.llm.export.prepare import REPO_ROOT
+from tritonkit.package_files import PACKAGE_PREFIX, package_path
 
-PACKAGE = "tritonkit:"
+EXAMPLES = Path(__file__).resolve().parent
 
 
 def write_project(folder: Path, recipe: str, assets_dir: Path | None = None, generate_parameters: dict[str, Any] | None = None,
@@ -22,14 +22,14 @@ def write_project(folder: Path, recipe: str, assets_dir: Path | None = None, gen
     top-level fields of generate and of both ensembles (e.g. max_batch_size, sequence_batching)."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    pipeline = yaml.safe_load((REPO_ROOT / "ensembles" / "llm.yaml").read_text())
+    pipeline = yaml.safe_load(package_path("ensembles/llm.yaml").read_text())
     models = pipeline["models"]
     models["generate"]["parameters"].update(generate_parameters or {})
     models["generate"].update(generate_overrides or {})
     for name in ("llm", "llm_complete"):
         models[name].update(ensemble_overrides or {})
     (folder / "llm.yaml").write_text(yaml.safe_dump(pipeline, sort_keys=False))
-    example = REPO_ROOT / "examples" / "llm" / recipe
+    example = EXAMPLES / recipe
     spec = yaml.safe_load((example / "tritonkit.yaml").read_text())
     spec["include"] = ["llm.yaml"]
     for model in spec["models"].values():
@@ -37,7 +37,7 @@ def write_project(folder: Path, recipe: str, assets_dir: Path | None = None, gen
         if source:
             source["python_path"] = [str((example / p).resolve()) for p in source.get("python_path", ["."])]
         for dest, path in model.get("files", {}).items():
-            if path.startswith(PACKAGE):
+            if path.startswith(PACKAGE_PREFIX):
                 continue
             if assets_dir is not None and path.startswith("assets/"):
                 model["files"][dest] = str(Path(assets_dir).resolve() / path[len("assets/"):])

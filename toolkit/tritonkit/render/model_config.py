@@ -2,10 +2,10 @@
 from __future__ import annotations
 
 from functools import lru_cache
-from importlib.resources import files
 
 import jinja2
 
+from tritonkit.package_files import package_path
 from tritonkit.render.pbtxt_filters import FILTERS
 from tritonkit.spec.model import ModelSpec
 
@@ -14,7 +14,7 @@ from tritonkit.spec.model import ModelSpec
 def template_environment() -> jinja2.Environment:
     """The shared Jinja environment: StrictUndefined, so a missing value fails instead of rendering empty."""
     env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(files("tritonkit.templates"))),
+        loader=jinja2.FileSystemLoader(str(package_path("templates"))),
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,

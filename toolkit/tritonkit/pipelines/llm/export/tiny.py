@@ -1,4 +1,4 @@
-"""The tiny GPT of `examples/models/tiny_gpt.py` as a KV-cache decoder, with a byte-level tokenizer of its own.
+"""The tiny GPT of `tiny_gpt.py` as a KV-cache decoder, with a byte-level tokenizer of its own.
 
 Random weights (seeded), 259 tokens: the 256 bytes plus `<|endoftext|>`, `<|im_start|>`, `<|im_end|>`. Its
 output is arbitrary bytes, which is what the pipeline's tests want: fast steps, and plenty of incomplete or
@@ -20,20 +20,15 @@ CHAT = {"message": "<|im_start|>{role}\n{content}<|im_end|>\n", "generation_prom
         "default_system": None}
 
 
-def _tiny_gpt_class() -> Any:
-    """`TinyGPT` from the repository's examples (the model the export tests use)."""
-    from examples.models.tiny_gpt import TinyGPT
-
-    return TinyGPT
-
-
 def make_decoder(seed: int = 0) -> Any:
     """TinyGPT(vocab=259) wrapped to the decoder contract of `kv_graph`."""
     import torch
     from torch import nn
 
+    from tritonkit.pipelines.llm.export.tiny_gpt import TinyGPT
+
     torch.manual_seed(seed)
-    gpt = _tiny_gpt_class()(vocab=VOCAB, max_pos=MAX_POSITIONS).eval()
+    gpt = TinyGPT(vocab=VOCAB, max_pos=MAX_POSITIONS).eval()
 
     class TinyGPTDecoder(nn.Module):
         """Left-padded batched steps over TinyGPT's blocks (position ids and padding mask from lengths)."""

@@ -20,8 +20,6 @@ from typing import Any
 
 from tritonkit.pipelines.llm.export import kv_graph
 
-#: Where `examples/` lives: the tiny GPT's entry point imports `examples.models.tiny_gpt`.
-REPO_ROOT = Path(__file__).resolve().parents[4]
 ASSET_FILES = ("tokenizer.json", "generation.json")
 
 
@@ -110,11 +108,11 @@ def prepare(name: str, out_dir: Path, cache_dir: Path | None = None, progress: A
 
     recipe = RECIPES[name]
     out_dir = Path(out_dir).resolve()
-    cache_dir = Path(cache_dir or REPO_ROOT / ".tritonkit" / "cache" / "export")
+    cache_dir = Path(cache_dir or Path.cwd() / ".tritonkit" / "cache" / "export")
     started = time.monotonic()
     source = recipe.source()
     result = export_model("decoder", source, recipe.export, recipe.max_batch_size, out_dir, out_dir / "golden",
-                          cache_dir, progress or SilentProgress(), project_dir=REPO_ROOT,
+                          cache_dir, progress or SilentProgress(),
                           spec_file=f"llm recipe '{name}'")
     write_assets(name, out_dir)
     summary = {"model": name, "folder": str(out_dir), "exporter": result.exporter, "cache_hit": result.cache_hit,
@@ -128,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("model", choices=sorted(RECIPES))
     parser.add_argument("out", type=Path, help="folder to write (model.onnx, tokenizer.json, generation.json, golden/)")
-    parser.add_argument("--cache", type=Path, help="export cache [default: <repo>/.tritonkit/cache/export]")
+    parser.add_argument("--cache", type=Path, help="export cache [default: ./.tritonkit/cache/export]")
     parser.add_argument("--assets-only", action="store_true", help="write tokenizer.json and generation.json only")
     args = parser.parse_args(argv)
     if args.assets_only:

@@ -1,0 +1,30 @@
+"""Finds files that ship inside the installed tritonkit package: its code, `templates/` and `ensembles/`.
+
+Specs name them as `tritonkit:<path>` (e.g. `tritonkit:ensembles/llm.yaml`,
+`tritonkit:pipelines/llm/runtime`). In a checkout the data folders sit at the repository's top level and
+are mapped into the package by the build (setup.py); in a wheel they are inside it. Resolving through the
+import system covers both, so nothing depends on where the checkout is.
+"""
+from __future__ import annotations
+
+from importlib.resources import files
+from pathlib import Path
+
+PACKAGE_PREFIX = "tritonkit:"
+#: Top-level folders of the repository that are installed as data sub-packages of `tritonkit`.
+DATA_FOLDERS = ("templates", "ensembles")
+
+
+def package_path(relative: str) -> Path:
+    """The file or folder `relative` (POSIX, e.g. `ensembles/llm.yaml`) inside the installed package."""
+    head, _, rest = relative.strip("/").partition("/")
+    if head in DATA_FOLDERS:
+        return Path(str(files(f"tritonkit.{head}"))) / rest
+    return Path(str(files("tritonkit"))) / relative
+
+
+def resolve_spec_path(source: str, base: Path) -> Path:
+    """A path written in a spec: `tritonkit:<path>` inside the package, anything else relative to `base`."""
+    if source.startswith(PACKAGE_PREFIX):
+        return package_path(source[len(PACKAGE_PREFIX):])
+    return base / source
