@@ -134,9 +134,9 @@ def one_at_a_time(repository: Path, target: Path) -> Path:
 
 
 def bench_model(model: str, levels: list[int], rows: list[tuple]) -> dict[str, dict[int, dict[str, float]]]:
+    from examples.llm.project import write_project
     from tritonkit.export.progress import StderrProgress
     from tritonkit.pipelines.llm.export.prepare import write_assets
-    from examples.llm.project import write_project
     from tritonkit.pipelines.llm.runtime.decoder import OnnxDecoder
     from tritonkit.pipelines.llm.runtime.text import TextCodec
     from tritonkit.repository.build import build

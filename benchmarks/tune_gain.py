@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import subprocess
 import sys
-import shutil
 import tempfile
 import time
 from pathlib import Path

@@ -14,17 +14,18 @@ import sys
 import tempfile
 import time
 import traceback
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))
 
 from examples.models.catalog import EXAMPLES  # noqa: E402
 from tritonkit.export import export_model, onnx2trt  # noqa: E402
-from tritonkit.golden import read_cases  # noqa: E402
 from tritonkit.export.progress import SilentProgress  # noqa: E402
 from tritonkit.export.verify import differences  # noqa: E402
+from tritonkit.golden import read_cases  # noqa: E402
 
 TOLERANCE = {"fp32": {"atol": 5e-3, "rtol": 5e-3}, "fp16": {"atol": 5e-2, "rtol": 5e-2}}
 Row = tuple[str, str, str, str, float, str]

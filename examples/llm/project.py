@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+
 from tritonkit.package_files import PACKAGE_PREFIX, package_path
 
 EXAMPLES = Path(__file__).resolve().parent

@@ -3,7 +3,9 @@ from __future__ import annotations
 
 import torch
 from torch import nn
+
 from tritonkit.pipelines.llm.export.tiny_gpt import TinyGPT
+
 
 def build(seq: int = 5, past: int = 7, batch: int = 2, seed: int = 0) -> tuple[nn.Module, dict[str, torch.Tensor]]:
     """The entry point `examples.models.tiny_gpt:build`: a decode step with `past` cached tokens."""

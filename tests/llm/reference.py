@@ -8,6 +8,7 @@ from typing import Any
 @lru_cache(maxsize=1)
 def _tiny_model() -> Any:
     import torch
+
     from tritonkit.pipelines.llm.export.tiny import MAX_POSITIONS, VOCAB
     from tritonkit.pipelines.llm.export.tiny_gpt import TinyGPT
 

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
+from tests.llm.reference import tiny_greedy
 from tritonkit.pipelines.llm.runtime.assets import GenerationConfig
 from tritonkit.pipelines.llm.runtime.decoder import OnnxDecoder, Row
 from tritonkit.pipelines.llm.runtime.engine import (
@@ -19,8 +21,6 @@ from tritonkit.pipelines.llm.runtime.engine import (
 from tritonkit.pipelines.llm.runtime.kv_cache import MIB, CacheBudgetError, KVCachePool
 from tritonkit.pipelines.llm.runtime.sampling import SamplingParams
 from tritonkit.pipelines.llm.runtime.text import TextCodec, visible_text
-
-from tests.llm.reference import tiny_greedy
 
 PROMPTS = ["Hello", "The capital of France is", "a", "Once upon a time, in a land far away,", "✓ unicode é",
            "12345678901234567890", "xyz", "Triton", "in-flight batching", "KV cache", "?", "tokens", "stream me",

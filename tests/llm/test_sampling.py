@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
 from tritonkit.pipelines.llm.runtime.requests import sampling_params
 from tritonkit.pipelines.llm.runtime.sampling import (
     Sampler,

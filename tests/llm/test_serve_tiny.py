@@ -8,13 +8,13 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from tritonkit.pipelines.llm.runtime.assets import GenerationConfig
-from tritonkit.pipelines.llm.runtime.chat import format_chat
-from tritonkit.pipelines.llm.runtime.text import REPLACEMENT, TextCodec
 
 from tests.llm import clients
 from tests.llm.conftest import build_repository, write_spec
 from tests.llm.reference import tiny_greedy
+from tritonkit.pipelines.llm.runtime.assets import GenerationConfig
+from tritonkit.pipelines.llm.runtime.chat import format_chat
+from tritonkit.pipelines.llm.runtime.text import REPLACEMENT, TextCodec
 
 pytestmark = pytest.mark.server
 HELLO = list(b"Hello")  # the byte tokenizer's ids

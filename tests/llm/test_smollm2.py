@@ -6,11 +6,11 @@ from __future__ import annotations
 import importlib.util
 
 import pytest
-from tritonkit.pipelines.llm.runtime.assets import GenerationConfig
-from tritonkit.pipelines.llm.runtime.text import TextCodec
 
 from tests.llm import clients
 from tests.llm.conftest import build_repository, write_spec
+from tritonkit.pipelines.llm.runtime.assets import GenerationConfig
+from tritonkit.pipelines.llm.runtime.text import TextCodec
 
 pytestmark = [pytest.mark.slow, pytest.mark.server]
 
@@ -39,6 +39,7 @@ def model_dir(server):
 def pytorch_greedy(model_dir) -> list[int]:
     """transformers' LlamaForCausalLM.generate, greedy, stopped at the model's end tokens."""
     import torch
+
     from tritonkit.pipelines.llm.export.smollm2 import load_hf_model
 
     ids = TextCodec(model_dir / "tokenizer.json").encode(PROMPT)

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from tritonkit.pipelines.llm.export.tiny import make_tokenizer
 from tritonkit.pipelines.llm.runtime.chat import format_chat
 from tritonkit.pipelines.llm.runtime.text import (

@@ -9,12 +9,11 @@ import os
 import subprocess
 import sys
 import textwrap
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Callable, Iterator
 
 import numpy as np
 import pytest
-
 
 DOUBLE_MODEL = '''
 import numpy as np
@@ -95,7 +94,7 @@ def _write_onnx_model(repo: Path, name: str, *, header: str = 'platform: "onnxru
 
 
 @pytest.fixture(scope="session")
-def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator["EmbeddedServer"]:  # noqa: F821
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedServer]:  # noqa: F821
     """One server for the read-only tests: a Python model, an ONNX model and a TensorRT model (both fallbacks)."""
     from tritonkit.serve.server import EmbeddedServer
 

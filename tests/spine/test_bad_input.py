@@ -7,9 +7,10 @@ the real CLI in-process (click's runner); `test_process_level` reruns a sample a
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 import yaml

@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
+
 from tritonkit.errors import TritonkitError
 from tritonkit.tune.failures import explain
 from tritonkit.tune.layout import TuneDir

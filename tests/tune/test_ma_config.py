@@ -12,6 +12,7 @@ pytest.importorskip("pytriton")
 
 from model_analyzer.cli.cli import CLI  # noqa: E402
 from model_analyzer.config.input.config_command_profile import ConfigCommandProfile  # noqa: E402
+
 from tritonkit.tune.options import Constraints, TuneOptions  # noqa: E402
 from tritonkit.tune.prepare import prepare  # noqa: E402
 

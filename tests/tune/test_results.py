@@ -6,6 +6,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+
 from tritonkit.tune.results import (
     latest_checkpoint,
     parse_checkpoint,

@@ -4,6 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from tritonkit.errors import TritonkitError
 from tritonkit.spec.loader import load_project
 from tritonkit.tune.space import fit_budget, model_space, powers_of_two

@@ -18,9 +18,9 @@ pytest.importorskip("model_analyzer")
 pytest.importorskip("pytriton")
 
 from tritonclient.grpc import model_config_pb2 as mc  # noqa: E402
-from tritonkit.serve import process  # noqa: E402
 
 from tests.conftest import run_cli  # noqa: E402
+from tritonkit.serve import process  # noqa: E402
 
 pytestmark = [pytest.mark.server, pytest.mark.slow, pytest.mark.timeout(900)]
 

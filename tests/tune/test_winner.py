@@ -5,6 +5,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from tritonkit.errors import TritonkitError
 from tritonkit.tune.options import Constraints
 from tritonkit.tune.results import TuneResults, parse_checkpoint

@@ -29,7 +29,7 @@ class TritonkitError(Exception):
         super().__init__(self.problems[0].line())
 
     @classmethod
-    def of(cls, problems: list[Problem]) -> "TritonkitError":
+    def of(cls, problems: list[Problem]) -> TritonkitError:
         """Wraps several problems found in one pass (validation reports all it finds)."""
         first = problems[0]
         err = cls(first.file, first.field, first.problem, first.fix)

@@ -2,7 +2,9 @@
 
     python excerpt.py .tritonkit/tune/MODEL/checkpoints/0.ckpt MODEL OUT.ckpt
 """
-import json, sys
+import json
+import sys
+
 src, model, dst = sys.argv[1], sys.argv[2], sys.argv[3]
 data = json.load(open(src))
 keep_tags = {"perf_throughput", "perf_latency_p99", "perf_latency_avg"}

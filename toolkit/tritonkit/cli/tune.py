@@ -5,6 +5,7 @@ import shlex
 from pathlib import Path
 
 import click
+
 from tritonkit.cli.output import emit_json, json_option, reports_errors
 from tritonkit.errors import TritonkitError
 from tritonkit.tune.options import Constraints, TuneOptions

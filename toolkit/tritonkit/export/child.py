@@ -31,8 +31,8 @@ def main(argv: list[str]) -> int:
         print("usage: python -m tritonkit.export.child JOB.json", file=sys.stderr)
         return 2
     job = json.loads(Path(argv[1]).read_text())
-    from tritonkit.export.errors import ExportError
     from tritonkit.errors import TritonkitError
+    from tritonkit.export.errors import ExportError
 
     error_file = Path(job["error_file"])
     progress = FileProgress(Path(job["progress_file"]))

@@ -53,7 +53,7 @@ def _roots() -> tuple[list[str], list[str]]:
 class Recorder:
     """Context manager: `with Recorder() as rec: build()` then `rec.deps()`."""
 
-    def __enter__(self) -> "Recorder":
+    def __enter__(self) -> Recorder:
         global _recording, _hook_installed
         if not _hook_installed:
             sys.addaudithook(_audit)

@@ -7,9 +7,10 @@ right call; `local` is for machines that have both TensorRT and the target GPU.
 from __future__ import annotations
 
 import importlib.util
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 

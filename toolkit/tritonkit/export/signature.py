@@ -42,7 +42,7 @@ class Signature:
         return {"inputs": [asdict(t) for t in self.inputs], "outputs": [asdict(t) for t in self.outputs]}
 
     @classmethod
-    def from_dict(cls, data: dict[str, list[dict[str, Any]]]) -> "Signature":
+    def from_dict(cls, data: dict[str, list[dict[str, Any]]]) -> Signature:
         """Inverse of `as_dict` (used for cached results)."""
         return cls([TensorSig(**t) for t in data["inputs"]], [TensorSig(**t) for t in data["outputs"]])
 

@@ -5,9 +5,9 @@ branch, a size frozen from the example); only running both and comparing proves 
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 

@@ -5,8 +5,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tritonkit.export.progress import Progress
-from tritonkit.repository.exports import run_exports
 from tritonkit.repository.compose import DOCKERFILE_NAME, render_compose, render_dockerfile
+from tritonkit.repository.exports import run_exports
 from tritonkit.repository.plan import BuildPlan, make_plan
 from tritonkit.repository.writer import write_repository, write_text_atomically
 from tritonkit.spec.loader import load_project

@@ -9,9 +9,10 @@ dimension, run once, and the outputs are split back, so Triton's dynamic batcher
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -67,7 +68,7 @@ class OnnxRunner:
 
     @classmethod
     def from_model_config(cls, config: dict[str, Any], version_dir: str | Path,
-                          onnx_file: str = "model.onnx") -> "OnnxRunner":
+                          onnx_file: str = "model.onnx") -> OnnxRunner:
         """Builds the runner from a Triton model config in its JSON form (as the Python backend gives it)."""
         outputs = [o["name"] for o in config.get("output", [])]
         return cls(Path(version_dir) / onnx_file, outputs, batched=int(config.get("max_batch_size", 0)) > 0,

@@ -9,16 +9,16 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Sequence
 
 from tritonkit.errors import Problem, TritonkitError
+from tritonkit.repository.compose import DEFAULT_CACHE_BYTES
 from tritonkit.serve import health, process, serverlog
 from tritonkit.serve.health import ModelStatus
 from tritonkit.serve.ports import choose_ports, port_taken_error
 from tritonkit.serve.runtime import prepare_runtime
-from tritonkit.repository.compose import DEFAULT_CACHE_BYTES
 from tritonkit.serve.serving import ServingRepository, build_serving_repository, uses_response_cache
 from tritonkit.serve.state import STATE_DIR, ServerState
 
@@ -99,7 +99,7 @@ class EmbeddedServer:
         return self.proc.pid
 
     # -- lifecycle ---------------------------------------------------------------------------------
-    def start(self) -> "EmbeddedServer":
+    def start(self) -> EmbeddedServer:
         """Starts Triton and returns once every model is ready; raises (and stops it) otherwise."""
         self.ports = choose_ports(self.host, self.wanted_ports)
         self.serving = build_serving_repository(self.repository, self.work_dir, threads=self.onnx_threads)
@@ -198,7 +198,7 @@ class EmbeddedServer:
                            repository=str(self.repository.resolve()),
                            serving_repository=str(self.serving.path.resolve()) if self.serving else "")
 
-    def __enter__(self) -> "EmbeddedServer":
+    def __enter__(self) -> EmbeddedServer:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:

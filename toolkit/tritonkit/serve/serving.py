@@ -17,8 +17,8 @@ from google.protobuf import text_format
 from tritonclient.grpc import model_config_pb2
 
 from tritonkit.errors import TritonkitError
-from tritonkit.serve.fallback import (ADAPTER, RUNNER, RUNNER_MODULE_FILE, Fallback, fallback_config,
-                                      gpu_available, plan, version_dirs)
+from tritonkit.serve.fallback import ADAPTER, RUNNER, RUNNER_MODULE_FILE, Fallback, fallback_config, gpu_available, plan, version_dirs
+
 
 @dataclass(frozen=True)
 class ServingRepository:

@@ -66,7 +66,7 @@ class SourceSpec(StrictModel):
     )
 
     @model_validator(mode="after")
-    def _exactly_one(self) -> "SourceSpec":
+    def _exactly_one(self) -> SourceSpec:
         given = [k for k in ("python", "torchscript", "onnx") if getattr(self, k)]
         if len(given) != 1:
             raise ValueError(
@@ -135,7 +135,7 @@ class TensorRTProfile(StrictModel):
     max: dict[str, list[int]]
 
     @model_validator(mode="after")
-    def _ordered(self) -> "TensorRTProfile":
+    def _ordered(self) -> TensorRTProfile:
         if not (set(self.min) == set(self.opt) == set(self.max)):
             raise ValueError("min, opt and max must name the same inputs")
         for name in self.min:

@@ -59,7 +59,7 @@ class VersionPolicy(StrictModel):
     specific: SpecificVersions | None = None
 
     @model_validator(mode="after")
-    def _exactly_one(self) -> "VersionPolicy":
+    def _exactly_one(self) -> VersionPolicy:
         chosen = [n for n in ("latest", "all", "specific") if getattr(self, n) is not None]
         if len(chosen) != 1:
             found = " and ".join(chosen) + " are both set" if chosen else "no policy is chosen"

@@ -8,8 +8,8 @@ from pydantic import ValidationError
 
 from tritonkit.errors import Problem, TritonkitError
 from tritonkit.package_files import resolve_spec_path
-from tritonkit.spec.pydantic_errors import problems_from_validation
 from tritonkit.spec.project import PipelineFile, Project, ProjectFile
+from tritonkit.spec.pydantic_errors import problems_from_validation
 from tritonkit.spec.tuned import apply_tuned
 from tritonkit.spec.yaml_source import read_yaml_mapping
 

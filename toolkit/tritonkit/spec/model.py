@@ -10,8 +10,8 @@ from tritonkit.spec.base import StrictModel
 from tritonkit.spec.export import ExportSpec, SourceSpec
 from tritonkit.spec.instances import InstanceGroup, VersionPolicy
 from tritonkit.spec.optimization import Optimization
-from tritonkit.spec.smoke import SmokeCase
 from tritonkit.spec.scheduling import DynamicBatching, EnsembleScheduling, SequenceBatching
+from tritonkit.spec.smoke import SmokeCase
 from tritonkit.spec.tensors import BatchInput, BatchOutput, TensorInput, TensorOutput
 from tritonkit.spec.warmup import Warmup
 
@@ -77,7 +77,7 @@ class ModelSpec(StrictModel):
         return value
 
     @model_validator(mode="after")
-    def _one_scheduler(self) -> "ModelSpec":
+    def _one_scheduler(self) -> ModelSpec:
         chosen = [n for n in ("dynamic_batching", "sequence_batching", "ensemble_scheduling") if getattr(self, n) is not None]
         if len(chosen) > 1:
             raise ValueError(f"{' and '.join(chosen)} exclude each other in Triton; keep one")

@@ -45,7 +45,7 @@ class Control(StrictModel):
     data_type: DataType | None = None
 
     @model_validator(mode="after")
-    def _defaults(self) -> "Control":
+    def _defaults(self) -> Control:
         if self.kind == "CONTROL_SEQUENCE_CORRID":
             if self.data_type is None:
                 self.data_type = "TYPE_UINT64"
@@ -71,7 +71,7 @@ class InitialState(StrictModel):
     data_file: str | None = Field(default=None, description="Path relative to the spec file; copied into `<model>/initial_state/`.")
 
     @model_validator(mode="after")
-    def _one_source(self) -> "InitialState":
+    def _one_source(self) -> InitialState:
         if bool(self.zero_data) == bool(self.data_file):
             found = "zero_data and data_file are both set" if self.zero_data else "neither zero_data nor data_file is set"
             raise ValueError(f"{found}; set exactly one of zero_data: true or data_file")
@@ -117,7 +117,7 @@ class SequenceBatching(StrictModel):
     oldest: OldestStrategy | None = None
 
     @model_validator(mode="after")
-    def _one_strategy(self) -> "SequenceBatching":
+    def _one_strategy(self) -> SequenceBatching:
         if self.direct is not None and self.oldest is not None:
             raise ValueError("direct and oldest are both set; keep one of them")
         return self

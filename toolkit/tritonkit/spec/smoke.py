@@ -29,7 +29,7 @@ class SmokeCase(StrictModel):
     rtol: float = Field(default=1e-5, ge=0)
 
     @model_validator(mode="after")
-    def _one_kind(self) -> "SmokeCase":
+    def _one_kind(self) -> SmokeCase:
         if self.sequence and (self.inputs or self.outputs or self.stream):
             raise ValueError("a sequence case takes only sequence: steps (with their own inputs/outputs)")
         if not self.sequence and not self.inputs:

@@ -17,7 +17,7 @@ class WarmupInput(StrictModel):
     input_data_file: str | None = Field(default=None, description="Path relative to the spec file.")
 
     @model_validator(mode="after")
-    def _one_source(self) -> "WarmupInput":
+    def _one_source(self) -> WarmupInput:
         chosen = [n for n in ("zero_data", "random_data", "input_data_file") if getattr(self, n)]
         if len(chosen) != 1:
             found = " and ".join(chosen) + " are both set" if chosen else "no data source is set"

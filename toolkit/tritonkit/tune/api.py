@@ -9,6 +9,7 @@ from typing import Any
 
 from google.protobuf import text_format
 from tritonclient.grpc import model_config_pb2 as mc
+
 from tritonkit.errors import TritonkitError
 from tritonkit.repository.build import BuildResult, build
 from tritonkit.repository.writer import write_text_atomically

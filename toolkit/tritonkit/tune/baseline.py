@@ -10,6 +10,7 @@ import shutil
 from pathlib import Path
 
 import yaml
+
 from tritonkit.repository.build import build
 from tritonkit.spec.loader import load_project
 from tritonkit.spec.project import Project

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+
 from tritonkit.golden import read_cases
 from tritonkit.spec.model import ModelSpec
 

@@ -11,6 +11,7 @@ from typing import Any
 
 from google.protobuf import json_format
 from tritonclient.grpc import model_config_pb2 as mc
+
 from tritonkit.spec.instances import InstanceGroup
 from tritonkit.spec.model import ModelSpec
 from tritonkit.spec.scheduling import DynamicBatching

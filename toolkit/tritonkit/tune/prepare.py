@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+
 from tritonkit.errors import TritonkitError
 from tritonkit.serve.background import running_state
 from tritonkit.serve.fallback import gpu_available

@@ -13,6 +13,7 @@ from typing import Any
 import yaml
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
 from tritonkit.errors import TritonkitError
 from tritonkit.repository.writer import write_text_atomically
 from tritonkit.spec.tuned import TunedModel
