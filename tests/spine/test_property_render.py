@@ -137,7 +137,7 @@ def sequence_batching(draw: st.DrawFn, max_batch: int) -> dict[str, Any]:
 @st.composite
 def warmups(draw: st.DrawFn, inputs: list[dict[str, Any]], max_batch: int) -> list[dict[str, Any]]:
     out = []
-    for i in range(draw(st.integers(0, 2))):
+    for _ in range(draw(st.integers(0, 2))):
         data = {}
         for t in inputs:
             w: dict[str, Any] = {"data_type": t["data_type"], "dims": [d if d > 0 else draw(st.integers(1, 8)) for d in t["dims"]]}

@@ -95,7 +95,7 @@ def tune_command(target: str, spec: Path, objective: str, max_p99_ms: float | No
       tritonkit tune classify --objective latency --min-throughput 200   # an ensemble pipeline
       tritonkit tune text_encoder --mode brute --dry-run      # print Model Analyzer's config only
     """
-    from tritonkit.tune.prepare import check_installed
+    from tritonkit.tune.prepare import TunePlan, check_installed
 
     check_installed()  # before importing the modules that need Model Analyzer's extras
     from tritonkit.tune.api import tune
@@ -111,7 +111,7 @@ def tune_command(target: str, spec: Path, objective: str, max_p99_ms: float | No
         stability_percentage=stability_percentage, max_instances=max_instances, max_batch_size=max_batch_size,
         concurrency_sweep=not no_sweep, dry_run=dry_run)
     result = tune(options, _progress)
-    if dry_run:
+    if isinstance(result, TunePlan):
         if as_json:
             emit_json({"ok": True, "dry_run": True, "config": result.config, "command": result.command,
                        "config_file": str(result.tune_dir.config), "notes": result.notes})

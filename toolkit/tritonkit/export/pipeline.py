@@ -151,6 +151,7 @@ def _export_onnx_source(job: dict[str, Any], loaded: sources.Loaded, options: Ex
     """An ONNX source: normalized into out_dir, checked, and run at several shapes (no PyTorch to compare with)."""
     name, file, where, mbs = job["name"], job["spec_file"], job["field"], job["max_batch_size"]
     progress("copy onnx")
+    assert loaded.onnx_path is not None, "an ONNX source always loads with its path"
     files = torch2onnx.finalize(loaded.onnx_path, out_dir, options.external_data)
     check_graph(out_dir / "model.onnx", name, file, f"{where}.source.onnx")
     shapes = graph_shapes(out_dir / "model.onnx")

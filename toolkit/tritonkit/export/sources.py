@@ -16,9 +16,9 @@ from typing import Any
 import numpy as np
 
 from tritonkit.export.errors import ExportError
-from tritonkit.spec.export import ExampleTensor
+from tritonkit.spec.export import ExampleDType, ExampleTensor
 
-_NUMPY_OF_ONNX = {"FLOAT": "float32", "FLOAT16": "float16", "DOUBLE": "float64", "INT64": "int64", "INT32": "int32",
+_NUMPY_OF_ONNX: dict[str, ExampleDType] = {"FLOAT": "float32", "FLOAT16": "float16", "DOUBLE": "float64", "INT64": "int64", "INT32": "int32",
                   "INT8": "int8", "UINT8": "uint8", "BOOL": "bool"}
 
 
@@ -44,17 +44,17 @@ def resolve_entry_point(entry: str, project_dir: Path, python_path: list[str], f
     """The function named by `package.module:function` or `path/to/file.py:function`."""
     module_part, func_name = entry.rsplit(":", 1)
     for folder in reversed(python_path):
-        path = str((project_dir / folder).resolve())
-        if path not in sys.path:
-            sys.path.insert(0, path)
+        entry_dir = str((project_dir / folder).resolve())
+        if entry_dir not in sys.path:
+            sys.path.insert(0, entry_dir)
     try:
         if module_part.endswith(".py"):
-            path = (project_dir / module_part).resolve()
-            spec = importlib.util.spec_from_file_location(path.stem, path)
-            if spec is None or not path.is_file():
-                raise FileNotFoundError(path)
+            script = (project_dir / module_part).resolve()
+            spec = importlib.util.spec_from_file_location(script.stem, script)
+            if spec is None or spec.loader is None or not script.is_file():
+                raise FileNotFoundError(script)
             module = importlib.util.module_from_spec(spec)
-            sys.modules[path.stem] = module
+            sys.modules[script.stem] = module
             spec.loader.exec_module(module)
         else:
             module = importlib.import_module(module_part)

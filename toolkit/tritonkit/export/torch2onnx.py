@@ -34,7 +34,9 @@ def make_adapter(module: Any, call_names: list[str] | None) -> Any:
     if isinstance(module, torch.jit.ScriptModule) and not call_names:
         return module
 
-    class FlatAdapter(torch.nn.Module):
+    module_base: Any = torch.nn.Module
+
+    class FlatAdapter(module_base):
         def __init__(self) -> None:
             super().__init__()
             self.inner = module

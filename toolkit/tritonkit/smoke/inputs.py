@@ -18,7 +18,7 @@ def generated_inputs(config: pb.ModelConfig, seed: int = 0) -> dict[str, np.ndar
             continue
         shape = ([1] if config.max_batch_size > 0 else []) + [VARIABLE_DIM if d == -1 else d for d in t.dims]
         dtype = numpy_dtype(t.data_type)
-        if dtype == object:
+        if dtype.kind == "O":
             out[t.name] = np.full(shape, b"tritonkit", dtype=object)
         elif dtype.kind == "b":
             out[t.name] = rng.integers(0, 2, size=shape).astype(bool)

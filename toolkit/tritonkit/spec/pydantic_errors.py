@@ -5,6 +5,7 @@ import re
 from typing import Any
 
 from pydantic import ValidationError
+from pydantic_core import ErrorDetails
 
 from tritonkit.errors import Problem
 
@@ -31,7 +32,7 @@ def field_path(loc: tuple[Any, ...]) -> str:
     return out
 
 
-def _problem_and_fix(err: dict[str, Any]) -> tuple[str, str, str]:
+def _problem_and_fix(err: ErrorDetails) -> tuple[str, str, str]:
     """(extra field segment, problem, fix) for one pydantic error."""
     kind, msg, value = err["type"], err["msg"], err.get("input")
     ctx = err.get("ctx") or {}

@@ -64,7 +64,7 @@ def _is_wrapped_binary(pid: int) -> bool:
 
 def stop_leftovers(tune_dir: TuneDir) -> list[int]:
     """Stops every tritonserver/perf_analyzer a wrapper recorded that still runs (with its process group)."""
-    stopped = []
+    stopped: list[int] = []
     if not tune_dir.pids.is_dir():
         return stopped
     for pid_file in sorted(tune_dir.pids.glob("*.pid")):

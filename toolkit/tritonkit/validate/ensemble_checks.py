@@ -68,8 +68,8 @@ def _check_wiring(name: str, ens: pb.ModelConfig, configs: dict[str, pb.ModelCon
     for i, t in enumerate(ens.output):
         if t.name not in producers:
             found.append(Finding(name, f"output[{i}]", f"ensemble output '{t.name}' is not produced by any step", "map a step output to it in output_map"))
-        elif available.get(t.name) is not None:
-            found += _compare(name, f"output[{i}]", _Tensor(t.data_type, tuple(t.dims), "ensemble output"), available[t.name])
+        elif (produced := available.get(t.name)) is not None:
+            found += _compare(name, f"output[{i}]", _Tensor(t.data_type, tuple(t.dims), "ensemble output"), produced)
     return found
 
 

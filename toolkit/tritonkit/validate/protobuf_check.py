@@ -5,11 +5,9 @@ import difflib
 import re
 
 from google.protobuf import descriptor_pool, text_format
-from tritonclient.grpc import model_config_pb2
+from tritonclient.grpc.model_config_pb2 import ModelConfig
 
 from tritonkit.errors import TritonkitError
-
-ModelConfig = model_config_pb2.ModelConfig
 
 _TOKEN = re.compile(r'\s+|#[^\n]*|"(?:[^"\\\n]|\\.)*"?|\'(?:[^\'\\\n]|\\.)*\'?|[A-Za-z_][\w.]*|[-+]?[\w.]+|.')
 _NO_FIELD = re.compile(r'Message type "([\w.]+)" has no field named "(\w+)"')

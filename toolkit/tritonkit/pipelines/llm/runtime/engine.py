@@ -142,7 +142,7 @@ class Engine:
             generation.generated.append(token)
             emitted.append(token)
             generation.pending = np.array([token], np.int64)
-            if params.stop and visible_text(self.decode, generation.generated, params.stop)[1]:
+            if params.stop and self.decode is not None and visible_text(self.decode, generation.generated, params.stop)[1]:
                 generation.finish_reason = STOP
             elif len(generation.generated) >= params.max_tokens:
                 generation.finish_reason = LENGTH

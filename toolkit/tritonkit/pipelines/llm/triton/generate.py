@@ -156,9 +156,9 @@ class Metrics:
         self.pending_tokens = self.pending_steps = 0
         self.last_batch = 0
         self.published_at = 0.0
-        if not self.enabled:
+        if family is None:
             return
-        self.families = []  # a MetricFamily must outlive its metrics
+        self.families: list = []  # a MetricFamily must outlive its metrics
 
         def metric(name, text, kind=family.GAUGE):
             self.families.append(family(name=name, description=text, kind=kind))
