@@ -14,7 +14,7 @@ from tritonclient.grpc import model_config_pb2 as mc
 from tritonkit.errors import TritonkitError
 from tritonkit.serve import serverlog
 from tritonkit.serve.fallback import fallback_config, plan
-from tritonkit.serve.onnx_runner import OnnxRunner, RunnerOptions
+from tritonkit.serve.onnx_runner import OnnxRunner, RunnerOptions, options_from_config
 from tritonkit.serve.ports import choose_ports
 from tritonkit.serve.runtime import perf_analyzer_path, prepare_runtime, stub_path
 from tritonkit.serve.serving import build_serving_repository
@@ -63,6 +63,26 @@ def test_runner_without_batch_dimension_runs_each_request_alone(tmp_path: Path, 
 def test_runner_rejects_outputs_the_model_lacks(tmp_path: Path, build_onnx) -> None:
     with pytest.raises(ValueError, match="'Z_missing'"):
         OnnxRunner(build_onnx(tmp_path / "model.onnx"), ["Z_missing"], batched=True)
+
+
+def test_runner_threads_split_the_cores_over_the_instances_of_the_config_it_runs() -> None:
+    two = {"instance_group": [{"kind": "KIND_CPU", "count": 2}]}
+    assert options_from_config(two, cpu_count=8).intra_op_threads == 4
+    assert options_from_config({"instance_group": [{"count": 3}, {"count": 1}]}, cpu_count=8).intra_op_threads == 2
+    assert options_from_config({}, cpu_count=2).intra_op_threads == 2
+    assert options_from_config({"instance_group": [{"count": 4}]}, cpu_count=2).intra_op_threads == 1
+    explicit = {**two, "parameters": {"intra_op_thread_count": {"string_value": "3"},
+                                      "allow_spinning": {"string_value": "true"}}}
+    options = options_from_config(explicit, cpu_count=8)
+    assert (options.intra_op_threads, options.spin) == (3, True)
+    assert options_from_config(two, cpu_count=8).spin is False  # served default: idle workers sleep
+
+
+def test_fallback_without_a_thread_count_leaves_the_split_to_the_runner(tmp_path: Path, write_onnx_model) -> None:
+    write_onnx_model(tmp_path / "repo", "plain")
+    config, fallback = plan(tmp_path / "repo")[0]["plain"]
+    assert fallback.threads == 0 and "cores / instances" in fallback.describe()
+    assert "intra_op_thread_count" not in fallback_config(config, fallback, gpu=False).parameters
 
 
 # -- fallback plan and config ----------------------------------------------------------------------------

@@ -7,7 +7,6 @@ repository is never written to.
 """
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,11 +36,13 @@ class Fallback:
     name: str
     kind: str
     onnx_file: str
+    #: Intra-op threads per instance; 0 lets the runner split the cores over the instances it is loaded with.
     threads: int
 
     def describe(self) -> str:
+        threads = self.threads or "cores / instances"
         return (f"model '{self.name}' ({self.kind}) runs as a Python-backend model on onnxruntime "
-                f"(CPU, {self.onnx_file}, {self.threads or 'default'} intra-op threads)")
+                f"(CPU, {self.onnx_file}, {threads} intra-op threads)")
 
 
 def read_config(model_dir: Path) -> mc.ModelConfig | None:
@@ -81,12 +82,6 @@ def gpu_available() -> bool:
     return Path("/dev/nvidiactl").exists() and Path("/dev/nvidia0").exists()
 
 
-def default_threads(config: mc.ModelConfig) -> int:
-    """Cores split over the model's instances, so instances do not fight over them."""
-    instances = sum(max(g.count, 1) for g in config.instance_group) or 1
-    return max(1, (os.cpu_count() or 1) // instances)
-
-
 def _problem(model_dir: Path, field: str, problem: str, fix: str) -> Problem:
     return Problem(str(model_dir / "config.pbtxt"), field, problem, fix)
 
@@ -101,7 +96,7 @@ def plan(repository: Path, threads: int | None = None) -> tuple[Planned, list[Pr
     for model_dir in sorted(p for p in repository.iterdir() if p.is_dir()):
         config = read_config(model_dir)
         kind = kind_of(model_dir, config)
-        if kind is None:
+        if kind is None or config is None:
             continue
         field = "platform" if config.platform else "backend"
         if kind not in FALLBACK_KINDS:
@@ -119,7 +114,7 @@ def plan(repository: Path, threads: int | None = None) -> tuple[Planned, list[Pr
                                      "export the model to ONNX and keep model.onnx beside the "
                                      f"{FALLBACK_KINDS[kind][1]} (tritonkit build does this)"))
             continue
-        chosen = threads if threads is not None else _config_threads(config) or default_threads(config)
+        chosen = threads if threads is not None else _config_threads(config)
         fallbacks[model_dir.name] = (config, Fallback(model_dir.name, kind, onnx_file, chosen))
     return fallbacks, problems
 
@@ -139,7 +134,8 @@ def fallback_config(config: mc.ModelConfig, fallback: Fallback, gpu: bool) -> mc
     new.backend = "python"
     new.optimization.ClearField("execution_accelerators")
     new.parameters[ONNX_FILE_PARAMETER].string_value = fallback.onnx_file
-    new.parameters["intra_op_thread_count"].string_value = str(fallback.threads)
+    if fallback.threads:  # else the runner splits the cores over this config's instances (variants differ)
+        new.parameters["intra_op_thread_count"].string_value = str(fallback.threads)
     for group in new.instance_group:
         if group.kind == mc.ModelInstanceGroup.KIND_GPU and not gpu:
             group.kind = mc.ModelInstanceGroup.KIND_CPU

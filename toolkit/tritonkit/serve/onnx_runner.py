@@ -9,6 +9,7 @@ dimension, run once, and the outputs are split back, so Triton's dynamic batcher
 """
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,10 +22,15 @@ Feeds = dict[str, np.ndarray]
 
 @dataclass(frozen=True)
 class RunnerOptions:
-    """Session options; 0 threads means onnxruntime's own default (all cores)."""
+    """Session options; 0 intra-op threads means onnxruntime's own default (all cores).
+
+    Idle onnxruntime workers spin by default, which on a few shared cores takes CPU from the other instances
+    and from the stub moving tensors; `spin=False` lets them sleep (the served default).
+    """
 
     intra_op_threads: int = 0
-    inter_op_threads: int = 0
+    inter_op_threads: int = 1
+    spin: bool = True
 
 
 def _string_to_int(value: str | None, default: int = 0) -> int:
@@ -34,15 +40,27 @@ def _string_to_int(value: str | None, default: int = 0) -> int:
         return default
 
 
-def options_from_config(config: dict[str, Any]) -> RunnerOptions:
-    """Reads the onnxruntime backend's own parameter names from a model config (JSON form)."""
+def instance_count(config: dict[str, Any]) -> int:
+    """Copies of the model Triton runs (JSON form of the config); at least 1."""
+    return sum(max(int(g.get("count", 1)), 1) for g in config.get("instance_group", [])) or 1
+
+
+def options_from_config(config: dict[str, Any], cpu_count: int | None = None) -> RunnerOptions:
+    """Reads the onnxruntime backend's own parameter names from a model config (JSON form).
+
+    Without `intra_op_thread_count` the cores are split over the instances of *this* config, so a variant
+    with more instances (Model Analyzer's, or a tuned one) does not oversubscribe the CPU.
+    """
     params = config.get("parameters", {})
 
     def param(key: str) -> str | None:
         return params.get(key, {}).get("string_value")
 
-    return RunnerOptions(intra_op_threads=_string_to_int(param("intra_op_thread_count")),
-                         inter_op_threads=_string_to_int(param("inter_op_thread_count")))
+    cores = cpu_count or os.cpu_count() or 1
+    intra = _string_to_int(param("intra_op_thread_count")) or max(1, cores // instance_count(config))
+    spin = (param("allow_spinning") or "0").strip().lower() not in ("0", "false")
+    return RunnerOptions(intra_op_threads=intra, inter_op_threads=_string_to_int(param("inter_op_thread_count"), 1),
+                         spin=spin)
 
 
 class OnnxRunner:
@@ -57,6 +75,10 @@ class OnnxRunner:
             so.intra_op_num_threads = options.intra_op_threads
         if options.inter_op_threads > 0:
             so.inter_op_num_threads = options.inter_op_threads
+        so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL  # one request batch at a time: no inter-op pool work
+        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        if not options.spin:
+            so.add_session_config_entry("session.intra_op.allow_spinning", "0")
         self.session = ort.InferenceSession(str(model_path), sess_options=so, providers=["CPUExecutionProvider"])
         self.input_names = [i.name for i in self.session.get_inputs()]
         known = {o.name for o in self.session.get_outputs()}
@@ -88,6 +110,7 @@ class OnnxRunner:
                 for i in group:
                     results[i] = self._run_one(requests[i])
                 continue
+            merged: list[Feeds | Exception]
             try:
                 merged = self._run_merged([requests[i] for i in group])
             except Exception:  # isolate the culprit: run the group's requests one by one
@@ -111,7 +134,7 @@ class OnnxRunner:
             groups.setdefault(key, []).append(i)
         return list(groups.values())
 
-    def _run_merged(self, requests: Sequence[Feeds]) -> list[Feeds]:
+    def _run_merged(self, requests: Sequence[Feeds]) -> list[Feeds | Exception]:
         sizes = [_batch_size(r, self.input_names) for r in requests]
         names = [n for n in self.input_names if n in requests[0]]
         outputs = self.run({n: np.concatenate([r[n] for r in requests], axis=0) for n in names})
