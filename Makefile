@@ -19,6 +19,8 @@ demo: setup
 	$(BIN)/python scripts/demo.py
 
 test: setup
+	$(BIN)/ruff check .
+	$(BIN)/mypy
 	$(BIN)/python -m pytest -q
 
 clean:

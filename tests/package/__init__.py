@@ -1,0 +1,1 @@
+"""Tests of tritonkit as a packaged distribution."""

@@ -1,0 +1,81 @@
+"""The wheel, as an MLOps pipeline uses it: built from this checkout, installed (not editable) into a fresh
+virtualenv, and run from a folder that has nothing to do with the checkout.
+
+The user project includes the shipped LLM pipeline (`include: [tritonkit:ensembles/llm.yaml]`) over the tiny GPT
+whose code ships in the package, so the run needs the package's code, templates, pipeline specs and runtime
+folders, and the export, serve and LLM extras: `tritonkit build` (export + verify + render), `tritonkit serve
+--background`, `tritonkit smoke` over HTTP and gRPC, `tritonkit stop`.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO_ROOT
+
+pytestmark = [pytest.mark.slow, pytest.mark.server]
+
+#: The user's project: the tiny example's spec and assets, nothing else of the checkout.
+USER_SPEC = REPO_ROOT / "examples" / "llm" / "tiny" / "tritonkit.yaml"
+USER_ASSETS = REPO_ROOT / "examples" / "llm" / "tiny" / "assets"
+
+
+def _run(args: list[str], cwd: Path, env: dict[str, str], timeout: float) -> subprocess.CompletedProcess[str]:
+    result = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+    assert result.returncode == 0, f"{' '.join(args)} exited {result.returncode}:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
+    return result
+
+
+@pytest.fixture(scope="module")
+def wheel_env(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
+    """A fresh virtualenv with the built wheel and its extras installed; returns its bin folder and a clean env."""
+    root = tmp_path_factory.mktemp("wheel")
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(root / "dist"), str(REPO_ROOT)], root, env, 600)
+    shutil.rmtree(REPO_ROOT / "build", ignore_errors=True)  # setuptools' scratch folder
+    wheels = sorted((root / "dist").glob("tritonkit-*.whl"))
+    assert len(wheels) == 1, wheels
+    _run([sys.executable, "-m", "venv", str(root / "venv")], root, env, 120)
+    bin_dir = root / "venv" / "bin"
+    env = {**env, "VIRTUAL_ENV": str(root / "venv"), "PATH": f"{bin_dir}{os.pathsep}{env.get('PATH', '')}"}
+    # torch==2.13.0 is the CPU build on local disk; asked for first so the extras cannot pull a CUDA build
+    _run([str(bin_dir / "python"), "-m", "pip", "install", "-q", "torch==2.13.0", f"{wheels[0]}[export,serve,llm]"],
+         root, env, 1200)
+    return bin_dir, env
+
+
+def test_installed_wheel_builds_serves_and_smokes_a_user_project(wheel_env: tuple[Path, dict[str, str]], tmp_path: Path) -> None:
+    bin_dir, env = wheel_env
+    project = tmp_path / "user-project"
+    project.mkdir()
+    shutil.copy(USER_SPEC, project / "tritonkit.yaml")
+    shutil.copytree(USER_ASSETS, project / "assets", ignore=shutil.ignore_patterns(".assets-stamp"))
+    tritonkit = str(bin_dir / "tritonkit")
+
+    where = _run([str(bin_dir / "python"), "-c", "import tritonkit; print(tritonkit.__file__)"], project, env, 60)
+    installed = Path(where.stdout.strip()).resolve()
+    assert installed.is_relative_to((bin_dir.parent).resolve()), f"tritonkit imported from {installed}, not the wheel"
+
+    built = json.loads(_run([tritonkit, "build", "--json"], project, env, 900).stdout)
+    assert built["ok"], built
+    repository = project / "model_repository"
+    for model in ("decoder", "preprocess", "generate", "postprocess", "complete", "llm", "llm_complete"):
+        assert (repository / model / "config.pbtxt").is_file(), model
+    assert (repository / "generate" / "1" / "llm_runtime").is_dir()  # a `tritonkit:` folder from the package
+
+    _run([tritonkit, "serve", "--background", "--json"], project, env, 400)
+    try:
+        smoke = subprocess.run([tritonkit, "smoke", "--json"], cwd=project, env=env, capture_output=True, text=True, timeout=600)
+        report = json.loads(smoke.stdout)
+        assert smoke.returncode == 0, smoke.stdout[-4000:] + smoke.stderr[-2000:]
+        statuses = [r["status"] for r in report["results"]]
+        assert report["ok"] and "fail" not in statuses and statuses.count("pass") > 10, report
+    finally:
+        _run([tritonkit, "stop"], project, env, 120)
+    assert not (REPO_ROOT / "build").exists()
