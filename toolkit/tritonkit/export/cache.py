@@ -1,19 +1,22 @@
 """Export cache: an export is skipped when everything that went into it hashes the same as last time.
 
 Two levels, like a compiler cache's "direct mode": the key hashes what the parent knows without torch
-(source and export options, max_batch_size, tool versions, tritonkit's own export code, source files);
-the entry's manifest lists what the child saw while building the model (project code files, data and
-weight files it read, versions of packages it imported) and each is re-hashed on lookup.
+(source and export options, max_batch_size, tool versions, every tritonkit module the export child runs,
+source files); the entry's manifest lists what the child saw while building the model (project code
+files, data and weight files it read, versions of packages it imported) and each is re-hashed on lookup.
 
 Layout: `<cache root>/<key>/` = job.json, export.log, reproduce.sh, manifest.json, artifacts/.
 """
 from __future__ import annotations
 
+import ast
+import functools
 import hashlib
 import json
 import os
 import shutil
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
@@ -52,14 +55,64 @@ def tool_versions() -> dict[str, str | None]:
     return versions
 
 
-def code_fingerprint() -> str:
-    """Hash of tritonkit's own export code and export spec: a change to the exporter invalidates entries."""
-    here = Path(__file__).resolve().parent
-    files = sorted(here.glob("*.py")) + [here.parent / "spec" / "export.py"]
-    digest = hashlib.sha256()
-    for path in files:
+CHILD_ENTRY = "tritonkit.export.child"
+
+
+def _module_file(package_dir: Path, module: str) -> Path | None:
+    """The source file of tritonkit module `module`, or None when it is not a tritonkit module."""
+    parts = module.split(".")
+    if parts[0] != "tritonkit":
+        return None
+    base = package_dir.joinpath(*parts[1:])
+    for path in (base.with_suffix(".py"), base / "__init__.py"):
         if path.is_file():
-            digest.update(path.name.encode() + b"\0" + path.read_bytes())
+            return path
+    return None
+
+
+def _imported_names(path: Path, module: str) -> Iterator[str]:
+    """Every module an `import` anywhere in the file may name (function-level imports included)."""
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    for node in ast.walk(ast.parse(path.read_bytes(), str(path))):
+        if isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, *([base] if base else [])])
+            yield base
+            yield from (f"{base}.{alias.name}" for alias in node.names)  # `from pkg import submodule`
+
+
+@functools.cache
+def child_modules() -> tuple[Path, ...]:
+    """Source files of every tritonkit module the export child may run: the import closure of its entry point.
+
+    Read from the code rather than listed by hand, so a helper the exporter starts using (e.g.
+    `tritonkit/golden.py`) is part of the cache key without anyone remembering to add it.
+    """
+    package_dir = Path(__file__).resolve().parents[1]
+    found: dict[str, Path] = {}
+    todo = [CHILD_ENTRY]
+    while todo:
+        module = todo.pop()
+        path = None if module in found else _module_file(package_dir, module)
+        if path is None:
+            continue
+        found[module] = path
+        parents = module.split(".")
+        todo += [".".join(parents[:i]) for i in range(1, len(parents))]  # importing a module runs its packages
+        todo += _imported_names(path, module)
+    return tuple(sorted(set(found.values())))
+
+
+def code_fingerprint() -> str:
+    """Hash of every tritonkit module the export child runs: a change to any of them invalidates entries."""
+    package_dir = Path(__file__).resolve().parents[1]
+    digest = hashlib.sha256()
+    for path in child_modules():
+        digest.update(path.relative_to(package_dir).as_posix().encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()
 
 
