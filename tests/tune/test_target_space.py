@@ -72,10 +72,12 @@ def test_nested_ensemble_is_refused(tmp_path: Path) -> None:
         resolve_target(load_project(project(tmp_path, models)), "outer")
 
 
-def test_bls_model_is_found_from_the_models_it_names(tmp_path: Path) -> None:
-    bls = 'import triton_python_backend_utils as pb_utils\nREQ = dict(model_name="scorer")\n'
+def test_bls_model_is_tuned_with_the_models_it_declares(tmp_path: Path) -> None:
+    code = {"router": 'REQ = dict(model_name="scorer")\n'}   # naming a model in code is not a declaration
     models = STEP_MODEL.format(name="scorer", code="step") + STEP_MODEL.format(name="router", code="router")
-    target = resolve_target(load_project(project(tmp_path, models, {"router": bls})), "router")
+    assert resolve_target(load_project(project(tmp_path, models, code)), "router").kind == "model"
+    declared = models + "    bls: {calls: [scorer]}\n"
+    target = resolve_target(load_project(project(tmp_path, declared, code)), "router")
     assert (target.kind, target.composing) == ("bls", ("scorer",))
 
 

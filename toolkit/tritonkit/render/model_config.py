@@ -7,6 +7,7 @@ import jinja2
 
 from tritonkit.package_files import package_path
 from tritonkit.render.pbtxt_filters import FILTERS
+from tritonkit.spec.bls import BLS_CALLS_PARAMETER
 from tritonkit.spec.model import ModelSpec
 
 
@@ -22,6 +23,7 @@ def template_environment() -> jinja2.Environment:
         autoescape=False,
     )
     env.filters.update(FILTERS)
+    env.globals["BLS_CALLS_PARAMETER"] = BLS_CALLS_PARAMETER
     return env
 
 

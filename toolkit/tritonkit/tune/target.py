@@ -6,7 +6,6 @@ here with one line instead of failing deep inside Model Analyzer.
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 from tritonkit.errors import TritonkitError
@@ -38,28 +37,6 @@ class TuneTarget:
 
 def _is_ensemble(spec: ModelSpec) -> bool:
     return spec.platform == "ensemble" or spec.ensemble_scheduling is not None
-
-
-def bls_callees(project: Project, name: str) -> list[str]:
-    """Other spec models a Python model names in a string literal of its code: the models its BLS calls reach.
-
-    BLS code must name the model it calls (`pb_utils.InferenceRequest(model_name="...")`), so a quoted
-    model name in the model's own Python files is how a BLS pipeline shows itself in the spec.
-    """
-    spec = project.models[name]
-    if (spec.backend or "") != "python":
-        return []
-    others = [m for m in project.models if m != name]
-    found: list[str] = []
-    for rel in spec.files.values():
-        path = project.origin(name).parent / rel
-        if path.suffix != ".py" or not path.is_file():
-            continue
-        code = path.read_text(encoding="utf-8", errors="replace")
-        for other in others:
-            if other not in found and re.search(rf"""["']{re.escape(other)}["']""", code):
-                found.append(other)
-    return found
 
 
 def _check_composing(project: Project, top: str, composing: list[str], kind: str) -> None:
@@ -114,7 +91,7 @@ def resolve_target(project: Project, name: str) -> TuneTarget:
             _check_tunable(project, model)
         return TuneTarget(name, "ensemble", tuple(composing))
     _check_tunable(project, name)
-    callees = bls_callees(project, name)
+    callees = spec.bls.calls if spec.bls is not None else []
     if callees:
         _check_composing(project, name, callees, "BLS")
         for model in callees:

@@ -3,15 +3,17 @@ from __future__ import annotations
 
 from tritonclient.grpc import model_config_pb2 as pb
 
+from tritonkit.validate.bls_checks import check_bls
 from tritonkit.validate.ensemble_checks import check_ensembles
 from tritonkit.validate.findings import Finding
 from tritonkit.validate.model_checks import check_model
 
 
-def semantic_findings(configs: dict[str, pb.ModelConfig]) -> list[Finding]:
-    """Per-model findings first, then cross-model ones, in repository order."""
+def semantic_findings(configs: dict[str, pb.ModelConfig], unknown: frozenset[str] = frozenset()) -> list[Finding]:
+    """Per-model findings first, then cross-model ones, in repository order (`unknown`: see check_ensembles)."""
     found: list[Finding] = []
     for name, config in configs.items():
         found += check_model(name, config)
-    found += check_ensembles(configs)
+    found += check_ensembles(configs, unknown)
+    found += check_bls(configs)
     return found

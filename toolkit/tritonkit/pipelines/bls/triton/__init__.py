@@ -1,0 +1,1 @@
+"""Thin `TritonPythonModel` adapters of the BLS example pipeline (`ensembles/bls.yaml`)."""

@@ -1,0 +1,64 @@
+"""Which models call which: ensemble steps and declared BLS calls, read from parsed configs.
+
+One graph serves the cycle check, the order in which models must be ready (callees before callers)
+and smoke's readiness check of a caller's callees.
+"""
+from __future__ import annotations
+
+from tritonclient.grpc import model_config_pb2 as pb
+
+from tritonkit.spec.bls import BLS_CALLS_PARAMETER
+
+
+def bls_calls(config: pb.ModelConfig) -> list[str]:
+    """The models a BLS model declares it calls (the `bls_calls` parameter), in declaration order."""
+    if BLS_CALLS_PARAMETER not in config.parameters:
+        return []
+    text = config.parameters[BLS_CALLS_PARAMETER].string_value
+    return [c.strip() for c in text.split(",") if c.strip()]
+
+
+def model_calls(config: pb.ModelConfig) -> list[str]:
+    """Every model `config` sends requests to: its ensemble steps and its BLS calls, each once."""
+    steps = [s.model_name for s in config.ensemble_scheduling.step] if config.platform == "ensemble" else []
+    return list(dict.fromkeys([*steps, *bls_calls(config)]))
+
+
+def load_order(configs: dict[str, pb.ModelConfig]) -> list[str]:
+    """Model names with every model after the models it calls; otherwise in the given order.
+
+    Models in a cycle (already a validation error) keep their given order rather than being dropped.
+    """
+    order: list[str] = []
+    visiting: set[str] = set()
+
+    def visit(name: str) -> None:
+        if name in order or name in visiting or name not in configs:
+            return
+        visiting.add(name)
+        for callee in model_calls(configs[name]):
+            visit(callee)
+        visiting.discard(name)
+        order.append(name)
+
+    for name in configs:
+        visit(name)
+    return order
+
+
+def find_cycle(configs: dict[str, pb.ModelConfig], start: str) -> list[str] | None:
+    """A shortest call path start -> ... -> start through ensemble steps and BLS calls, or None."""
+    paths = [[start]]
+    seen = {start}
+    while paths:
+        next_paths = []
+        for path in paths:
+            node = configs.get(path[-1])
+            for callee in model_calls(node) if node is not None else []:
+                if callee == start:
+                    return [*path, start]
+                if callee not in seen and callee in configs:
+                    seen.add(callee)
+                    next_paths.append([*path, callee])
+        paths = next_paths
+    return None
