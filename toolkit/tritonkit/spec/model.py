@@ -1,7 +1,6 @@
 """One model of the spec: Triton's ModelConfig fields plus where the model's files come from."""
 from __future__ import annotations
 
-import ipaddress
 from pathlib import PurePosixPath
 from typing import Literal
 
@@ -65,11 +64,6 @@ class ModelSpec(StrictModel):
         "a list keeps each file's own name.",
     )
     versions: list[int] = Field(default_factory=lambda: [1], min_length=1, description="Version directories to write.")
-    version_files: dict[int, dict[str, str]] = Field(
-        default_factory=dict,
-        description="Files of single versions, {version: {name in version dir: path}}, on top of `files` (same name: this one wins); "
-        "e.g. an imported repository whose versions hold different model.py files.",
-    )
     smoke: list[SmokeCase] = Field(
         default_factory=list, description="Known-answer cases saved as golden samples for `tritonkit smoke`."
     )
@@ -104,17 +98,6 @@ class ModelSpec(StrictModel):
             raise ValueError(f"versions {value} are not distinct positive integers; list each version once, e.g. [1, 2]")
         return value
 
-    @model_validator(mode="after")
-    def _version_files_of_listed_versions(self) -> ModelSpec:
-        unknown = sorted(set(self.version_files) - set(self.versions))
-        if unknown:
-            raise ValueError(f"version_files names version {unknown[0]}, which is not in versions {self.versions}; add it to versions or remove its files")
-        return self
-
-    def files_of(self, version: int) -> dict[str, str]:
-        """What goes into one version directory: `files` plus that version's own `version_files`."""
-        return {**self.files, **self.version_files.get(version, {})}
-
 
 class DeploySpec(StrictModel):
     """How `docker-compose.yml` runs the official Triton container."""
@@ -126,26 +109,8 @@ class DeploySpec(StrictModel):
     http_port: int = Field(default=8000, ge=1, le=65535)
     grpc_port: int = Field(default=8001, ge=1, le=65535)
     metrics_port: int = Field(default=8002, ge=1, le=65535)
-    bind_address: str = Field(
-        default="127.0.0.1",
-        description="Host address the HTTP, gRPC and metrics ports are published on; 0.0.0.0 publishes on every interface.",
-    )
     model_control_mode: Literal["none", "poll", "explicit"] = "none"
-    admin_key_env: str = Field(
-        default="TRITON_ADMIN_KEY", pattern=r"^[A-Za-z_][A-Za-z0-9_]*$",
-        description="Explicit mode: environment variable holding the key that model load/unload requests must send in "
-        "the `admin-key` header; read by `docker compose up`, never written to a file.",
-    )
     shm_size: str = "1g"
     user: str = "1000:1000"
     log_verbose: int = Field(default=0, ge=0)
     cache_size_bytes: int = Field(default=0, ge=0, description="Response cache size; 0 = off unless a model enables it.")
-
-    @field_validator("bind_address")
-    @classmethod
-    def _ip_address(cls, value: str) -> str:
-        try:
-            ipaddress.ip_address(value)
-        except ValueError:
-            raise ValueError(f"bind_address {value!r} is not an IP address; use 127.0.0.1 (this host only) or 0.0.0.0 (every interface)") from None
-        return value
