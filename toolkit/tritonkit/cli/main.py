@@ -5,8 +5,12 @@ import click
 
 from tritonkit import TRITON_VERSION, __version__
 from tritonkit.cli import build, export, perf, schema, serve, smoke, stop, tune, validate
+from tritonkit.cli import import_ as import_cmd
+from tritonkit.cli import init as init_cmd
 
 COMMANDS = [
+    init_cmd.init_command,
+    import_cmd.import_command,
     build.build_command,
     export.export_command,
     validate.validate_command,

@@ -64,6 +64,11 @@ class ModelSpec(StrictModel):
         "a list keeps each file's own name.",
     )
     versions: list[int] = Field(default_factory=lambda: [1], min_length=1, description="Version directories to write.")
+    version_files: dict[int, dict[str, str]] = Field(
+        default_factory=dict,
+        description="Files of single versions, {version: {name in version dir: path}}, on top of `files` (same name: this one wins); "
+        "e.g. an imported repository whose versions hold different model.py files.",
+    )
     smoke: list[SmokeCase] = Field(
         default_factory=list, description="Known-answer cases saved as golden samples for `tritonkit smoke`."
     )
@@ -97,6 +102,17 @@ class ModelSpec(StrictModel):
         if any(v < 1 for v in value) or len(set(value)) != len(value):
             raise ValueError(f"versions {value} are not distinct positive integers; list each version once, e.g. [1, 2]")
         return value
+
+    @model_validator(mode="after")
+    def _version_files_of_listed_versions(self) -> ModelSpec:
+        unknown = sorted(set(self.version_files) - set(self.versions))
+        if unknown:
+            raise ValueError(f"version_files names version {unknown[0]}, which is not in versions {self.versions}; add it to versions or remove its files")
+        return self
+
+    def files_of(self, version: int) -> dict[str, str]:
+        """What goes into one version directory: `files` plus that version's own `version_files`."""
+        return {**self.files, **self.version_files.get(version, {})}
 
 
 class DeploySpec(StrictModel):

@@ -1,0 +1,37 @@
+"""`tritonkit import`: an existing Triton model repository -> tritonkit.yaml + models/<name>/ next to it."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from tritonkit.cli.output import emit_json, json_option, reports_errors
+from tritonkit.importer.project import import_repository
+
+
+@click.command("import")
+@click.argument("directory", type=click.Path(path_type=Path))
+@click.option("-o", "--output", "spec", default="tritonkit.yaml", show_default=True, type=click.Path(path_type=Path),
+              help="Spec file to write; the model files are copied into models/<name>/ next to it.")
+@json_option
+@reports_errors
+def import_command(directory: Path, spec: Path, as_json: bool) -> None:
+    """Turn the model repository DIRECTORY into a tritonkit.yaml whose build writes the same configs.
+
+    Every config.pbtxt is parsed into Triton's ModelConfig, converted field by field, rendered back with
+    the build's templates and compared: a setting the spec cannot express is an error naming the model
+    and field, and nothing is written. Version files, warmup data and initial states are copied.
+
+    \b
+    Example:
+      tritonkit import /srv/triton/models -o my_project/tritonkit.yaml
+      cd my_project && tritonkit build && tritonkit serve --background && tritonkit smoke
+    """
+    result = import_repository(directory, spec)
+    if as_json:
+        emit_json({"ok": True, **result.summary()})
+        return
+    click.echo(f"wrote {result.spec} ({len(result.models)} models: {', '.join(result.models)}) and {len(result.files)} model files under {result.spec.parent / 'models'}")
+    for rel in result.leftovers:
+        click.echo(f"not imported: {directory / rel} (no spec field carries it; copy it by hand if the model needs it)")
+    click.echo(f"next: cd {result.spec.parent} && tritonkit build && tritonkit serve --background && tritonkit smoke")

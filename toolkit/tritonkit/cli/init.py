@@ -1,0 +1,42 @@
+"""`tritonkit init`: a working starter project (spec, model code, smoke known answers) in a folder."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from tritonkit.cli.output import emit_json, json_option, reports_errors
+from tritonkit.starters.project import STARTERS, init_project, next_steps
+
+
+@click.command("init")
+@click.argument("directory", default=".", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--pipeline", type=click.Choice(sorted(STARTERS)), default="classifier", show_default=True,
+              help="Which starter: " + "; ".join(f"{name}: {s.description}" for name, s in sorted(STARTERS.items())))
+@click.option("--force", is_flag=True, help="Overwrite files of the starter that already exist.")
+@json_option
+@reports_errors
+def init_command(directory: Path, pipeline: str, force: bool, as_json: bool) -> None:
+    """Write a starter project into DIRECTORY that builds, serves and passes smoke as written.
+
+    Existing files are never overwritten without --force. The llm starter's build exports a PyTorch
+    model, so it needs `pip install 'tritonkit[export,llm]'`; without those, init still writes the
+    project and says what to install.
+
+    \b
+    Example:
+      tritonkit init my_project --pipeline classifier
+      cd my_project && tritonkit build && tritonkit serve --background && tritonkit smoke
+    """
+    result = init_project(directory, pipeline, force=force)
+    if as_json:
+        emit_json({"ok": True, **result.summary()})
+        return
+    click.echo(f"wrote the {pipeline} starter into {directory}:")
+    for path in result.written:
+        click.echo(f"  {path.relative_to(directory).as_posix()}")
+    if result.missing:
+        click.echo(f"missing for the build: {', '.join(result.missing)}")
+    click.echo("next:")
+    for step in next_steps(result):
+        click.echo(f"  {step}")

@@ -1,0 +1,166 @@
+"""`tritonkit import` as a function: a model repository -> tritonkit.yaml + models/<name>/... that builds it again.
+
+Each config is converted field by field (see `convert.py`), loaded as a spec, rendered with the build's own
+templates and compared with the original message: the import succeeds only when every model's rendered
+`ModelConfig` equals the one Triton loads from the repository. Nothing is written until all models pass.
+"""
+from __future__ import annotations
+
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from google.protobuf.descriptor import FieldDescriptor
+from google.protobuf.message import Message
+from pydantic import ValidationError
+
+from tritonkit.errors import Problem, TritonkitError
+from tritonkit.importer.convert import message_to_spec
+from tritonkit.importer.source import SourceModel, read_repository
+from tritonkit.importer.yaml_out import dump_spec
+from tritonkit.render.model_config import render_model_config
+from tritonkit.repository.writer import write_text_atomically
+from tritonkit.spec.loader import shown_path
+from tritonkit.spec.model import ModelSpec
+from tritonkit.spec.pydantic_errors import problems_from_validation
+from tritonkit.validate.protobuf_check import parse_model_config
+
+
+@dataclass
+class ImportedModel:
+    """One model's spec fields and the files they name (project-relative path -> source in the repository)."""
+
+    fields: dict[str, Any]
+    copies: dict[str, Path] = field(default_factory=dict)
+
+
+@dataclass
+class ImportResult:
+    """What an import wrote."""
+
+    spec: Path
+    repository: Path
+    models: list[str]
+    files: list[str]
+    leftovers: list[str]
+
+    def summary(self) -> dict[str, Any]:
+        """Machine-readable form for --json."""
+        return {"spec": str(self.spec), "repository": str(self.repository), "models": self.models,
+                "files": self.files, "not_imported": self.leftovers}
+
+
+def import_repository(repository: Path, spec_path: Path) -> ImportResult:
+    """Converts, checks and writes; raises one TritonkitError listing every problem, having written nothing."""
+    repository, spec_path = repository.absolute(), spec_path.absolute()
+    root = spec_path.parent
+    if repository == root / "model_repository":
+        raise TritonkitError(shown_path(spec_path), "", f"`tritonkit build` writes {shown_path(repository)} next to this spec and would replace the repository being imported",
+                             "import into another folder, e.g. -o imported/tritonkit.yaml")
+    sources = read_repository(repository)
+    problems: list[Problem] = []
+    imported: dict[str, ImportedModel] = {}
+    for name, source in sources.items():
+        model, found = import_model(source)
+        problems += found
+        imported[name] = model
+    problems += _clobbered(root, spec_path, sorted(sources))
+    if problems:
+        raise TritonkitError.of(problems)
+    copies = {rel: src for model in imported.values() for rel, src in model.copies.items()}
+    text = dump_spec({name: m.fields for name, m in imported.items()}, shown_path(repository))
+    _write(root, spec_path, copies, text)
+    leftovers = [f"{name}/{rel}" for name, s in sources.items() for rel in s.leftovers]
+    return ImportResult(spec_path, repository, sorted(sources), sorted(copies), leftovers)
+
+
+def import_model(source: SourceModel) -> tuple[ImportedModel, list[Problem]]:
+    """The spec fields of one model, checked by rendering them and comparing with the original message."""
+    shown = shown_path(source.folder / "config.pbtxt")
+    model = ImportedModel({})
+
+    def data_file(folder: str, name: str) -> str:
+        rel = f"models/{source.name}/{folder}/{name}"
+        model.copies[rel] = source.folder / folder / name
+        return rel
+
+    model.fields, problems = message_to_spec(source.config, ModelSpec, shown, "", data_file, skip=frozenset({"name"}))
+    model.fields.update(_version_files(source, model.copies))
+    if problems:
+        return model, problems
+    try:
+        spec = ModelSpec.model_validate(model.fields)
+    except ValidationError as exc:
+        return model, problems_from_validation(exc, shown)
+    rendered = parse_model_config(render_model_config(source.name, spec, "tritonkit import"), shown)
+    differs = first_difference(source.config, rendered)
+    if differs is not None:
+        return model, [Problem(shown, differs, "tritonkit.yaml cannot reproduce this setting exactly (its build writes it differently)",
+                               "write the value out in config.pbtxt the way Triton reads it, or keep serving this model from a hand-written repository")]
+    return model, []
+
+
+def _version_files(source: SourceModel, copies: dict[str, Path]) -> dict[str, Any]:
+    """`versions`, `files` (entries every version holds identically) and `version_files` (the rest)."""
+    versions = sorted(source.versions)
+    files: dict[str, str] = {}
+    own: dict[int, dict[str, str]] = {}
+    for entry in sorted(set().union(*source.versions.values())):
+        holders = [v for v in versions if entry in source.versions[v]]
+        shared = holders == versions and len({source.versions[v][entry] for v in versions}) == 1
+        for v in holders[:1] if shared else holders:
+            rel = f"models/{source.name}/{v}/{entry}"
+            copies[rel] = source.folder / str(v) / entry
+            if shared:
+                files[entry] = rel
+            else:
+                own.setdefault(v, {})[entry] = rel
+    out: dict[str, Any] = {"versions": versions} if versions != [1] else {}
+    return out | ({"files": files} if files else {}) | ({"version_files": own} if own else {})
+
+
+def first_difference(a: Message, b: Message, path: str = "") -> str | None:
+    """Dotted path of the first field where two messages of one type differ, or None when they are equal."""
+    for fd in a.DESCRIPTOR.fields:
+        where = f"{path}.{fd.name}" if path else fd.name
+        va, vb = getattr(a, fd.name), getattr(b, fd.name)
+        if fd.type == FieldDescriptor.TYPE_MESSAGE and fd.label != FieldDescriptor.LABEL_REPEATED:
+            if a.HasField(fd.name) != b.HasField(fd.name):
+                return where
+            found = first_difference(va, vb, where) if a.HasField(fd.name) else None
+        elif fd.type == FieldDescriptor.TYPE_MESSAGE and not fd.message_type.GetOptions().map_entry and len(va) == len(vb):
+            found = next((d for i, (x, y) in enumerate(zip(va, vb)) if (d := first_difference(x, y, f"{where}[{i}]"))), None)
+        else:
+            found = where if (dict(va) if hasattr(va, "items") else va) != (dict(vb) if hasattr(vb, "items") else vb) else None
+        if found is not None:
+            return found
+    return None if a == b else path or "(message)"
+
+
+def _clobbered(root: Path, spec_path: Path, names: list[str]) -> list[Problem]:
+    """Existing files the import would overwrite."""
+    taken = [spec_path, *(root / "models" / n for n in names)]
+    return [Problem(shown_path(p), "", "already exists", "import into an empty folder (-o new/tritonkit.yaml) or remove it first") for p in taken if p.exists()]
+
+
+def _write(root: Path, spec_path: Path, copies: dict[str, Path], text: str) -> None:
+    """Copies the model files via a staging folder next to them, then writes the spec last."""
+    root.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".tritonkit-import-", dir=root))
+    try:
+        for rel, src in copies.items():
+            dest = staging / rel
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            if src.is_dir():
+                shutil.copytree(src, dest, ignore=shutil.ignore_patterns("__pycache__"))
+            else:
+                shutil.copy2(src, dest)
+        if (staging / "models").is_dir():
+            (root / "models").mkdir(exist_ok=True)
+            for model_dir in sorted((staging / "models").iterdir()):
+                model_dir.rename(root / "models" / model_dir.name)
+        write_text_atomically(spec_path, text)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)

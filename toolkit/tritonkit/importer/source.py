@@ -1,0 +1,82 @@
+"""Reads an existing model repository for import: configs as Triton loads them, version files, leftovers."""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tritonclient.grpc import model_config_pb2 as pb
+
+from tritonkit.validate.repository_check import validate_repository
+
+#: Model sub-folders whose files the config names (warmup inputs, initial states); imported through the config.
+DATA_FOLDERS = ("warmup", "initial_state")
+
+
+@dataclass
+class SourceModel:
+    """One model folder of the repository being imported."""
+
+    name: str
+    folder: Path
+    config: pb.ModelConfig  # as Triton loads it (see `as_triton_loads`)
+    versions: dict[int, dict[str, str]] = field(default_factory=dict)  # version -> {top-level entry: content digest}
+    leftovers: list[str] = field(default_factory=list)  # files in the model folder that no spec field carries
+
+
+def read_repository(root: Path) -> dict[str, SourceModel]:
+    """Every model of `root`, checked the way `tritonkit validate` checks it (a missing config.pbtxt is an error)."""
+    models = {}
+    for name, config in validate_repository(root).items():
+        folder = Path(root) / name
+        model = SourceModel(name, folder, as_triton_loads(config, name))
+        for version_dir in sorted((p for p in folder.iterdir() if p.is_dir() and p.name.isdigit()), key=lambda p: int(p.name)):
+            model.versions[int(version_dir.name)] = {p.name: _digest(p) for p in sorted(version_dir.iterdir()) if _is_content(p)}
+        model.leftovers = _leftovers(folder, model.config)
+        models[name] = model
+    return models
+
+
+def as_triton_loads(config: pb.ModelConfig, folder_name: str) -> pb.ModelConfig:
+    """`config` with the defaults Triton fills in at load time where the spec always writes the value.
+
+    A config without `name` gets its folder's name; an instance group or warmup sample without `count` runs
+    once (Triton reads 0 as 1), which the spec writes as `count: 1`. Nothing else is changed.
+    """
+    loaded = pb.ModelConfig()
+    loaded.CopyFrom(config)
+    loaded.name = loaded.name or folder_name
+    for group in loaded.instance_group:
+        group.count = group.count or 1
+    for warmup in loaded.model_warmup:
+        warmup.count = warmup.count or 1
+    return loaded
+
+
+def _is_content(path: Path) -> bool:
+    """Model files, not VCS placeholders (`.gitkeep`) or Python caches."""
+    return not path.name.startswith(".") and path.name != "__pycache__"
+
+
+def _digest(path: Path) -> str:
+    """Content hash of a file or a whole folder, to tell whether versions share a file."""
+    h = hashlib.sha256()
+    files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+    for f in files:
+        if f != path:
+            h.update(f.relative_to(path).as_posix().encode() + b"\0")
+        h.update(f.read_bytes())
+    return h.hexdigest()
+
+
+def _leftovers(folder: Path, config: pb.ModelConfig) -> list[str]:
+    """Files of the model folder outside its version folders that the config does not name as data files."""
+    named = {f"warmup/{data.input_data_file}" for w in config.model_warmup for data in w.inputs.values() if data.input_data_file}
+    named |= {f"initial_state/{init.data_file}" for s in config.sequence_batching.state for init in s.initial_state if init.data_file}
+    out = []
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        rel = path.relative_to(folder)
+        if rel.as_posix() == "config.pbtxt" or rel.parts[0].isdigit() or rel.as_posix() in named or not all(_is_content(Path(p)) for p in rel.parts):
+            continue
+        out.append(rel.as_posix())
+    return out

@@ -1,0 +1,1 @@
+"""Starter projects that `tritonkit init` writes: one folder per pipeline, shipped inside the package."""
