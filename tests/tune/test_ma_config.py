@@ -7,8 +7,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-pytest.importorskip("model_analyzer")
-pytest.importorskip("pytriton")
+from tests.conftest import require  # noqa: E402
+
+require("model_analyzer", "pip install 'tritonkit[tune]'")
+require("pytriton", "pip install 'tritonkit[serve]'")
 
 from model_analyzer.cli.cli import CLI  # noqa: E402
 from model_analyzer.config.input.config_command_profile import ConfigCommandProfile  # noqa: E402

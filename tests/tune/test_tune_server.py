@@ -14,8 +14,10 @@ import pytest
 import yaml
 from google.protobuf import text_format
 
-pytest.importorskip("model_analyzer")
-pytest.importorskip("pytriton")
+from tests.conftest import require  # noqa: E402
+
+require("model_analyzer", "pip install 'tritonkit[tune]'")
+require("pytriton", "pip install 'tritonkit[serve]'")
 
 from tritonclient.grpc import model_config_pb2 as mc  # noqa: E402
 

@@ -6,7 +6,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-pytest.importorskip("ruamel.yaml")
+from tests.conftest import require  # noqa: E402
+
+require("ruamel.yaml", "pip install 'tritonkit[tune]'")
 
 from tritonkit.spec.instances import InstanceGroup  # noqa: E402
 from tritonkit.spec.loader import load_project  # noqa: E402

@@ -1,13 +1,22 @@
-"""Parses config text into Triton's ModelConfig protobuf and checks it survives a round trip."""
+"""Parses config text into Triton's ModelConfig protobuf and checks that nothing in the text was silently lost.
+
+Triton parses config.pbtxt with protobuf's text format too, which quietly keeps only the last of two map
+entries with the same key (`parameters`, an ensemble step's `input_map`) and accepts a singular field twice
+when the first gives its default value (proto3 cannot tell it was set). The text is therefore parsed a
+second time with a strict twin of ModelConfig (proto2, maps as plain repeated entries), where both show.
+"""
 from __future__ import annotations
 
 import difflib
 import re
+from collections import Counter
+from functools import cache
 
-from google.protobuf import descriptor_pool, text_format
+from google.protobuf import descriptor_pb2, descriptor_pool, message_factory, text_format
+from google.protobuf.message import Message
 from tritonclient.grpc.model_config_pb2 import ModelConfig
 
-from tritonkit.errors import TritonkitError
+from tritonkit.errors import Problem, TritonkitError
 
 _TOKEN = re.compile(r'\s+|#[^\n]*|"(?:[^"\\\n]|\\.)*"?|\'(?:[^\'\\\n]|\\.)*\'?|[A-Za-z_][\w.]*|[-+]?[\w.]+|.')
 _NO_FIELD = re.compile(r'Message type "([\w.]+)" has no field named "(\w+)"')
@@ -26,10 +35,58 @@ def parse_model_config(text: str, shown: str, field_prefix: str = "") -> ModelCo
             where = f"{path} (line {line})" if path else f"line {line}" if line else ""
         problem, fix = _explain(str(exc).split(" : ", 1)[-1])
         raise TritonkitError(shown, where, problem, fix) from None
-    again = text_format.Parse(text_format.MessageToString(config), ModelConfig())
-    if again != config:
-        raise TritonkitError(shown, field_prefix.rstrip("."), "config does not survive a protobuf round trip", "report this as a tritonkit bug")
+    lost = _silently_lost(text, field_prefix)
+    if lost:
+        raise TritonkitError.of([Problem(shown, where, problem, fix) for where, problem, fix in lost])
     return config
+
+
+@cache
+def _strict_model_config() -> type[Message]:
+    """ModelConfig as proto2 with its maps as repeated entry messages: every field the text gives stays visible."""
+    proto = descriptor_pb2.FileDescriptorProto()
+    ModelConfig.DESCRIPTOR.file.CopyToProto(proto)
+    proto.syntax = "proto2"  # scalars get presence, so a second value of a singular field is an error
+
+    def unmap(messages) -> None:  # noqa: ANN001 - a repeated DescriptorProto field
+        for message in messages:
+            message.options.ClearField("map_entry")
+            unmap(message.nested_type)
+    unmap(proto.message_type)
+    pool = descriptor_pool.DescriptorPool()
+    pool.Add(proto)
+    return message_factory.GetMessageClass(pool.FindMessageTypeByName(ModelConfig.DESCRIPTOR.full_name))
+
+
+def _silently_lost(text: str, field_prefix: str) -> list[tuple[str, str, str]]:
+    """(field, problem, fix) for every value in `text` that Triton's parser would drop without a word."""
+    try:
+        strict = text_format.Parse(text, _strict_model_config()())
+    except text_format.ParseError as exc:  # the lenient parse passed: a singular field given twice, or an
+        if "should not have multiple" not in str(exc):  # enum number outside the enum, which proto3 keeps
+            return []
+        path = _field_path_at(text, exc.GetLine(), exc.GetColumn())
+        where = field_prefix + path if field_prefix else f"{path} (line {exc.GetLine()})"
+        return [(where, "given more than once, first with its default value (the parser keeps only the last, without a word)",
+                 "give the field once")]
+    return [(field_prefix + path, f"key '{key}' given more than once (the parser keeps only the last entry, without a word)",
+             "give each key once") for path, key in _duplicate_map_keys(strict, "")]
+
+
+def _duplicate_map_keys(message: Message, path: str) -> list[tuple[str, str]]:
+    """(dotted path, key) for each map key repeated within one map of the strict message."""
+    found: list[tuple[str, str]] = []
+    for field, value in message.ListFields():
+        if field.message_type is None:
+            continue
+        here = path + field.name
+        entries = value if field.label == field.LABEL_REPEATED else [value]
+        real = descriptor_pool.Default().FindMessageTypeByName(field.message_type.full_name)
+        if real.GetOptions().map_entry:
+            found += [(here, str(key)) for key, n in Counter(e.key for e in entries).items() if n > 1]
+        for entry in entries:
+            found += _duplicate_map_keys(entry, here + ".")
+    return found
 
 
 def _explain(message: str) -> tuple[str, str]:
