@@ -6,7 +6,7 @@ import click
 from tritonkit import TRITON_VERSION, __version__
 from tritonkit.cli import build, export, perf, schema, serve, smoke, stop, tune, validate
 from tritonkit.cli import import_ as import_cmd
-from tritonkit.cli import init as init_cmd
+from tritonkit.cli import init_ as init_cmd
 
 COMMANDS = [
     init_cmd.init_command,
