@@ -123,6 +123,7 @@ def test_deferred_tensorrt_builds_engines_in_compose(project: Path) -> None:
         assert "trtexec --onnx=model.onnx --saveEngine=model.plan" in builder["command"][-1]
         assert "--fp16" in builder["command"][-1] and "cd /models/mlp/1" in builder["command"][-1]
         assert compose["triton"]["depends_on"] == {"tensorrt-engines": {"condition": "service_completed_successfully"}}
+        assert builder["user"] == compose["triton"]["user"] == "1000:1000"  # writes into the repository, never as root
         assert config(project, "mlp").backend == "tensorrt"
         assert (project / "model_repository" / "mlp" / "1" / "model.onnx").is_file()
         if shutil.which("docker-compose"):

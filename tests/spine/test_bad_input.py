@@ -164,6 +164,34 @@ def tensor_cycle(p: Project) -> None:
     ]
 
 
+def outside(p: Project, name: str = "outside.py") -> str:
+    """A real file just outside the project folder; returns the spec path that reaches it (`../name`)."""
+    (p.root.parent / name).write_text(PYTHON_MODEL, encoding="utf-8")
+    return f"../{name}"
+
+
+def symlink_out(p: Project, rel: str, target: str = "/etc/passwd") -> str:
+    """A symlink inside the project that leads outside it; returns `rel`."""
+    link = p.root / rel
+    link.parent.mkdir(parents=True, exist_ok=True)
+    link.symlink_to(target)
+    return rel
+
+
+def folder_with_symlink_out(p: Project) -> None:
+    """A folder source (copied whole) that is inside the project but holds a symlink to /etc/passwd."""
+    symlink_out(p, "models/lib/secret")
+    (p.root / "models" / "lib" / "helpers.py").write_text(PYTHON_MODEL, encoding="utf-8")
+    p.model("encoder")["files"]["lib"] = "models/lib"
+
+
+def add_exported_model(p: Project, name: str) -> None:
+    """A model with a source: if its export ran, `.tritonkit/` would appear in the project."""
+    p.top["models"][name] = {"max_batch_size": 4, "source": {"python": "models.encoder:build"}}
+
+
+OUT = "outside the project folder"
+
 T = "tritonkit.yaml: "
 P = "ensembles/pipe.yaml: "
 E = T + "models.encoder."
@@ -221,6 +249,19 @@ CASES = [
     Case("files-path-wrong", lambda p: p.model("encoder").update(files={"model.py": "models/encodr.py"}), E + "files.model.py: ", ("'models/encodr.py' not found",)),
     Case("files-python-without-model-py", lambda p: p.model("encoder").update(files={"helpers.py": "models/encoder.py"}), E + "files: ", ("no 'model.py'",)),
     Case("files-python-no-files", lambda p: p.model("cls").pop("files"), P + "models.cls.files: ", ("no 'model.py'",)),
+    Case("files-absolute-outside", lambda p: p.model("encoder")["files"].update({"model.py": "/etc/passwd"}), E + "files.model.py: ", ("'/etc/passwd' resolves to /etc/passwd", OUT)),
+    Case("files-dotdot-outside", lambda p: p.model("encoder")["files"].update({"model.py": outside(p)}), E + "files.model.py: ", ("'../outside.py'", OUT)),
+    Case("files-pipeline-dotdot-outside", lambda p: p.model("pre")["files"].update({"model.py": "../" + outside(p)}), P + "models.pre.files.model.py: ", ("'../../outside.py'", OUT)),
+    Case("files-symlink-outside", lambda p: p.model("encoder")["files"].update({"model.py": symlink_out(p, "models/link.py")}), E + "files.model.py: ", ("resolves to /etc/passwd", OUT)),
+    Case("files-folder-holds-symlink-outside", folder_with_symlink_out, E + "files.lib: ", ("'models/lib/secret' resolves to /etc/passwd", OUT)),
+    Case("files-package-path-climbs-out", lambda p: p.model("encoder")["files"].update({"passwd": "tritonkit:" + "../" * 12 + "etc/passwd"}), E + "files.passwd: ", ("resolves to /etc/passwd", OUT)),
+    Case("warmup-file-outside", lambda p: warmup_input(p).update(zero_data=None, input_data_file="/etc/passwd"), E + "model_warmup[0].inputs.TEXT.input_data_file: ", (OUT,)),
+    Case("state-file-outside", lambda p: seq(p)["state"][0]["initial_state"][0].update(zero_data=None, data_file=outside(p, "init.bin")), C + "sequence_batching.state[0].initial_state[0].data_file: ", (OUT,)),
+    Case("source-onnx-outside", lambda p: p.top["models"].update(imported={"max_batch_size": 4, "source": {"onnx": "/etc/passwd"}}), T + "models.imported.source.onnx: ", (OUT,)),
+    Case("source-python-path-outside", lambda p: p.top["models"].update(imported={"max_batch_size": 4, "source": {"python": "m:build", "python_path": [".", "/"]}}), T + "models.imported.source.python_path[1]: ", (OUT,)),
+    Case("include-outside", lambda p: p.top["include"].append("/etc/passwd"), T + "include[1]: ", (OUT,)),
+    Case("name-escapes-before-export", lambda p: add_exported_model(p, "../x"), T + "models.../x: ", ("relative path component",)),
+    Case("name-separator-before-export", lambda p: add_exported_model(p, "a/b"), T + "models.a/b: ", ("path separator",)),
     Case("files-destination-escapes", lambda p: p.model("encoder")["files"].update({"../evil.py": "models/encoder.py"}), E + "files.../evil.py: ", ("leaves the model directory",)),
     # --- batching
     Case("preferred-above-max", lambda p: dyn(p).update(preferred_batch_size=[8, 64]), E + "dynamic_batching.preferred_batch_size: ",

@@ -97,3 +97,7 @@ def test_compose_reflects_the_spec(built: Path) -> None:
     assert "--model-control-mode=explicit" in service["command"] and "--load-model=*" in service["command"]
     assert "--cache-config=local,size=1048576" in service["command"]
     assert service["deploy"]["resources"]["reservations"]["devices"][0]["capabilities"] == ["gpu"]
+    key = "${TRITON_ADMIN_KEY:?"  # explicit mode: load/unload need the key, which compose reads from the environment
+    assert any(a.startswith("--http-restricted-api=model-repository:admin-key=" + key) for a in service["command"])
+    assert any(a.startswith("--grpc-restricted-protocol=model-repository:admin-key=" + key) for a in service["command"])
+    assert service["ports"] == ["127.0.0.1:8000:8000", "127.0.0.1:8001:8001", "127.0.0.1:8002:8002"]

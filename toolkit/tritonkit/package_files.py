@@ -28,3 +28,18 @@ def resolve_spec_path(source: str, base: Path) -> Path:
     if source.startswith(PACKAGE_PREFIX):
         return package_path(source[len(PACKAGE_PREFIX):])
     return base / source
+
+
+def package_roots() -> list[Path]:
+    """The folders `tritonkit:` paths may reach: the package and its data folders (apart in a checkout)."""
+    return [Path(str(files("tritonkit"))).resolve(), *(package_path(folder).resolve() for folder in DATA_FOLDERS)]
+
+
+def escapes(path: Path, project_root: Path) -> bool:
+    """Whether `path`, symlinks followed, lies outside both the project folder and the tritonkit package.
+
+    Specs are shared and built on CI machines; a spec path must not pull in (or copy into a deployable
+    repository) a file such as `/etc/passwd` or `../../secrets`.
+    """
+    real = path.resolve()
+    return not any(real.is_relative_to(root) for root in (project_root.resolve(), *package_roots()))

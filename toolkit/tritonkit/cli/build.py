@@ -13,7 +13,7 @@ from tritonkit.repository.build import build
 @click.option("-f", "--file", "spec", default="tritonkit.yaml", show_default=True, type=click.Path(path_type=Path), help="Spec file.")
 @click.option("-o", "--output", "output", type=click.Path(path_type=Path), help="Repository folder [default: model_repository next to the spec].")
 @click.option("--compose", "compose", type=click.Path(path_type=Path), help="Compose file [default: docker-compose.yml next to the spec].")
-@click.option("--dry-run", is_flag=True, help="Check everything and print the file tree that would be written; write nothing.")
+@click.option("--dry-run", is_flag=True, help="Check the spec and print the file tree that would be written; write nothing and run no export.")
 @json_option
 @reports_errors
 def build_command(spec: Path, output: Path | None, compose: Path | None, dry_run: bool, as_json: bool) -> None:
@@ -32,10 +32,12 @@ def build_command(spec: Path, output: Path | None, compose: Path | None, dry_run
         emit_json({"ok": True, **result.summary()})
         return
     verb = "would write" if dry_run else "wrote"
-    click.echo(f"{verb} {result.repository} ({len(result.plan.models)} models)")
+    click.echo(f"{verb} {result.repository} ({len(result.plan.models) + len(result.plan.pending)} models)")
     if dry_run:
         for path in result.plan.files():
             click.echo(f"  {path}")
+        for name in result.plan.pending:
+            click.echo(f"would export {name} (not run now); {name}/config.pbtxt and its model files are derived at export time")
     click.echo(f"{verb} {result.compose}")
     if result.dockerfile:
         click.echo(f"{verb} {result.dockerfile}")

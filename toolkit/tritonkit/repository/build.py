@@ -40,6 +40,7 @@ class BuildResult:
                 for n, r in self.plan.exports.items()
             },
             "files": self.plan.files(),
+            "pending_exports": sorted(self.plan.pending),
         }
 
 
@@ -47,12 +48,16 @@ def build(spec_path: Path, out_dir: Path | None = None, compose_path: Path | Non
           progress: Progress | None = None) -> BuildResult:
     """Loads, exports, renders and validates everything first; writes only when all of it passed.
 
-    A dry run still exports (into the export cache under `.tritonkit/`): the configs depend on the graphs.
+    A dry run writes nothing anywhere, so it runs no export either: exported models stay in
+    `plan.pending`, their configs to be derived from the graphs when the build runs for real.
     """
     project = load_project(spec_path)
     repository = (out_dir or project.root / "model_repository").absolute()
     compose = (compose_path or project.root / "docker-compose.yml").absolute()
-    plan = make_plan(project, run_exports(project, progress))
+    if dry_run:
+        plan = make_plan(project, pending=frozenset(n for n, spec in project.models.items() if spec.source is not None))
+    else:
+        plan = make_plan(project, run_exports(project, progress))
     dockerfile_text = render_dockerfile(plan)
     dockerfile = compose.parent / DOCKERFILE_NAME if dockerfile_text else None
     if not dry_run:

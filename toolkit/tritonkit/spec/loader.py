@@ -8,10 +8,12 @@ from pydantic import ValidationError
 
 from tritonkit.errors import Problem, TritonkitError
 from tritonkit.package_files import resolve_spec_path
+from tritonkit.spec.paths import escaping_paths, outside_problem
 from tritonkit.spec.project import PipelineFile, Project, ProjectFile
 from tritonkit.spec.pydantic_errors import problems_from_validation
 from tritonkit.spec.tuned import apply_tuned
 from tritonkit.spec.yaml_source import read_yaml_mapping
+from tritonkit.validate.model_checks import NAME_FIX, unsafe_name_reason
 
 
 def shown_path(path: Path) -> str:
@@ -39,6 +41,9 @@ def load_project(spec_path: Path) -> Project:
     project = Project(spec_path=spec_path, deploy=top.deploy)
     problems: list[Problem] = []
     _merge(project, top, spec_path, chain=[spec_path.resolve()], problems=problems)
+    for name, model in project.models.items():
+        origin = project.origin(name)
+        problems += escaping_paths(model, origin.parent, project.root, shown_path(origin), f"models.{name}")
     for name, tuned in top.tuned.items():
         if name not in project.models:
             problems.append(Problem(shown_path(spec_path), f"tuned.{name}", f"tuned settings for unknown model '{name}'", "remove the entry or re-run tritonkit tune"))
@@ -54,6 +59,10 @@ def load_project(spec_path: Path) -> Project:
 def _merge(project: Project, part: PipelineFile, path: Path, chain: list[Path], problems: list[Problem]) -> None:
     """Adds `part`'s models, then those of its includes (depth first, cycles refused)."""
     for name, model in part.models.items():
+        reason = unsafe_name_reason(name)
+        if reason:  # names become folder names (exports, repository): refuse them before any path is built
+            problems.append(Problem(shown_path(path), f"models.{name}", f"model name {name!r} {reason}", NAME_FIX))
+            continue
         if name in project.models:
             problems.append(Problem(
                 shown_path(path), f"models.{name}",
@@ -65,6 +74,10 @@ def _merge(project: Project, part: PipelineFile, path: Path, chain: list[Path], 
         project.origins[name] = path
     for index, rel in enumerate(part.include):
         target = resolve_spec_path(rel, path.parent).absolute()
+        outside = outside_problem(shown_path(path), f"include[{index}]", rel, target, project.root)
+        if outside:
+            problems.append(outside)
+            continue
         if target.resolve() in chain:
             loop = " -> ".join(shown_path(c) for c in chain[chain.index(target.resolve()):] + [target.resolve()])
             problems.append(Problem(shown_path(path), f"include[{index}]", f"'{rel}' closes an include cycle ({loop})", "remove the circular include"))

@@ -1,6 +1,8 @@
 """One model of the spec: Triton's ModelConfig fields plus where the model's files come from."""
 from __future__ import annotations
 
+import ipaddress
+import re
 from pathlib import PurePosixPath
 from typing import Literal
 
@@ -125,8 +127,33 @@ class DeploySpec(StrictModel):
     http_port: int = Field(default=8000, ge=1, le=65535)
     grpc_port: int = Field(default=8001, ge=1, le=65535)
     metrics_port: int = Field(default=8002, ge=1, le=65535)
+    bind_address: str = Field(
+        default="127.0.0.1",
+        description="Host address the HTTP, gRPC and metrics ports are published on; 0.0.0.0 publishes on every interface.",
+    )
     model_control_mode: Literal["none", "poll", "explicit"] = "none"
+    admin_key_env: str = Field(
+        default="TRITON_ADMIN_KEY",
+        description="Explicit mode: environment variable holding the key that model load/unload requests must send in "
+        "the `admin-key` header; read by `docker compose up`, never written to a file.",
+    )
     shm_size: str = "1g"
     user: str = "1000:1000"
     log_verbose: int = Field(default=0, ge=0)
     cache_size_bytes: int = Field(default=0, ge=0, description="Response cache size; 0 = off unless a model enables it.")
+
+    @field_validator("admin_key_env")
+    @classmethod
+    def _variable_name(cls, value: str) -> str:
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", value):
+            raise ValueError(f"admin_key_env {value!r} is not an environment variable name; use letters, digits and '_', e.g. TRITON_ADMIN_KEY")
+        return value
+
+    @field_validator("bind_address")
+    @classmethod
+    def _ip_address(cls, value: str) -> str:
+        try:
+            ipaddress.ip_address(value)
+        except ValueError:
+            raise ValueError(f"bind_address {value!r} is not an IP address; use 127.0.0.1 (this host only) or 0.0.0.0 (every interface)") from None
+        return value

@@ -17,12 +17,16 @@ class _Tensor:
     origin: str
 
 
-def check_ensembles(configs: dict[str, pb.ModelConfig]) -> list[Finding]:
-    """Findings for every ensemble in `configs` plus repository-wide cycle detection."""
+def check_ensembles(configs: dict[str, pb.ModelConfig], unknown: frozenset[str] = frozenset()) -> list[Finding]:
+    """Findings for every ensemble in `configs` plus repository-wide cycle detection.
+
+    `unknown` names models that exist but whose config is not known yet (an export a dry run skips):
+    steps calling them are taken on trust.
+    """
     found: list[Finding] = []
     for name, c in configs.items():
         if c.platform == "ensemble" and c.HasField("ensemble_scheduling"):
-            found += _check_wiring(name, c, configs)
+            found += _check_wiring(name, c, configs, unknown)
     found += _check_cycles(configs)
     return found
 
@@ -31,7 +35,7 @@ def _is_decoupled(c: pb.ModelConfig) -> bool:
     return c.model_transaction_policy.decoupled
 
 
-def _check_wiring(name: str, ens: pb.ModelConfig, configs: dict[str, pb.ModelConfig]) -> list[Finding]:
+def _check_wiring(name: str, ens: pb.ModelConfig, configs: dict[str, pb.ModelConfig], unknown: frozenset[str]) -> list[Finding]:
     found: list[Finding] = []
     # Tensor name -> its type; None when its producer is broken (reported once, not again downstream).
     available: dict[str, _Tensor | None] = {t.name: _Tensor(t.data_type, tuple(t.dims), "ensemble input") for t in ens.input}
@@ -48,7 +52,7 @@ def _check_wiring(name: str, ens: pb.ModelConfig, configs: dict[str, pb.ModelCon
             if all(src in available for src in step.input_map.values()) or step.model_name not in configs:
                 pending.remove(index)
                 progress = True
-                found += _check_step(name, ens, index, step, configs, available, consumed, producers)
+                found += _check_step(name, ens, index, step, configs, available, consumed, producers, unknown)
     unresolved_outputs = {dst for index in pending for dst in steps[index].output_map.values()}
     for index in pending:
         step = steps[index]
@@ -73,7 +77,7 @@ def _check_wiring(name: str, ens: pb.ModelConfig, configs: dict[str, pb.ModelCon
     return found
 
 
-def _check_step(name, ens, index, step, configs, available, consumed, producers) -> list[Finding]:
+def _check_step(name, ens, index, step, configs, available, consumed, producers, unknown) -> list[Finding]:
     where = f"ensemble_scheduling.step[{index}]"
     target = configs.get(step.model_name)
     if target is None or step.model_name == name:
@@ -81,9 +85,9 @@ def _check_step(name, ens, index, step, configs, available, consumed, producers)
         for dst in step.output_map.values():
             producers.setdefault(dst, f"step {index} ('{step.model_name}')")
             available.setdefault(dst, None)
-        if target is None:
+        if target is None and step.model_name not in unknown:
             return [Finding(name, f"{where}.model_name", f"model '{step.model_name}' does not exist", f"add it to the repository or use one of: {', '.join(sorted(configs))}")]
-        return [Finding(name, f"{where}.model_name", "an ensemble cannot call itself", "call a composing model")]
+        return [] if target is None else [Finding(name, f"{where}.model_name", "an ensemble cannot call itself", "call a composing model")]
     found: list[Finding] = []
     if _is_decoupled(target) and not _is_decoupled(ens):
         found.append(Finding(name, f"{where}.model_name", f"decoupled model '{step.model_name}' may send many responses but ensemble '{name}' must send exactly one", "declare the ensemble decoupled (model_transaction_policy.decoupled: true) or use a non-decoupled model"))

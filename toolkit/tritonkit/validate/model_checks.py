@@ -9,6 +9,7 @@ from tritonkit.validate.findings import Finding
 
 _CONTROL = pb.ModelSequenceBatching.Control
 _CORRID_TYPES = {pb.TYPE_UINT64, pb.TYPE_INT64, pb.TYPE_UINT32, pb.TYPE_INT32, pb.TYPE_STRING}
+NAME_FIX = "use letters, digits, '_', '-' and '.'"
 
 
 def unsafe_name_reason(name: str) -> str | None:
@@ -41,7 +42,7 @@ def _check_identity(name: str, c: pb.ModelConfig) -> list[Finding]:
     found = []
     reason = unsafe_name_reason(name)
     if reason:
-        found.append(Finding(name, "name", f"model name {name!r} {reason}", "use letters, digits, '_', '-' and '.'"))
+        found.append(Finding(name, "name", f"model name {name!r} {reason}", NAME_FIX))
     if not c.platform and not c.backend:
         found.append(Finding(name, "backend", "neither platform nor backend is set", "set backend (e.g. python, onnxruntime) or platform (e.g. ensemble)"))
     if c.platform == "ensemble":

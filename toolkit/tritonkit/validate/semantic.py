@@ -9,11 +9,11 @@ from tritonkit.validate.findings import Finding
 from tritonkit.validate.model_checks import check_model
 
 
-def semantic_findings(configs: dict[str, pb.ModelConfig]) -> list[Finding]:
-    """Per-model findings first, then cross-model ones, in repository order."""
+def semantic_findings(configs: dict[str, pb.ModelConfig], unknown: frozenset[str] = frozenset()) -> list[Finding]:
+    """Per-model findings first, then cross-model ones, in repository order (`unknown`: see check_ensembles)."""
     found: list[Finding] = []
     for name, config in configs.items():
         found += check_model(name, config)
-    found += check_ensembles(configs)
+    found += check_ensembles(configs, unknown)
     found += check_bls(configs)
     return found
