@@ -1,11 +1,13 @@
 """A copy of an example LLM project in another folder (tests, benchmarks), with pipeline settings overridden.
 
-Writes `folder/tritonkit.yaml` = examples/llm/<recipe>/tritonkit.yaml with its relative paths made absolute
-(python_path, assets), including `folder/llm.yaml` = ensembles/llm.yaml with overrides (KV budget, batching).
+Writes `folder/tritonkit.yaml` = examples/llm/<recipe>/tritonkit.yaml with the files it names (assets) copied
+into `folder` (a spec may only name files inside its project), including `folder/llm.yaml` =
+ensembles/llm.yaml with overrides (KV budget, batching).
 `tritonkit build` of it exports the decoder into `folder/.tritonkit/` (cached there).
 """
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -34,15 +36,14 @@ def write_project(folder: Path, recipe: str, assets_dir: Path | None = None, gen
     spec = yaml.safe_load((example / "tritonkit.yaml").read_text())
     spec["include"] = ["llm.yaml"]
     for model in spec["models"].values():
-        source = model.get("source")
-        if source:
-            source["python_path"] = [str((example / p).resolve()) for p in source.get("python_path", ["."])]
-        for dest, path in model.get("files", {}).items():
+        for path in model.get("files", {}).values():
             if path.startswith(PACKAGE_PREFIX):
                 continue
             if assets_dir is not None and path.startswith("assets/"):
-                model["files"][dest] = str(Path(assets_dir).resolve() / path[len("assets/"):])
+                origin = Path(assets_dir) / path[len("assets/"):]
             else:
-                model["files"][dest] = str((example / path).resolve())
+                origin = example / path
+            (folder / path).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(origin, folder / path)
     (folder / "tritonkit.yaml").write_text(yaml.safe_dump(spec, sort_keys=False))
     return folder / "tritonkit.yaml"
