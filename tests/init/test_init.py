@@ -1,0 +1,79 @@
+"""`tritonkit init`: each starter builds, serves on the embedded Triton and passes smoke as written."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import run_cli
+
+
+def init(project: Path, pipeline: str) -> dict:
+    result = run_cli("init", str(project), "--pipeline", pipeline, "--json", cwd=project.parent)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def build_serve_smoke(project: Path, build_timeout: float = 120) -> dict:
+    """The next steps init prints, run as written in the project folder; the server is always stopped."""
+    built = run_cli("build", "--json", cwd=project, timeout=build_timeout)
+    assert built.returncode == 0, built.stderr
+    served = run_cli("serve", "--background", "--json", cwd=project, timeout=400)
+    try:
+        assert served.returncode == 0, served.stderr[-4000:]
+        smoke = run_cli("smoke", "--json", cwd=project, timeout=600)
+        report = json.loads(smoke.stdout)
+        assert smoke.returncode == 0, smoke.stdout[-4000:] + smoke.stderr[-2000:]
+        return report
+    finally:
+        stopped = run_cli("stop", cwd=project)
+        assert stopped.returncode == 0, stopped.stderr
+
+
+def passed_models(report: dict) -> set[str]:
+    assert report["ok"] and all(r["status"] != "fail" for r in report["results"]), report
+    return {r["model"] for r in report["results"] if r["status"] == "pass" and r["check"].startswith(("request:", "golden"))}
+
+
+@pytest.mark.server
+def test_classifier_starter_passes_smoke_as_written(tmp_path: Path) -> None:
+    project = tmp_path / "my_project"
+    summary = init(project, "classifier")
+    assert sorted(summary["files"]) == ["models/classifier.py", "models/preprocess.py", "tritonkit.yaml"]
+    assert summary["install"] == [] and summary["next"][:2] == ["cd my_project", "tritonkit build"]
+    report = build_serve_smoke(project)
+    assert {"classify", "preprocess"} <= passed_models(report)  # their known answers, over HTTP and gRPC
+
+
+@pytest.mark.server
+@pytest.mark.slow
+def test_llm_starter_passes_smoke_as_written(tmp_path: Path) -> None:
+    pytest.importorskip("torch")
+    project = tmp_path / "chat"
+    summary = init(project, "llm")
+    assert sorted(summary["files"]) == ["assets/generation.json", "assets/tokenizer.json", "tritonkit.yaml"]
+    assert "include: [tritonkit:ensembles/llm.yaml]" in (project / "tritonkit.yaml").read_text()
+    report = build_serve_smoke(project, build_timeout=600)  # exports the tiny GPT (~10-20 s, cached in .tritonkit/)
+    models = {r["model"] for r in report["results"] if r["status"] == "pass"}
+    assert {"decoder", "llm", "llm_complete"} <= models
+    assert "decoder" in passed_models(report)  # the exported decoder's golden samples
+
+
+def test_init_refuses_to_overwrite_without_force(tmp_path: Path) -> None:
+    project = tmp_path / "p"
+    init(project, "classifier")
+    (project / "models" / "classifier.py").write_text("# my model\n")
+    again = run_cli("init", "p", cwd=tmp_path)
+    assert again.returncode == 2
+    assert again.stderr.splitlines() == ["p/models/classifier.py: already exists (and 2 more); pass --force to overwrite, or init into an empty folder"]
+    assert (project / "models" / "classifier.py").read_text() == "# my model\n"
+    forced = run_cli("init", "p", "--force", cwd=tmp_path)
+    assert forced.returncode == 0, forced.stderr
+    assert "TritonPythonModel" in (project / "models" / "classifier.py").read_text()
+
+
+def test_help_has_an_example() -> None:
+    for command in ("init", "import"):
+        result = run_cli(command, "--help")
+        assert result.returncode == 0 and "Example:" in result.stdout, command
