@@ -17,7 +17,8 @@ from tritonkit.smoke.target import resolve_target
 @click.option("-r", "--repository", default="model_repository", show_default=True, type=click.Path(path_type=Path),
               help="The repository the server was started on (its configs and golden samples are the expectations).")
 @click.option("--url", "http_url", help="HTTP endpoint host:port [default: the background server of this project, else localhost:8000].")
-@click.option("--grpc-url", "grpc_url", help="gRPC endpoint host:port [default: same host, port 8001].")
+@click.option("--grpc-url", "grpc_url", help="gRPC endpoint host:port [default: the background server's when --url is "
+              "its HTTP endpoint, HOST:8001 when --url is HOST:8000, else required unless --protocol http].")
 @click.option("--protocol", type=click.Choice(["http", "grpc", "both"]), default="both", show_default=True)
 @json_option
 @reports_errors
@@ -28,15 +29,18 @@ def smoke_command(repository: Path, http_url: str | None, grpc_url: str | None, 
     metadata, replays golden samples (exported pairs and the spec's `smoke:` cases: requests, two
     interleaved sequences with uint64 ids, streams of decoupled models), or sends generated inputs,
     and sends bad requests (wrong dtype, wrong shape, missing input, unknown model) that must be refused
-    while the server stays healthy. Exits 1 if any check fails.
+    while the server stays healthy: only an inference error from the server counts as refused, a failed
+    connection does not. A decoupled model must stream at least one response and complete. Models the
+    server runs through tritonkit's onnxruntime fallback are marked as such. Exits 1 if any check fails.
 
     \b
     Example:
       tritonkit serve --background && tritonkit smoke
       tritonkit smoke --url triton.internal:8000 --grpc-url triton.internal:8001 --json
+      tritonkit smoke --url 127.0.0.1:18000 --protocol http   # HTTP checks only
     """
-    target = resolve_target(http_url, grpc_url)
     protocols = ["http", "grpc"] if protocol == "both" else [protocol]
+    target = resolve_target(http_url, grpc_url, protocols)
     results = run_smoke(repository, target, protocols, progress=None if as_json else lambda m: click.echo(f"checking {m}", err=True))
     if as_json:
         emit_json(report.as_json(results, asdict(target)))

@@ -5,6 +5,7 @@ import time
 import zlib
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
+from functools import partial
 from pathlib import Path
 from typing import Literal
 
@@ -13,11 +14,13 @@ from tritonclient.grpc import model_config_pb2 as pb
 
 from tritonkit.golden import GoldenCase, read_cases, tolerance_for
 from tritonkit.smoke import inputs as made_up
-from tritonkit.smoke.clients import Client, Sequence
-from tritonkit.smoke.compare import config_differences, metadata_differences, value_mismatch
+from tritonkit.smoke.clients import Client, Sequence, rejected_by_server
+from tritonkit.smoke.compare import config_differences, fallback_for, metadata_differences, value_mismatch
 
 Status = Literal["pass", "fail", "skip"]
 UNKNOWN_MODEL = "tritonkit_smoke_no_such_model"
+#: `CheckResult.served_as` of a model that runs on tritonkit's onnxruntime fallback, not its declared backend.
+FALLBACK = "onnxruntime fallback"
 
 
 @dataclass
@@ -30,6 +33,8 @@ class CheckResult:
     status: Status
     detail: str
     seconds: float
+    served_as: str = ""  # FALLBACK when the server runs the model through the fallback, else empty
+
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -59,11 +64,31 @@ def check_model_ready(client: Client, model: str) -> CheckResult:
     return timed("ready", model, client.protocol, lambda: None if client.model_ready(model) else "FAIL: model is not ready")
 
 
-def check_config(client: Client, model: str, expected: pb.ModelConfig) -> CheckResult:
+def check_callees_ready(client: Client, model: str, callees: list[str]) -> CheckResult:
+    """A BLS model answers only while the models it declares in bls.calls are ready too."""
+    def body() -> str:
+        missing = [c for c in callees if not client.model_ready(c)]
+        if missing:
+            return f"FAIL: model '{model}' calls {', '.join(repr(c) for c in missing)}, which is not ready"
+        return f"calls {', '.join(callees)}: ready"
+    return timed("callees-ready", model, client.protocol, body)
+
+
+def check_config(client: Client, model: str, expected: pb.ModelConfig) -> tuple[CheckResult, bool]:
+    """The config row, and whether the served config shows tritonkit's onnxruntime fallback."""
+    fallback: list[str] = []
+
     def body() -> str | None:
-        diffs = config_differences(expected, client.config(model))
-        return "FAIL: " + "; ".join(diffs) if diffs else None
-    return timed("config", model, client.protocol, body)
+        served = client.config(model)
+        diffs = config_differences(expected, served)
+        if diffs:
+            return "FAIL: " + "; ".join(diffs)
+        declared = fallback_for(expected, served)
+        if declared:
+            fallback.append(declared)
+            return f"ok; served through tritonkit's {FALLBACK} (Python backend), not '{declared}'"
+        return None
+    return timed("config", model, client.protocol, body), bool(fallback)
 
 
 def check_metadata(client: Client, model: str, expected: pb.ModelConfig) -> CheckResult:
@@ -145,8 +170,10 @@ def run_generated(client: Client, model: str, config: pb.ModelConfig) -> CheckRe
         if config.model_transaction_policy.decoupled:
             if client.protocol == "http" and any(v.size > 1 for v in inputs.values()):
                 return "SKIP: generate_stream takes scalar inputs; covered over gRPC"
-            responses = client.stream(model, inputs, outputs)
-            return f"stream ended after {len(responses)} responses (no golden samples to compare)"
+            responses = client.stream(model, inputs, outputs)  # returns only on the final flag / end of stream
+            if not responses:
+                return "FAIL: the stream completed without a single response"
+            return f"stream of {len(responses)} responses completed (no golden samples to compare)"
         if config.HasField("sequence_batching"):
             seq_id = _sequence_ids(model, "generated")[0]
             problems = []
@@ -185,15 +212,19 @@ def negative_checks(client: Client, model: str | None, config: pb.ModelConfig | 
         outputs = [t.name for t in config.output]
         for label, bad in (("wrong-dtype", made_up.with_wrong_dtype(good)), ("wrong-shape", made_up.with_wrong_shape(good)),
                            ("missing-input", made_up.without_first_input(good))):
-            results.append(timed(f"negative:{label}", model, client.protocol, lambda bad=bad: _expect_error(lambda: client.infer(model, bad, outputs))))
+            request = partial(client.infer, model, bad, outputs)
+            results.append(timed(f"negative:{label}", model, client.protocol, partial(_expect_error, request)))
     results.append(timed("healthy-after-errors", "-", client.protocol, lambda: None if client.live() and client.ready() else "FAIL: server unhealthy after bad requests"))
     return results
 
 
 def _expect_error(call: Callable[[], object]) -> str:
+    """Passes only when the server itself refuses; a refused or cut connection is a failure."""
     try:
         call()
     except Exception as exc:  # noqa: BLE001 - the point is that the server refused
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        return f"rejected: {first[:120]}"
+        if rejected_by_server(exc):
+            return f"rejected: {first[:120]}"
+        return f"FAIL: no answer from the server, so no rejection: {type(exc).__name__}: {first[:120]}"
     return "FAIL: the server accepted a bad request"

@@ -155,7 +155,10 @@ class GrpcClient:
             )
             responses: list[Tensors] = []
             while True:
-                result, error = events.get(timeout=timeout)
+                try:
+                    result, error = events.get(timeout=timeout)
+                except queue.Empty:
+                    raise TimeoutError(f"no final response within {timeout:g} s ({len(responses)} responses so far)") from None
                 if error is not None:
                     raise error
                 response = result.get_response()
@@ -169,6 +172,24 @@ class GrpcClient:
 
     def close(self) -> None:
         self.client.close()
+
+
+#: gRPC codes the client library itself produces when a connection fails, times out or is cut.
+_TRANSPORT_CODES = {"StatusCode.UNAVAILABLE", "StatusCode.DEADLINE_EXCEEDED", "StatusCode.CANCELLED", "StatusCode.UNKNOWN"}
+
+
+def rejected_by_server(exc: Exception) -> bool:
+    """Whether `exc` is the server refusing a request, not a connection that failed on the way.
+
+    Over HTTP, an error status that carries Triton's JSON error body (a body tritonclient cannot decode
+    leaves `debug_details`); over gRPC, a status code that only a server sends.
+    """
+    if not isinstance(exc, InferenceServerException):
+        return False  # e.g. ConnectionRefusedError, ConnectionResetError from the HTTP client
+    status = exc.status() or ""
+    if status.isdigit():
+        return 400 <= int(status) < 600 and exc.debug_details() is None
+    return status.startswith("StatusCode.") and status not in _TRANSPORT_CODES
 
 
 def _json_value(value: np.ndarray) -> Any:

@@ -6,6 +6,8 @@ from typing import Any
 import numpy as np
 from tritonclient.grpc import model_config_pb2 as pb
 
+from tritonkit.serve.onnx_model import ONNX_FILE_PARAMETER
+
 
 def _tensors(tensors) -> list[tuple[str, str, list[int]]]:
     return [(t.name, pb.DataType.Name(t.data_type), list(t.dims)) for t in tensors]
@@ -29,6 +31,18 @@ def config_differences(expected: pb.ModelConfig, served: pb.ModelConfig) -> list
         if want != got:
             diffs.append(f"{field}: repository {want} vs served {got}")
     return diffs
+
+
+def fallback_for(expected: pb.ModelConfig, served: pb.ModelConfig) -> str | None:
+    """The declared platform/backend when the server runs tritonkit's onnxruntime fallback in its place, else None.
+
+    The served config tells, so this holds for any server: the fallback is a Python-backend model carrying
+    the `tritonkit_onnx_file` parameter, while a real Triton reports the declared backend.
+    """
+    declared = expected.platform or expected.backend
+    if declared and expected.backend != "python" and served.backend == "python" and ONNX_FILE_PARAMETER in served.parameters:
+        return declared
+    return None
 
 
 def metadata_differences(expected: pb.ModelConfig, metadata: dict[str, Any]) -> list[str]:

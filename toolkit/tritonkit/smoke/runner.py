@@ -1,6 +1,7 @@
 """Runs every smoke check against one server for the chosen protocols."""
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from tritonclient.grpc import model_config_pb2 as pb
@@ -10,29 +11,42 @@ from tritonkit.smoke.checks import CheckResult
 from tritonkit.smoke.clients import open_client
 from tritonkit.smoke.target import Target
 from tritonkit.validate.repository_check import validate_repository
+from tritonkit.validate.model_graph import bls_calls, load_order
 
 
 def run_smoke(repository: Path, target: Target, protocols: list[str], progress=None) -> list[CheckResult]:
-    """All rows, protocol by protocol; a dead server stops that protocol's checks after the first row."""
+    """All rows, protocol by protocol; a dead server stops that protocol's checks after the first row.
+
+    Every row of a model the server runs through the onnxruntime fallback is marked `served_as`.
+    """
     configs: dict[str, pb.ModelConfig] = validate_repository(repository)
     results: list[CheckResult] = []
+    fallbacks: set[str] = set()
     for protocol in protocols:
-        client = open_client(protocol, target.http_url if protocol == "http" else target.grpc_url)
+        client = open_client(protocol, target.url(protocol))
         try:
             results.append(checks.check_server(client))
             if results[-1].status == "fail":
                 continue
-            for name, config in configs.items():
+            for name in load_order(configs):  # callees before their callers
+                config = configs[name]
                 if progress:
                     progress(f"{protocol}: {name}")
                 results.append(checks.check_model_ready(client, name))
                 if results[-1].status == "fail":
                     continue
-                results.append(checks.check_config(client, name, config))
+                if bls_calls(config):
+                    results.append(checks.check_callees_ready(client, name, bls_calls(config)))
+                    if results[-1].status == "fail":
+                        continue
+                config_row, fallback = checks.check_config(client, name, config)
+                results.append(config_row)
+                if fallback:
+                    fallbacks.add(name)
                 results.append(checks.check_metadata(client, name, config))
                 results += checks.behaviour_checks(client, name, config, repository / name)
             target_model = checks.pick_negative_target(configs)
             results += checks.negative_checks(client, target_model, configs.get(target_model) if target_model else None)
         finally:
             client.close()
-    return results
+    return [replace(r, served_as=checks.FALLBACK) if r.model in fallbacks else r for r in results]

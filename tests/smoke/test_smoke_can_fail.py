@@ -1,0 +1,139 @@
+"""Smoke checks that must fail when they should, on the real embedded Triton started by `tritonkit serve`.
+
+One background server runs a plain Python model, an ONNX model (served through the onnxruntime fallback)
+and a decoupled model that completes its stream without sending anything. A second server runs a model
+that kills its server, so the negative checks after it meet a dead connection.
+"""
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import require, run_cli
+from tests.serve.conftest import _write_onnx_model, _write_python_model
+from tritonkit.serve.ports import choose_ports
+from tritonkit.serve.server import EmbeddedServer
+from tritonkit.smoke.checks import FALLBACK, negative_checks
+from tritonkit.smoke.clients import open_client
+
+pytestmark = pytest.mark.server
+require("pytriton", "the embedded server: pip install 'tritonkit[serve]'")
+require("onnx", "pip install 'tritonkit[export]'")
+
+SILENT = '''
+import triton_python_backend_utils as pb_utils
+
+class TritonPythonModel:
+    def execute(self, requests):
+        for request in requests:  # completes each stream without a single response
+            request.get_response_sender().send(flags=pb_utils.TRITONSERVER_RESPONSE_COMPLETE_FINAL)
+        return None
+'''
+KILLS_ITS_SERVER = '''
+import os
+import signal
+
+class TritonPythonModel:
+    def execute(self, requests):
+        os.kill(os.getppid(), signal.SIGKILL)  # the stub's parent is tritonserver
+        return []
+'''
+
+
+@pytest.fixture(scope="module")
+def background(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, dict]]:
+    """A project served by `tritonkit serve --background` on free (non-default) ports; stopped afterwards."""
+    project = tmp_path_factory.mktemp("smoke_can_fail")
+    repo = project / "model_repository"
+    _write_python_model(repo, "double")
+    _write_onnx_model(repo, "linear")
+    _write_python_model(repo, "silent", SILENT, dims=1, extra_config="model_transaction_policy { decoupled: true }")
+    started = run_cli("serve", "--background", "--json", cwd=project, timeout=180)
+    assert started.returncode == 0, started.stderr
+    try:
+        yield project, json.loads(started.stdout)
+    finally:
+        assert run_cli("stop", cwd=project).returncode == 0
+
+
+def rows(report: dict, model: str) -> list[dict]:
+    return [r for r in report["results"] if r["model"] == model]
+
+
+def test_url_of_the_background_server_finds_its_grpc_port(background) -> None:
+    project, info = background
+    http_port = info["http"].rsplit(":", 1)[1]
+    for host in ("127.0.0.1", "localhost"):
+        result = run_cli("smoke", "--url", f"{host}:{http_port}", "--json", cwd=project)
+        report = json.loads(result.stdout)
+        assert report["target"] == {"http_url": f"{host}:{http_port}", "grpc_url": info["grpc"]}
+        servers = {r["protocol"]: r["status"] for r in report["results"] if r["check"] == "server"}
+        assert servers == {"http": "pass", "grpc": "pass"}
+
+
+def test_url_of_an_unknown_server_needs_grpc_url_or_http_only(background, tmp_path: Path) -> None:
+    project, info = background
+    repository = str(project / "model_repository")
+    refused = run_cli("smoke", "-r", repository, "--url", info["http"], cwd=tmp_path)  # no state file here
+    assert refused.returncode == 2 and refused.stdout == ""
+    assert refused.stderr.strip() == (
+        f"--url {info['http']}: the grpc endpoint of this server is unknown (not the background server of this project, "
+        "not Triton's default port 8000); pass --grpc-url HOST:PORT, or --protocol http to run the HTTP checks only")
+    http_only = run_cli("smoke", "-r", repository, "--url", info["http"], "--protocol", "http", cwd=tmp_path)
+    lines = http_only.stdout.strip().splitlines()
+    assert "(http only)" in lines[-1] and not any(" grpc " in line for line in lines)
+
+
+def test_decoupled_model_that_sends_nothing_fails(background) -> None:
+    project, _ = background
+    result = run_cli("smoke", "--json", cwd=project)
+    assert result.returncode == 1
+    silent = {r["protocol"]: r for r in rows(json.loads(result.stdout), "silent") if r["check"] == "infer:generated"}
+    assert set(silent) == {"http", "grpc"}
+    for row in silent.values():
+        assert row["status"] == "fail" and row["detail"] == "the stream completed without a single response"
+
+
+def test_fallback_model_is_shown_in_json_and_table(background) -> None:
+    project, _ = background
+    report = json.loads(run_cli("smoke", "--json", cwd=project).stdout)
+    assert report["fallback_models"] == ["linear"]
+    assert {r["served_as"] for r in rows(report, "linear")} == {FALLBACK}
+    assert {r["served_as"] for r in rows(report, "double")} == {""}
+    config_row = next(r for r in rows(report, "linear") if r["check"] == "config")
+    assert config_row["status"] == "pass" and "not 'onnxruntime_onnx'" in config_row["detail"]
+
+    table = run_cli("smoke", "--protocol", "grpc", cwd=project).stdout.strip().splitlines()
+    linear = [line for line in table if " linear " in line]
+    assert linear and all(f"PASS ({FALLBACK})" in line for line in linear)
+    assert not any(FALLBACK in line for line in table if " double " in line)
+    assert table[-1].endswith(f"served through the {FALLBACK}, not their declared backend: linear")
+
+
+def test_negative_checks_against_a_server_that_died_fail(tmp_path: Path) -> None:
+    repo = tmp_path / "model_repository"
+    _write_python_model(repo, "a_crash", KILLS_ITS_SERVER)
+    _write_python_model(repo, "double")
+    with EmbeddedServer(repo, work_dir=tmp_path / ".tritonkit") as server:
+        result = run_cli("smoke", "-r", str(repo), "--url", server.http_url, "--protocol", "http", "--json")
+        assert server.proc is not None and server.proc.poll() is not None  # the crash model did kill it
+    report = json.loads(result.stdout)
+    negatives = [r for r in report["results"] if r["check"].startswith("negative:")]
+    assert [r["check"] for r in negatives] == ["negative:unknown-model", "negative:wrong-dtype", "negative:wrong-shape",
+                                               "negative:missing-input"]
+    for row in negatives:
+        assert row["status"] == "fail" and row["detail"].startswith("no answer from the server, so no rejection"), row
+
+
+@pytest.mark.parametrize("protocol", ["http", "grpc"])
+def test_refused_connection_is_not_a_rejection(protocol: str) -> None:
+    port = choose_ports("127.0.0.1", {})["http"]  # free, so nothing listens there
+    client = open_client(protocol, f"127.0.0.1:{port}")
+    try:
+        unknown = negative_checks(client, None, None)[0]
+    finally:
+        client.close()
+    assert unknown.status == "fail" and "no answer from the server" in unknown.detail
