@@ -1,4 +1,4 @@
-"""The small state file that lets `tritonkit stop` (a later process) find a background server.
+"""The small state file that lets later processes (`tritonkit stop`, `smoke`, `perf`) find a background server.
 
 It lives in the project (`.tritonkit/server.json`) rather than in a global place, so each project
 stops its own server.
