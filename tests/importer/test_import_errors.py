@@ -73,3 +73,14 @@ def test_the_comparison_catches_a_changed_setting(tmp_path: Path) -> None:
     assert run_cli("build", cwd=project).returncode == 0
     with pytest.raises(AssertionError, match="text_classifier"):
         assert_same_repository(DOCS / "dynamic_batching", project / "model_repository")
+
+
+def test_version_files_must_name_a_listed_version(tmp_path: Path) -> None:
+    (tmp_path / "m.py").write_text("# model\n")
+    (tmp_path / "tritonkit.yaml").write_text(
+        "version: 1\nmodels:\n  m:\n    backend: python\n    input: [{name: X, data_type: fp32, dims: [1]}]\n"
+        "    output: [{name: Y, data_type: fp32, dims: [1]}]\n    files: {model.py: m.py}\n    version_files: {3: {model.py: m.py}}\n")
+    result = run_cli("build", cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == ["tritonkit.yaml: models.m: version_files names version 3, which is not in versions [1]; add it to versions or remove its files"]
+    assert not (tmp_path / "model_repository").exists()
