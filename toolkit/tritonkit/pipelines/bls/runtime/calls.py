@@ -18,12 +18,15 @@ class RequestError(ValueError):
 
 
 class CallError(RuntimeError):
-    """A called model failed, timed out or answered without an expected output; `code` is the callee's error code."""
+    """A called model failed, timed out or answered without an expected output.
 
-    def __init__(self, caller: str, callee: str, problem: str, code: Any = None) -> None:
+    Its message carries the callee's own; the callee's error code does not survive a BLS response in
+    Triton 2.51 (a callee's 400 reaches the caller as INTERNAL), so the client sees INTERNAL (HTTP 500).
+    """
+
+    def __init__(self, caller: str, callee: str, problem: str) -> None:
         super().__init__(f"model '{callee}' called by '{caller}' failed: {problem}")
         self.callee = callee
-        self.code = code
 
 
 def declared_calls(model_config: Mapping[str, Any]) -> tuple[str, ...]:
@@ -77,8 +80,7 @@ class Callees:
 
     def _outputs(self, model: str, response: Any, outputs: Sequence[str]) -> Tensors:
         if response.has_error():
-            error = response.error()
-            raise CallError(self.caller, model, error.message(), error.code())
+            raise CallError(self.caller, model, response.error().message())
         found: Tensors = {}
         for name in outputs:
             tensor = self.pb.get_output_tensor_by_name(response, name)
@@ -89,9 +91,10 @@ class Callees:
 
 
 def _triton_error(pb_utils: Any, exc: CallError | RequestError) -> Any:
-    """The TritonError a client sees: the callee's own code passes through; a bad request is INVALID_ARG."""
-    code = exc.code if isinstance(exc, CallError) else pb_utils.TritonError.INVALID_ARG
-    return pb_utils.TritonError(str(exc)) if code is None else pb_utils.TritonError(str(exc), code)
+    """The TritonError a client sees: a bad request is INVALID_ARG (HTTP 400), a failed call INTERNAL (500)."""
+    if isinstance(exc, RequestError):
+        return pb_utils.TritonError(str(exc), pb_utils.TritonError.INVALID_ARG)
+    return pb_utils.TritonError(str(exc))
 
 
 def respond(pb_utils: Any, requests: Sequence[Any], answer: Callable[[Any], Tensors], decoupled: bool = False) -> list[Any] | None:
