@@ -79,7 +79,7 @@ def test_callee_error_reaches_the_client_naming_the_callee(served, module) -> No
     server, _ = served
     client = module.InferenceServerClient(server.http_url if module is httpclient else server.grpc_url)
     inputs = scalar_inputs(module, X=np.array([np.inf], np.float32), MODE=np.array([0], np.int32))
-    with pytest.raises(Exception, match="model 'double' called by 'route' failed: X must be finite") as err:
+    with pytest.raises(Exception, match="model 'double' called by 'route' failed: X must be finite"):
         client.infer("route", inputs)
     bad_mode = scalar_inputs(module, X=np.array([2.0], np.float32), MODE=np.array([7], np.int32))
     with pytest.raises(Exception, match=r"(400|INVALID_ARGUMENT).*MODE must be one of \[0, 1\], got 7"):

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from tests.bls import fake_pb_utils as pb
-from tritonkit.pipelines.bls.runtime import CallError, Callees, RequestError, respond
+from tritonkit.pipelines.bls.runtime import Callees, CallError, RequestError, respond
 
 
 @pytest.fixture(autouse=True)

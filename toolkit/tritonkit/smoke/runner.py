@@ -10,8 +10,8 @@ from tritonkit.smoke import checks
 from tritonkit.smoke.checks import CheckResult
 from tritonkit.smoke.clients import open_client
 from tritonkit.smoke.target import Target
-from tritonkit.validate.repository_check import validate_repository
 from tritonkit.validate.model_graph import bls_calls, load_order
+from tritonkit.validate.repository_check import validate_repository
 
 
 def run_smoke(repository: Path, target: Target, protocols: list[str], progress=None) -> list[CheckResult]:

@@ -5,6 +5,6 @@ inside Triton's Python backend.
 Imports only numpy; the Triton module `triton_python_backend_utils` is passed in by the model, because it
 exists only inside Triton's Python backend stub.
 """
-from .calls import CallError, Callees, RequestError, respond
+from .calls import Callees, CallError, RequestError, respond
 
 __all__ = ["CallError", "Callees", "RequestError", "respond"]
