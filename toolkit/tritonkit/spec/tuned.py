@@ -22,6 +22,8 @@ class Provenance(StrictModel):
     throughput_infer_per_s: float | None = None
     p99_latency_ms: float | None = None
     concurrency: int | None = None
+    #: What the write-back decided beyond the measured variant (e.g. a spec value kept that the search did not try).
+    notes: list[str] = Field(default_factory=list)
 
 
 class TunedModel(StrictModel):

@@ -40,10 +40,31 @@ def tuned_for(spec: ModelSpec, config: mc.ModelConfig, provenance: Provenance) -
         update["max_batch_size"] = config.max_batch_size
     if config.HasField("dynamic_batching"):
         base = spec.dynamic_batching or DynamicBatching()
+        preferred, note = preferred_sizes(base, config)
         update["dynamic_batching"] = base.model_copy(update={
-            "preferred_batch_size": list(config.dynamic_batching.preferred_batch_size),
+            "preferred_batch_size": preferred,
             "max_queue_delay_microseconds": int(config.dynamic_batching.max_queue_delay_microseconds)})
+        if note:
+            update["provenance"] = provenance.model_copy(update={"notes": [*provenance.notes, note]})
     return TunedModel(**update)
+
+
+def preferred_sizes(base: DynamicBatching, config: mc.ModelConfig) -> tuple[list[int], str | None]:
+    """The preferred batch sizes to write back, and a note when they are not simply the variant's.
+
+    Quick search measures without preferred sizes (a size above a smaller max batch size would make a variant
+    illegal), so an empty list there is no decision: the spec's sizes are kept, those above the tuned max batch
+    size dropped, and the note says so in the provenance.
+    """
+    measured = list(config.dynamic_batching.preferred_batch_size)
+    if measured or not base.preferred_batch_size:
+        return measured, None
+    kept = [size for size in base.preferred_batch_size if size <= config.max_batch_size]
+    dropped = [size for size in base.preferred_batch_size if size > config.max_batch_size]
+    note = f"dynamic_batching.preferred_batch_size {kept} kept from the spec (measured without preferred sizes)"
+    if dropped:
+        note += f"; {dropped} dropped: above the tuned max_batch_size {config.max_batch_size}"
+    return kept, note
 
 
 def model_of_variant(variant: str, models: tuple[str, ...]) -> str:

@@ -53,6 +53,8 @@ def entry_data(tuned: TunedModel) -> CommentedMap:
     prov = tuned.provenance.model_dump(mode="json", exclude_none=True)
     if "constraints" in prov:
         prov["constraints"] = _flow_map(prov["constraints"])
+    if not prov.get("notes"):
+        prov.pop("notes", None)
     out["provenance"] = CommentedMap(prov)
     return out
 
