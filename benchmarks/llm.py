@@ -1,4 +1,4 @@
-"""LLM pipeline benchmark: in-flight batching vs one request at a time vs an in-process onnxruntime loop.
+"""LLM pipeline benchmark: in-flight batching vs one request at a time vs in-process onnxruntime loops.
 
 Usage: python benchmarks/llm.py [--models tiny,smollm2] [--concurrency 1,4,8]
 
@@ -6,12 +6,16 @@ For each model, the example project (examples/llm/<model>/) is built once (the d
 .tritonkit/bench/llm/) and served twice on the embedded Triton: as specified (in-flight batching, up to 16
 generations per step) and with generate's max_batch_size set to 1 (the same model, one request per step).
 Clients stream from the `llm` ensemble over gRPC, text in, `max_tokens` tokens out (ignore_eos, greedy),
-`c` requests at once. The in-process baseline runs the same model.onnx in a plain onnxruntime loop (present
-fed back as past, batch 1), `c` loops in threads. Reported: mean time to first token (TTFT), mean gap between
-tokens (ITL), and output tokens per second over the whole run.
+`c` requests at once. Two in-process baselines run the same model.onnx with generate's own session settings
+(threads, spinning) and no server: `c` plain greedy loops in threads on one session (batch 1 each), and the
+batched engine the served `generate` model runs (tritonkit.pipelines.llm.runtime), driven directly: all `c`
+requests admitted at once and stepped together with the same KV-cache decoder (the real limit for c > 1).
+Reported: mean time to first token (TTFT), mean gap between tokens (ITL), and output tokens per second over
+the whole run.
 
-Prints a table; the LAST line is the JSON object for SmolLM2 (the last model run):
-{"inflight_over_sequential_c8": .., "served_over_inprocess_c1": .., "ttft_ms_c1": .., "itl_ms_c1": ..}
+Prints a table; the LAST line is the JSON object for the last model run, keys named after the lowest (lo) and
+highest (hi) concurrency measured: {"inflight_over_sequential_c<hi>", "inflight_over_inprocess_batched_c<hi>",
+"served_over_inprocess_c<lo>", "ttft_ms_c<lo>", "itl_ms_c<lo>"}.
 """
 from __future__ import annotations
 
@@ -36,6 +40,9 @@ PROMPTS = ["The capital of France is", "Once upon a time", "Write a haiku about 
            "The three primary colors are", "In 1969, the first person to walk on the Moon was",
            "A recipe for pancakes: first,", "Translate to French: good morning"]
 TOKENS = {"tiny": 64, "smollm2": 32}
+#: Result keys and the row labels the table prints for them.
+SETUPS = {"in-flight": "served: in-flight batching", "one-at-a-time": "served: one request per step",
+          "in-process": "in-process: c threads, batch 1 each", "in-process batched": "in-process: batched engine"}
 
 
 @dataclass
@@ -91,6 +98,37 @@ def served_run(url: str, prompts: list[str], max_tokens: int) -> Run:
     return run
 
 
+def inprocess_batched_run(loaded, prompts: list[str], max_tokens: int) -> Run:
+    """All prompts admitted to the served model's engine at once and stepped together in this thread."""
+    from tritonkit.pipelines.llm.runtime.sampling import SamplingParams
+
+    engine, params = loaded.engine, SamplingParams(max_tokens=max_tokens, ignore_eos=True)
+    prompt_ids = [loaded.codec.encode(p) for p in prompts]
+    run = Run(starts=[0.0] * len(prompts), tokens=[[] for _ in prompts])
+    started = time.perf_counter()
+    for i, ids in enumerate(prompt_ids):
+        engine.admit(i, ids, params)
+        run.starts[i] = started
+    active = list(range(len(prompts)))
+    while active:
+        outputs = engine.step(active)
+        now = time.perf_counter()
+        for out in outputs:
+            if out.token_ids:
+                run.tokens[out.key].append(now)
+        active = [k for k in active if k in engine]
+    return run
+
+
+def generate_parameters(repository: Path) -> dict[str, str]:
+    """The served generate model's parameters (threads, spinning, KV budget): the in-process runs use the same."""
+    from google.protobuf import text_format
+    from tritonclient.grpc import model_config_pb2 as pb
+
+    config = text_format.Parse((repository / "generate" / "config.pbtxt").read_text(), pb.ModelConfig())
+    return {key: value.string_value for key, value in config.parameters.items()}
+
+
 def inprocess_run(decoder, codec, prompts: list[str], max_tokens: int) -> Run:
     """len(prompts) plain greedy loops in threads over one onnxruntime session."""
     run = Run(starts=[0.0] * len(prompts), tokens=[[] for _ in prompts])
@@ -137,8 +175,7 @@ def bench_model(model: str, levels: list[int], rows: list[tuple]) -> dict[str, d
     from examples.llm.project import write_project
     from tritonkit.export.progress import StderrProgress
     from tritonkit.pipelines.llm.export.prepare import write_assets
-    from tritonkit.pipelines.llm.runtime.decoder import OnnxDecoder
-    from tritonkit.pipelines.llm.runtime.text import TextCodec
+    from tritonkit.pipelines.llm.runtime.loading import load_engine
     from tritonkit.repository.build import build
     from tritonkit.serve.server import EmbeddedServer
 
@@ -149,11 +186,13 @@ def bench_model(model: str, levels: list[int], rows: list[tuple]) -> dict[str, d
     tokens = TOKENS[model]
     results: dict[str, dict[int, dict[str, float]]] = {}
 
-    decoder = OnnxDecoder(repository / "decoder" / "1" / "model.onnx")
-    codec = TextCodec(repository / "decoder" / "1" / "tokenizer.json")
+    loaded = load_engine(repository / "decoder" / "1", generate_parameters(repository))
+    decoder, codec = loaded.engine.decoder, loaded.codec
     inprocess_run(decoder, codec, PROMPTS[:1], 4)  # warm-up
     results["in-process"] = {c: inprocess_run(decoder, codec, PROMPTS[:c], tokens).summary() for c in levels}
-    del decoder
+    inprocess_batched_run(loaded, PROMPTS[:2], 4)  # warm-up
+    results["in-process batched"] = {c: inprocess_batched_run(loaded, PROMPTS[:c], tokens).summary() for c in levels}
+    del loaded, decoder
 
     for setup, repo in (("in-flight", repository), ("one-at-a-time", one_at_a_time(repository, folder / "one_at_a_time"))):
         server = EmbeddedServer(repo, work_dir=folder / ".tritonkit", startup_timeout=300)
@@ -163,7 +202,7 @@ def bench_model(model: str, levels: list[int], rows: list[tuple]) -> dict[str, d
             results[setup] = {c: served_run(server.grpc_url, PROMPTS[:c], tokens).summary() for c in levels}
         finally:
             server.stop()
-    for setup in ("in-flight", "one-at-a-time", "in-process"):
+    for setup in SETUPS:
         for c in levels:
             r = results[setup][c]
             rows.append((model, setup, c, r["ttft_ms"], r["itl_ms"], r["tok_s"], int(r["tokens"])))
@@ -180,16 +219,18 @@ def main(argv: list[str] | None = None) -> int:
     results = {}
     for model in args.models.split(","):
         results[model] = bench_model(model, levels, rows)
-    print(f"{'model':8} {'setup':14} {'c':>2} {'TTFT ms':>9} {'ITL ms':>8} {'tok/s':>8} {'tokens':>6}")
+    print(f"{'model':8} {'setup':36} {'c':>3} {'TTFT ms':>9} {'ITL ms':>8} {'tok/s':>8} {'tokens':>6}")
     for model, setup, c, ttft, itl, tps, n in rows:
-        print(f"{model:8} {setup:14} {c:>2} {ttft:9.1f} {itl:8.1f} {tps:8.1f} {n:>6}")
+        print(f"{model:8} {SETUPS[setup]:36} {c:>3} {ttft:9.1f} {itl:8.1f} {tps:8.1f} {n:>6}")
     last = results[args.models.split(",")[-1]]
     top, one = max(levels), min(levels)
     summary = {
-        "inflight_over_sequential_c8": round(last["in-flight"][top]["tok_s"] / last["one-at-a-time"][top]["tok_s"], 2),
-        "served_over_inprocess_c1": round(last["in-flight"][one]["tok_s"] / last["in-process"][one]["tok_s"], 2),
-        "ttft_ms_c1": round(last["in-flight"][one]["ttft_ms"], 1),
-        "itl_ms_c1": round(last["in-flight"][one]["itl_ms"], 1),
+        f"inflight_over_sequential_c{top}": round(last["in-flight"][top]["tok_s"] / last["one-at-a-time"][top]["tok_s"], 2),
+        f"inflight_over_inprocess_batched_c{top}":
+            round(last["in-flight"][top]["tok_s"] / last["in-process batched"][top]["tok_s"], 2),
+        f"served_over_inprocess_c{one}": round(last["in-flight"][one]["tok_s"] / last["in-process"][one]["tok_s"], 2),
+        f"ttft_ms_c{one}": round(last["in-flight"][one]["ttft_ms"], 1),
+        f"itl_ms_c{one}": round(last["in-flight"][one]["itl_ms"], 1),
     }
     print(json.dumps(summary))
     return 0
