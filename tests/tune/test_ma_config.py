@@ -104,7 +104,7 @@ def test_remote_launch_without_a_running_server_is_one_line(batchy_project: Path
 
 def test_bls_config_lists_the_models_it_calls(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "models").mkdir()
-    (tmp_path / "models" / "router.py").write_text('REQUEST = {"model_name": "scorer"}  # BLS target\n')
+    (tmp_path / "models" / "router.py").write_text("# calls scorer with BLS\n")
     (tmp_path / "models" / "scorer.py").write_text("# scores\n")
     model = """
   {name}:
@@ -115,7 +115,7 @@ def test_bls_config_lists_the_models_it_calls(tmp_path: Path, monkeypatch: pytes
     files: {{model.py: models/{name}.py}}
 """
     spec = tmp_path / "tritonkit.yaml"
-    spec.write_text("version: 1\nmodels:" + model.format(name="router") + model.format(name="scorer"))
+    spec.write_text("version: 1\nmodels:" + model.format(name="router") + "    bls: {calls: [scorer]}\n" + model.format(name="scorer"))
     plan = prepare(TuneOptions("router", spec, dry_run=True))
     assert plan.target.kind == "bls" and plan.config["profile_models"] == ["router"]
     assert list(plan.config["bls_composing_models"]) == ["scorer"]
