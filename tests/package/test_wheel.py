@@ -1,10 +1,11 @@
 """The wheel, as an MLOps pipeline uses it: built from this checkout, installed (not editable) into a fresh
 virtualenv, and run from a folder that has nothing to do with the checkout.
 
-The user project includes the shipped LLM pipeline (`include: [tritonkit:ensembles/llm.yaml]`) over the tiny GPT
-whose code ships in the package, so the run needs the package's code, templates, pipeline specs and runtime
-folders, and the export, serve and LLM extras: `tritonkit build` (export + verify + render), `tritonkit serve
---background`, `tritonkit smoke` over HTTP and gRPC, `tritonkit stop`.
+The user projects are the ones `tritonkit init` writes: the LLM starter includes the shipped LLM pipeline
+(`include: [tritonkit:ensembles/llm.yaml]`) over the tiny GPT whose code ships in the package, so the run needs
+the package's code, templates, starters, pipeline specs and runtime folders, and the export, serve and LLM
+extras: `tritonkit init`, `tritonkit build` (export + verify + render), `tritonkit serve --background`,
+`tritonkit smoke` over HTTP and gRPC, `tritonkit stop`.
 """
 from __future__ import annotations
 
@@ -21,9 +22,11 @@ from tests.conftest import REPO_ROOT
 
 pytestmark = [pytest.mark.slow, pytest.mark.server]
 
-#: The user's project: the tiny example's spec and assets, nothing else of the checkout.
-USER_SPEC = REPO_ROOT / "examples" / "llm" / "tiny" / "tritonkit.yaml"
-USER_ASSETS = REPO_ROOT / "examples" / "llm" / "tiny" / "assets"
+#: What each starter's repository must hold; `llm` includes the shipped `tritonkit:ensembles/llm.yaml`.
+EXPECTED_MODELS = {
+    "llm": ("decoder", "preprocess", "generate", "postprocess", "complete", "llm", "llm_complete"),
+    "classifier": ("preprocess", "classifier", "classify"),
+}
 
 
 def _run(args: list[str], cwd: Path, env: dict[str, str], timeout: float) -> subprocess.CompletedProcess[str]:
@@ -50,13 +53,12 @@ def wheel_env(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str,
     return bin_dir, env
 
 
-def test_installed_wheel_builds_serves_and_smokes_a_user_project(wheel_env: tuple[Path, dict[str, str]], tmp_path: Path) -> None:
+@pytest.mark.parametrize("pipeline", sorted(EXPECTED_MODELS))
+def test_installed_wheel_inits_builds_serves_and_smokes(wheel_env: tuple[Path, dict[str, str]], tmp_path: Path, pipeline: str) -> None:
     bin_dir, env = wheel_env
     project = tmp_path / "user-project"
-    project.mkdir()
-    shutil.copy(USER_SPEC, project / "tritonkit.yaml")
-    shutil.copytree(USER_ASSETS, project / "assets", ignore=shutil.ignore_patterns(".assets-stamp"))
     tritonkit = str(bin_dir / "tritonkit")
+    _run([tritonkit, "init", str(project), "--pipeline", pipeline], tmp_path, env, 300)
 
     where = _run([str(bin_dir / "python"), "-c", "import tritonkit; print(tritonkit.__file__)"], project, env, 60)
     installed = Path(where.stdout.strip()).resolve()
@@ -65,9 +67,8 @@ def test_installed_wheel_builds_serves_and_smokes_a_user_project(wheel_env: tupl
     built = json.loads(_run([tritonkit, "build", "--json"], project, env, 900).stdout)
     assert built["ok"], built
     repository = project / "model_repository"
-    for model in ("decoder", "preprocess", "generate", "postprocess", "complete", "llm", "llm_complete"):
+    for model in EXPECTED_MODELS[pipeline]:
         assert (repository / model / "config.pbtxt").is_file(), model
-    assert (repository / "generate" / "1" / "llm_runtime").is_dir()  # a `tritonkit:` folder from the package
 
     _run([tritonkit, "serve", "--background", "--json"], project, env, 400)
     try:
@@ -75,7 +76,7 @@ def test_installed_wheel_builds_serves_and_smokes_a_user_project(wheel_env: tupl
         report = json.loads(smoke.stdout)
         assert smoke.returncode == 0, smoke.stdout[-4000:] + smoke.stderr[-2000:]
         statuses = [r["status"] for r in report["results"]]
-        assert report["ok"] and "fail" not in statuses and statuses.count("pass") > 10, report
+        assert report["ok"] and "fail" not in statuses and statuses.count("pass") > 5, report
     finally:
         _run([tritonkit, "stop"], project, env, 120)
     assert not (REPO_ROOT / "build").exists()
