@@ -10,6 +10,8 @@ from typing import Any
 import pytest
 import yaml
 
+from tests.conftest import missing
+
 from .cli_contract import assert_one_line_errors, run_in_process, snapshot
 
 MODEL = '"""Echo model for the compose tests."""\n\n\nclass TritonPythonModel:\n    def execute(self, requests):\n        return []\n'
@@ -44,9 +46,7 @@ def docker_compose(root: Path, *args: str, env: dict[str, str] | None = None) ->
     """Debian's docker-compose on the generated file (it checks the schema and interpolation without Docker)."""
     binary = shutil.which("docker-compose")
     if binary is None:
-        if os.environ.get("CI"):
-            pytest.fail("docker-compose is missing in CI; .ci/run installs Debian's docker-compose")
-        pytest.skip("Debian's docker-compose is not installed (apt-get install docker-compose)")
+        missing("Debian's docker-compose is not installed (apt-get install docker-compose)")
     clean = {k: v for k, v in os.environ.items() if k != "TRITON_ADMIN_KEY"}
     return subprocess.run([binary, "-f", "docker-compose.yml", *args], cwd=root, capture_output=True, text=True,
                           env={**clean, **(env or {})}, timeout=60)
