@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 import tritonclient.http as httpclient
 
-from tests.conftest import REPO_ROOT, run_cli
+from tests.conftest import run_cli
+from tritonkit.package_files import package_path
 from tritonkit.serve.server import EmbeddedServer
 
 pytestmark = pytest.mark.server
@@ -28,7 +29,7 @@ models:
 
 
 def test_cached_model_serves_and_counts_cache_hits(tmp_path: Path) -> None:
-    shutil.copy(REPO_ROOT / "models" / "preprocess.py", tmp_path)
+    shutil.copy(package_path("starters/classifier/models/preprocess.py"), tmp_path)
     (tmp_path / "tritonkit.yaml").write_text(SPEC)
     assert run_cli("build", cwd=tmp_path).returncode == 0
     with EmbeddedServer(tmp_path / "model_repository", work_dir=tmp_path / ".tritonkit") as server:

@@ -8,9 +8,12 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO_ROOT, run_cli
+from tritonkit.package_files import package_path
 from tritonkit.serve.server import EmbeddedServer
 
 pytestmark = pytest.mark.server
+#: The example's classifier code (ensembles/classify.yaml names it as a package file).
+STARTER_CLASSIFIER = "starters/classifier/models/classifier.py"
 
 
 def copy_example(dest: Path) -> Path:
@@ -48,7 +51,9 @@ def broken(tmp_path_factory: pytest.TempPathFactory):
     """The example with three models sabotaged: wrong numbers, a sequence that forgets, a short stream."""
     project = copy_example(tmp_path_factory.mktemp("broken") / "project")
     classifier = project / "models" / "classifier.py"
-    classifier.write_text(classifier.read_text().replace("BIAS = np.array([0.5, 1.0, -1.5]", "BIAS = np.array([0.5, 1.0, 1.5]"))
+    classifier.write_text(package_path(STARTER_CLASSIFIER).read_text().replace("BIAS = np.array([0.5, 1.0, -1.5]", "BIAS = np.array([0.5, 1.0, 1.5]"))
+    pipeline = project / "ensembles" / "classify.yaml"
+    pipeline.write_text(pipeline.read_text().replace(f'"tritonkit:{STARTER_CLASSIFIER}"', "../models/classifier.py"))
     accumulator = project / "models" / "accumulator.py"
     accumulator.write_text(accumulator.read_text().replace("self.totals[key] = self.totals.get(key, 0) + ", "self.totals[key] = "))
     countdown = project / "models" / "countdown.py"
