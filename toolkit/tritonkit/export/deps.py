@@ -12,6 +12,7 @@ import os
 import site
 import sys
 import sysconfig
+from collections.abc import Sequence
 from importlib import metadata
 from pathlib import Path
 from types import ModuleType
@@ -69,7 +70,7 @@ class Recorder:
         self.opened = list(_opened)
         self.modules: list[ModuleType] = [sys.modules[m] for m in set(sys.modules) - self._modules_before if m in sys.modules]
 
-    def deps(self, extra_files: list[Path] = ()) -> list[dict[str, str]]:
+    def deps(self, extra_files: Sequence[Path] = ()) -> list[dict[str, str]]:
         """Manifest entries: {"file", "sha256"} for files read, {"dist", "version"} for packages imported."""
         stdlib, sites = _roots()
         own = str(Path(__file__).resolve().parent) + os.sep  # the exporter itself: in the cache key already (code_fingerprint)
@@ -85,12 +86,12 @@ class Recorder:
             elif not any(path.startswith(r) for r in stdlib) and not path.startswith(own):
                 files.add(path)  # project code
         for raw in self.opened:
-            path = Path(raw).resolve()
-            text = str(path)
+            opened = Path(raw).resolve()
+            text = str(opened)
             in_stdlib = any(text.startswith(r) for r in stdlib) and not any(text.startswith(r) for r in sites)
-            if not path.is_file() or text.startswith(("/proc/", "/sys/", "/dev/")) or in_stdlib:
+            if not opened.is_file() or text.startswith(("/proc/", "/sys/", "/dev/")) or in_stdlib:
                 continue
-            if path.suffix in _CODE_SUFFIXES or ".dist-info" in text or ".egg-info" in text or text.startswith(own):
+            if opened.suffix in _CODE_SUFFIXES or ".dist-info" in text or ".egg-info" in text or text.startswith(own):
                 continue  # code is tracked through imported modules; metadata through package versions
             files.add(text)
         deps = [{"file": f, "sha256": sha256_file(Path(f))} for f in sorted(files) if Path(f).is_file()]

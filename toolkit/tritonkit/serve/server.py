@@ -128,6 +128,7 @@ class EmbeddedServer:
         return self
 
     def _wait_until_loaded(self) -> None:
+        assert self.proc is not None and self.serving is not None and self.log_path is not None, "set by start()"
         model_dirs = [p.name for p in self.serving.path.iterdir() if p.is_dir() and not p.name.startswith(".")]
         started, next_report = time.monotonic(), 0.0
         while True:
@@ -152,6 +153,7 @@ class EmbeddedServer:
             raise TritonkitError.of([self._load_problem(m) for m in failed])
 
     def _load_problem(self, model: ModelStatus) -> Problem:
+        assert self.log_path is not None, "set by start()"
         reason = serverlog.one_line(model.reason or serverlog.reason_for(self.log_path, model.name)
                                     or "Triton gives no reason; see the server log")
         if self.serving:  # show the user's paths, not the serving directory's
@@ -167,6 +169,7 @@ class EmbeddedServer:
                        fix)
 
     def _raise_startup_exit(self) -> None:
+        assert self.proc is not None and self.log_path is not None, "set by start()"
         taken = serverlog.port_in_use(self.log_path)
         if taken:
             raise port_taken_error(*taken)
@@ -175,7 +178,7 @@ class EmbeddedServer:
 
     def check(self) -> None:
         """Raises `ServerExited` (with the log's tail) if Triton has died since it started."""
-        if self.proc is not None and self.proc.poll() is not None:
+        if self.proc is not None and self.log_path is not None and self.proc.poll() is not None:
             raise ServerExited(self.proc.pid, process.describe_exit(self.proc.returncode), "while serving",
                                self.log_path)
 
