@@ -16,7 +16,7 @@ if __name__ == "tritonkit.serve.onnx_model":  # imported from the package (tests
     from .onnx_runner import OnnxRunner
 else:  # loaded by the Python backend as model.py, next to its copy of the runner
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from tritonkit_onnx_runner import OnnxRunner
+    from tritonkit_onnx_runner import OnnxRunner  # type: ignore[no-redef]
 
 #: Config parameter naming the ONNX file in the version folder (written by tritonkit's fallback).
 ONNX_FILE_PARAMETER = "tritonkit_onnx_file"

@@ -30,7 +30,7 @@ class ServingRepository:
 
 
 #: Entries of a fallback model's folder that are replaced rather than linked.
-_REPLACED = {"config.pbtxt", "configs"}
+_REPLACED = frozenset({"config.pbtxt", "configs"})
 
 
 def _fingerprint(repository: Path, fallbacks: list[Fallback], gpu: bool) -> str:

@@ -90,7 +90,7 @@ def _tuned_line(text: str, shown: str) -> int | None:
     except Exception as exc:  # noqa: BLE001 - ruamel raises many kinds; the loader already reported real errors
         raise TritonkitError(shown, "", f"cannot parse the spec to write tuned settings ({exc.__class__.__name__})",
                              "fix the YAML and run tune again") from None
-    if isinstance(doc, dict) and "tuned" in doc:
+    if isinstance(doc, CommentedMap) and "tuned" in doc:
         return doc.lc.key("tuned")[0]
     return None
 
