@@ -17,7 +17,7 @@ from tritonkit.serve import serverlog
 from tritonkit.serve.fallback import fallback_config, plan
 from tritonkit.serve.onnx_runner import OnnxRunner, RunnerOptions, options_from_config
 from tritonkit.serve.ports import choose_ports
-from tritonkit.serve.runtime import perf_analyzer_path, prepare_runtime, stub_path
+from tritonkit.serve.runtime import perf_analyzer_path, prepare_runtime, runtime_name, stub_path
 from tritonkit.serve.serving import build_serving_repository
 
 require("pytriton", "the embedded server: pip install 'tritonkit[serve]'")
@@ -168,6 +168,14 @@ def test_runtime_is_prepared_with_stub_and_perf_libraries(tmp_path: Path) -> Non
     ldd = subprocess.run(["ldd", str(runtime.tritonserver)], env=runtime.env, capture_output=True, text=True)
     assert "not found" not in ldd.stdout, ldd.stdout
     assert prepare_runtime(cache=tmp_path).root == runtime.root  # prepared once, then reused
+
+
+def test_each_environment_gets_its_own_runtime_copy(tmp_path: Path) -> None:
+    """Two virtualenvs (two wheel locations) never share a prepared runtime: rebuilding one for the other would
+    pull the stub from under a running server ("Failed to give execute permission to triton_python_backend_stub")."""
+    first, second = tmp_path / "venv-a" / "tritonserver", tmp_path / "venv-b" / "tritonserver"
+    assert runtime_name(first) != runtime_name(second)
+    assert runtime_name(first) == runtime_name(tmp_path / "venv-a" / "." / "tritonserver")
 
 
 def test_a_python_version_without_stub_is_one_clear_line(tmp_path: Path) -> None:

@@ -3,11 +3,12 @@
 The wheel ships `tritonserver` with an RPATH relative to site-packages and one Python-backend stub per
 Python version, so it cannot run in place for our purposes: the stub for the running interpreter has to
 sit in `backends/python/`, and the libraries need `LD_LIBRARY_PATH`. The prepared copy lives in a cache
-(`~/.cache/tritonkit/runtime/<triton>-py<XY>/`, or under `$TRITONKIT_CACHE`) and is reused.
+(`~/.cache/tritonkit/runtime/<triton>-py<XY>-<wheel location hash>/`, or under `$TRITONKIT_CACHE`) and is reused.
 """
 from __future__ import annotations
 
 import ctypes.util
+import hashlib
 import importlib.metadata
 import importlib.util
 import os
@@ -125,6 +126,13 @@ def _alias_libraries(libs: Path, target: Path) -> None:
             (target / alias).symlink_to(found[0])
 
 
+def runtime_name(server: Path) -> str:
+    """`2.51.0-py311-<hash of the wheel's location>`: one prepared copy per environment, so a server started
+    from another virtualenv never rebuilds (and pulls the stub from under) the copy a running server uses."""
+    digest = hashlib.sha256(str(server.resolve()).encode()).hexdigest()[:10]
+    return f"{TRITON_VERSION}-py{python_tag().replace('.', '')}-{digest}"
+
+
 def _is_current(root: Path, server: Path) -> bool:
     """Whether `root` is complete and was prepared from this very wheel."""
     marker = root / _MARKER
@@ -171,7 +179,7 @@ def prepare_runtime(cache: Path | None = None) -> Runtime:
     """Returns the prepared runtime, building it on first use (or when the wheel moved)."""
     server, libs = wheel_paths()
     stub_path(server)
-    root = (cache or cache_root()) / "runtime" / f"{TRITON_VERSION}-py{python_tag().replace('.', '')}"
+    root = (cache or cache_root()) / "runtime" / runtime_name(server)
     if not _is_current(root, server):
         _build(server, libs, root)
     return Runtime(root=root, env=environment(root, libs))
