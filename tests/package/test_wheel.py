@@ -26,7 +26,10 @@ pytestmark = [pytest.mark.slow, pytest.mark.server]
 EXPECTED_MODELS = {
     "llm": ("decoder", "preprocess", "generate", "postprocess", "complete", "llm", "llm_complete"),
     "classifier": ("preprocess", "classifier", "classify"),
+    "bls": ("double", "negate", "halve", "count", "route", "shrink", "total"),
 }
+#: The bls project is nothing but an include of a shipped pipeline (as examples/bls/tritonkit.yaml).
+BLS_SPEC = "version: 1\ninclude: [tritonkit:ensembles/bls.yaml]\n"
 
 
 def _run(args: list[str], cwd: Path, env: dict[str, str], timeout: float) -> subprocess.CompletedProcess[str]:
@@ -54,11 +57,16 @@ def wheel_env(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str,
 
 
 @pytest.mark.parametrize("pipeline", sorted(EXPECTED_MODELS))
-def test_installed_wheel_inits_builds_serves_and_smokes(wheel_env: tuple[Path, dict[str, str]], tmp_path: Path, pipeline: str) -> None:
+def test_installed_wheel_builds_serves_and_smokes_a_user_project(wheel_env: tuple[Path, dict[str, str]], tmp_path: Path,
+                                                                   pipeline: str) -> None:
     bin_dir, env = wheel_env
     project = tmp_path / "user-project"
     tritonkit = str(bin_dir / "tritonkit")
-    _run([tritonkit, "init", str(project), "--pipeline", pipeline], tmp_path, env, 300)
+    if pipeline == "bls":
+        project.mkdir()
+        (project / "tritonkit.yaml").write_text(BLS_SPEC)
+    else:
+        _run([tritonkit, "init", str(project), "--pipeline", pipeline], tmp_path, env, 300)
 
     where = _run([str(bin_dir / "python"), "-c", "import tritonkit; print(tritonkit.__file__)"], project, env, 60)
     installed = Path(where.stdout.strip()).resolve()
