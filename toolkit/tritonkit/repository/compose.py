@@ -10,6 +10,7 @@ import yaml
 
 from tritonkit.repository.plan import BuildPlan
 from tritonkit.spec.model import DeploySpec
+from tritonkit.validate.model_graph import with_callees
 
 DOCKERFILE_NAME = "tritonkit.Dockerfile"
 DEFAULT_CACHE_BYTES = 64 * 1024 * 1024
@@ -51,7 +52,12 @@ def server_command(plan: BuildPlan) -> list[str]:
         f"--log-verbose={deploy.log_verbose}",
     ]
     if deploy.model_control_mode == "explicit":
-        args += ["--load-model=*", *restricted_api_args(deploy.admin_key_env)]
+        if deploy.load_models is None:
+            args.append("--load-model=*")
+        else:
+            configs = {name: model.config for name, model in plan.models.items()}
+            args += [f"--load-model={name}" for name in with_callees(configs, deploy.load_models)]
+        args += restricted_api_args(deploy.admin_key_env)
     if deploy.model_control_mode == "poll":
         args.append("--repository-poll-secs=30")
     if any(spec.response_cache is not None and spec.response_cache.enable for spec in plan.project.models.values()):

@@ -49,11 +49,26 @@ def load_project(spec_path: Path) -> Project:
             problems.append(Problem(shown_path(spec_path), f"tuned.{name}", f"tuned settings for unknown model '{name}'", "remove the entry or re-run tritonkit tune"))
         else:
             project.models[name] = apply_tuned(project.models[name], tuned)
+    problems += _load_models_problems(project, shown_path(spec_path))
     if not project.models and not problems:
         problems.append(Problem(shown_path(spec_path), "models", "no models are defined", "add models: (or include: a pipeline file that defines some)"))
     if problems:
         raise TritonkitError.of(problems)
     return project
+
+
+def _load_models_problems(project: Project, shown: str) -> list[Problem]:
+    """`deploy.load_models` names models of the spec, and only explicit model control reads it."""
+    names = project.deploy.load_models
+    if names is None:
+        return []
+    if project.deploy.model_control_mode != "explicit":
+        return [Problem(shown, "deploy.load_models", f"only explicit model control loads a chosen set of models at startup "
+                        f"(model_control_mode is {project.deploy.model_control_mode})",
+                        "set deploy.model_control_mode: explicit, or remove load_models")]
+    return [Problem(shown, f"deploy.load_models[{i}]", f"unknown model '{name}'",
+                    "name a model of the spec (its ensemble steps and BLS callees are added by the build)")
+            for i, name in enumerate(names) if name not in project.models]
 
 
 def _merge(project: Project, part: PipelineFile, path: Path, chain: list[Path], problems: list[Problem]) -> None:

@@ -132,6 +132,11 @@ class DeploySpec(StrictModel):
         description="Host address the HTTP, gRPC and metrics ports are published on; 0.0.0.0 publishes on every interface.",
     )
     model_control_mode: Literal["none", "poll", "explicit"] = "none"
+    load_models: list[str] | None = Field(
+        default=None,
+        description="Explicit mode: the models loaded at startup (default: all). Each one's ensemble steps and declared "
+        "BLS callees are added, transitively, because Triton loads a BLS model's callees only when told to.",
+    )
     admin_key_env: str = Field(
         default="TRITON_ADMIN_KEY",
         description="Explicit mode: environment variable holding the key that model load/unload requests must send in "

@@ -46,6 +46,19 @@ def load_order(configs: dict[str, pb.ModelConfig]) -> list[str]:
     return order
 
 
+def with_callees(configs: dict[str, pb.ModelConfig], names: list[str]) -> list[str]:
+    """`names` plus every model they call, transitively, in load order: the startup set of explicit model
+    control, where Triton loads an ensemble's steps by itself but a BLS model's callees only when named."""
+    wanted: set[str] = set()
+    pending = list(names)
+    while pending:
+        name = pending.pop()
+        if name not in wanted and name in configs:
+            wanted.add(name)
+            pending += model_calls(configs[name])
+    return [name for name in load_order(configs) if name in wanted]
+
+
 def find_cycle(configs: dict[str, pb.ModelConfig], start: str) -> list[str] | None:
     """A shortest call path start -> ... -> start through ensemble steps and BLS calls, or None."""
     paths = [[start]]
