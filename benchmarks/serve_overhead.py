@@ -126,15 +126,17 @@ def in_process(runner, seconds: float) -> dict[int, float]:
     return results
 
 
-def perf(url: str, model: str, input_data: Path, concurrency: int, requests: int = 320) -> dict[str, float]:
-    """perf_analyzer over gRPC at one concurrency: throughput and p99 latency (ms) of a fixed number of requests.
+def perf(url: str, model: str, input_data: Path, concurrency: int, window: int = 100) -> dict[str, float]:
+    """perf_analyzer over gRPC at one concurrency: throughput and p99 latency (ms) over count windows of `window`
+    requests (perf_analyzer's --request-count reports throughput over whole seconds, too coarse here).
 
-    One fixed window, no stability retries: on a shared machine those retry until they fail, and the rounds
-    and medians are what steady the figures here."""
+    The stability bound is loose on purpose: on a shared machine tight bounds retry until they fail, and the
+    rounds and medians are what steady the figures here."""
     from tritonkit.serve.perf import PerfOptions, run_perf
 
     opts = PerfOptions(model=model, url=url, concurrency=str(concurrency), input_data=str(input_data),
-                       shapes=[f"input_ids:{SEQ_LEN}", f"attention_mask:{SEQ_LEN}"], request_count=requests)
+                       shapes=[f"input_ids:{SEQ_LEN}", f"attention_mask:{SEQ_LEN}"], measurement_request_count=window,
+                       stability_percentage=100.0, max_trials=6)
     row = run_perf(opts).rows[-1]
     return {"throughput": float(row["throughput_infer_per_sec"]), "p99_ms": row["p99_latency_us"] / 1000.0}
 
@@ -250,7 +252,7 @@ def main() -> None:
     with tritonkit_server(repository, work) as kit_url, pytriton_server(onnx_path, args.threads) as pyt_url:
         for layout in layouts(args.threads):  # warm-up: first batches load pages and thread pools
             for url in (kit_url, pyt_url):
-                perf(url, layout_name(layout), input_data, args.concurrency, requests=64)
+                perf(url, layout_name(layout), input_data, args.concurrency, window=16)
         sides = [("in-process", ""), ("tritonkit", kit_url), ("PyTriton", pyt_url)]
         for round_ in range(args.rounds):
             for side, url in sides[round_ % 3:] + sides[:round_ % 3]:  # each side leads a round in turn
