@@ -180,7 +180,7 @@ def bench_model(model: str, levels: list[int], rows: list[tuple]) -> dict[str, d
     from tritonkit.serve.server import EmbeddedServer
 
     folder = REPO_ROOT / ".tritonkit" / "bench" / "llm" / model
-    assets = write_assets(model, folder / "assets") if model == "smollm2" else None
+    assets = write_assets(model, folder / "prepared_assets")  # copied into folder/assets if model == "smollm2" else None
     spec = write_project(folder, model, assets)
     repository = build(spec, progress=StderrProgress()).repository
     tokens = TOKENS[model]
