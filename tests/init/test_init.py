@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_cli
+from tests.conftest import require, run_cli
 
 
 def init(project: Path, pipeline: str) -> dict:
@@ -47,9 +47,20 @@ def test_classifier_starter_passes_smoke_as_written(tmp_path: Path) -> None:
 
 
 @pytest.mark.server
+def test_bls_starter_passes_smoke_as_written(tmp_path: Path) -> None:
+    project = tmp_path / "router"
+    summary = init(project, "bls")
+    assert sorted(summary["files"]) == ["models/arith.py", "models/route.py", "tritonkit.yaml"]
+    assert "bls_runtime" in (project / "models" / "route.py").read_text()  # the user's own, editable copy
+    report = build_serve_smoke(project)
+    assert {"route", "double", "negate"} <= passed_models(report)
+    assert any(r["check"] == "callees-ready" and r["model"] == "route" and r["status"] == "pass" for r in report["results"])
+
+
+@pytest.mark.server
 @pytest.mark.slow
 def test_llm_starter_passes_smoke_as_written(tmp_path: Path) -> None:
-    pytest.importorskip("torch")
+    require("torch", "pip install 'tritonkit[export]'")
     project = tmp_path / "chat"
     summary = init(project, "llm")
     assert sorted(summary["files"]) == ["assets/generation.json", "assets/tokenizer.json", "tritonkit.yaml"]

@@ -27,10 +27,13 @@ class Starter:
     needs: dict[str, str] = field(default_factory=dict)  # importable module -> what to install for it
     generate: Callable[[Path], list[Path]] | None = None  # files written by code (after the copies), may need `needs`
     generate_command: str = ""  # how the user writes those files later, when `needs` were missing at init
+    copies: dict[str, str] = field(default_factory=dict)  # project path -> package file: shipped code the user edits
 
 
 STARTERS = {
     "classifier": Starter("a preprocess -> classifier ensemble of Python-backend models with smoke known answers"),
+    "bls": Starter("a Python model routing each request to one of two models (BLS), with declared calls and smoke answers",
+                   copies={"models/route.py": "pipelines/bls/triton/route.py", "models/arith.py": "pipelines/bls/triton/arith.py"}),
     "llm": Starter("the streaming LLM pipeline around a tiny GPT decoder (swap in SmolLM2: see the spec's comments)",
                    needs={"torch": "tritonkit[export]", "tokenizers": "tritonkit[llm]", "onnxruntime": "tritonkit[export]"},
                    generate=_llm_assets, generate_command="python -m tritonkit.pipelines.llm.export.prepare tiny assets --assets-only"),
@@ -53,9 +56,11 @@ class InitResult:
 
 
 def starter_files(pipeline: str) -> dict[str, Path]:
-    """Project-relative path -> shipped file, for every file of the starter (caches left out)."""
+    """Project-relative path -> shipped file, for every file of the starter (caches left out), plus the
+    package code it copies (the BLS starter's models are the shipped BLS pipeline's, kept in one place)."""
     folder = package_path(f"starters/{pipeline}")
-    return {p.relative_to(folder).as_posix(): p for p in sorted(folder.rglob("*")) if p.is_file() and "__pycache__" not in p.parts}
+    files = {p.relative_to(folder).as_posix(): p for p in sorted(folder.rglob("*")) if p.is_file() and "__pycache__" not in p.parts}
+    return files | {dest: package_path(source) for dest, source in STARTERS[pipeline].copies.items()}
 
 
 def init_project(root: Path, pipeline: str, force: bool = False) -> InitResult:
