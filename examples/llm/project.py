@@ -43,7 +43,10 @@ def write_project(folder: Path, recipe: str, assets_dir: Path | None = None, gen
                 origin = Path(assets_dir) / path[len("assets/"):]
             else:
                 origin = example / path
-            (folder / path).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(origin, folder / path)
+            dest = folder / path
+            if dest.exists() and dest.samefile(origin):  # assets prepared in place already
+                continue
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(origin, dest)
     (folder / "tritonkit.yaml").write_text(yaml.safe_dump(spec, sort_keys=False))
     return folder / "tritonkit.yaml"
