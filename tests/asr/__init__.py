@@ -1,0 +1,1 @@
+"""ASR pipeline tests."""

@@ -1,0 +1,1 @@
+"""ASR pipeline: fbank features -> CTC acoustic model -> WFST (TLG) decoder, offline and streaming."""
