@@ -1,0 +1,88 @@
+"""80-dim log-mel fbank features from float32 PCM, whole utterances and per-stream chunks alike.
+
+Runs inside Triton Python model folders, so it imports only numpy and `kaldi_native_fbank`. Both the offline
+and the streaming path go through `kaldi_native_fbank.OnlineFbank`, so audio fed in chunks gives exactly the
+frames of the whole utterance. Dither is off: the same audio always gives the same features.
+"""
+from __future__ import annotations
+
+import math
+
+import kaldi_native_fbank as knf
+import numpy as np
+
+SAMPLE_RATE = 16000
+NUM_MEL_BINS = 80
+_SINC_HALF_WIDTH = 16  # taps each side of the resampling filter; enough for speech at 16 kHz
+
+
+def fbank_options() -> knf.FbankOptions:
+    """Kaldi fbank settings shared by training, offline and streaming extraction."""
+    opts = knf.FbankOptions()
+    opts.frame_opts.samp_freq = SAMPLE_RATE
+    opts.frame_opts.dither = 0.0
+    opts.frame_opts.snip_edges = False
+    opts.mel_opts.num_bins = NUM_MEL_BINS
+    return opts
+
+
+def resample(pcm: np.ndarray, rate: int, target: int = SAMPLE_RATE) -> np.ndarray:
+    """Band-limited (Hann-windowed sinc) polyphase resampling of a whole signal from `rate` to `target` Hz."""
+    if rate <= 0:
+        raise ValueError(f"sample rate must be positive, got {rate}")
+    x = np.asarray(pcm, dtype=np.float64)
+    if rate == target or x.size == 0:
+        return x.astype(np.float32)
+    step = math.gcd(rate, target)
+    up, down = target // step, rate // step  # output n sits at input n * down / up
+    cutoff = min(1.0, target / rate)  # low-pass at the lower Nyquist frequency, in units of the input rate
+    width = int(np.ceil(_SINC_HALF_WIDTH / cutoff))
+    offsets = np.arange(-width + 1, width + 1)
+    dist = np.arange(up)[:, None] / up - offsets[None, :]  # [phase, tap]: distance from output instant to input sample
+    taps = cutoff * np.sinc(cutoff * dist) * (0.5 + 0.5 * np.cos(np.pi * np.clip(dist / width, -1.0, 1.0)))
+    n = np.arange(int(x.size * up // down), dtype=np.int64) * down
+    idx = (n // up)[:, None] + offsets[None, :]
+    padded = np.concatenate([np.zeros(width), x, np.zeros(width + 1)])
+    return np.einsum("nk,nk->n", padded[idx + width], taps[n % up]).astype(np.float32)
+
+
+def _as_pcm(pcm: np.ndarray) -> np.ndarray:
+    x = np.asarray(pcm, dtype=np.float32).reshape(-1)
+    if not np.all(np.isfinite(x)):
+        raise ValueError("audio has NaN or infinite samples; send float32 PCM in [-1, 1]")
+    return x
+
+
+class StreamingFbank:
+    """One stream's feature extractor: feed chunks with `accept`, collect the frames they complete."""
+
+    def __init__(self, sample_rate: int = SAMPLE_RATE) -> None:
+        if sample_rate != SAMPLE_RATE:
+            raise ValueError(f"streaming audio must be {SAMPLE_RATE} Hz, got {sample_rate} Hz; resample on the client "
+                             f"(whole utterances at other rates are resampled by compute_fbank)")
+        self._fbank = knf.OnlineFbank(fbank_options())
+        self._taken = 0
+
+    def accept(self, pcm: np.ndarray) -> np.ndarray:
+        """Add a chunk of 16 kHz float32 PCM; returns the new frames it completed, [n, 80] float32."""
+        self._fbank.accept_waveform(SAMPLE_RATE, _as_pcm(pcm).tolist())
+        return self._take()
+
+    def finish(self) -> np.ndarray:
+        """End of stream: returns the frames held back for the last window (with snip_edges off)."""
+        self._fbank.input_finished()
+        return self._take()
+
+    def _take(self) -> np.ndarray:
+        ready = self._fbank.num_frames_ready
+        frames = [self._fbank.get_frame(i) for i in range(self._taken, ready)]
+        self._taken = ready
+        return np.asarray(frames, dtype=np.float32).reshape(len(frames), NUM_MEL_BINS)
+
+
+def compute_fbank(pcm: np.ndarray, sample_rate: int) -> np.ndarray:
+    """Features of a whole utterance, [frames, 80] float32; audio at other rates is resampled to 16 kHz."""
+    audio = resample(_as_pcm(pcm), sample_rate)
+    stream = StreamingFbank()
+    head = stream.accept(audio)
+    return np.concatenate([head, stream.finish()], axis=0)
