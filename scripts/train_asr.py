@@ -107,10 +107,11 @@ def edit_distance(ref: list[str], hyp: list[str]) -> int:
 
 
 def write_lang(seed: int) -> None:
-    """tokens.txt (`symbol id`), lexicon.txt (`word tokens...`) and the grammar's sentences for G."""
+    """tokens.txt (`symbol id`), lexicon.txt (`word tokens...`), and G's sources: the grammar and sentences of it."""
     LANG.mkdir(parents=True, exist_ok=True)
     (LANG / "tokens.txt").write_text("".join(f"{t} {i}\n" for i, t in enumerate(TOKENS)))
     (LANG / "lexicon.txt").write_text("".join(f"{w} {' '.join([*w, WORD_END])}\n" for w in sorted(corpus.WORDS)))
+    (LANG / "grammar.txt").write_text(corpus.GRAMMAR)
     (LANG / "corpus.txt").write_text("\n".join(corpus.grammar_corpus(3000, seed)) + "\n")
 
 
@@ -140,7 +141,11 @@ def main() -> None:
     ap.add_argument("--lr", type=float, default=3e-3)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--dry-run", action="store_true", help="train but write nothing (for timing)")
+    ap.add_argument("--lang-only", action="store_true", help="only write lang/ (tokens, lexicon, grammar, corpus)")
     args = ap.parse_args()
+    if args.lang_only:
+        write_lang(args.seed)
+        return
     start = time.time()
     torch.manual_seed(args.seed)
     torch.set_num_threads(args.threads)

@@ -28,8 +28,26 @@ TRAIN_VARIANTS = ["", "m1", "m2", "m3", "m4", "m6", "m7", "f1", "f2", "f4", "f5"
 HELDOUT_VARIANTS = ["m5", "m8", "f3", "klatt3", "iven2", "belinda", "quincy", "shelby"]
 
 
+_D = "(zero|one|two|three|four|five|six|seven|eight|nine)"
+#: The command grammar in the graph builder's pattern format (tritonkit/pipelines/asr/graph/grammar.py): the
+#: language `grammar_sentence` samples from, written to lang/grammar.txt for G.
+GRAMMAR = "\n".join([
+    "# digit strings of 1-4 digits, and calls of 1-3 digits",
+    _D, f"{_D} {_D}", f"{_D} {_D} {_D}", f"{_D} {_D} {_D} {_D}",
+    f"call {_D}", f"call {_D} {_D}", f"call {_D} {_D} {_D}",
+    "go (left|right|up|down|back|home)",
+    "(play|pause|stop|next|back|repeat|louder|quieter)",
+    "(play|stop|pause) music",
+    "lights (on|off)",
+    "turn (on|off) (lights|music)",
+    "volume (up|down)",
+    "(open|close) menu",
+    "(yes|no|cancel|start|stop)",
+]) + "\n"
+
+
 def grammar_sentence(rng: random.Random) -> list[str]:
-    """One sentence of the command grammar that G (the decoder's grammar/LM) describes."""
+    """One sentence of the command grammar (GRAMMAR) that G, the decoder's grammar or LM, describes."""
     kind = rng.randrange(8)
     digits = lambda lo, hi: [rng.choice(DIGITS) for _ in range(rng.randint(lo, hi))]  # noqa: E731
     if kind <= 1:
