@@ -14,7 +14,6 @@ import random
 import subprocess
 import sys
 import time
-import wave
 from multiprocessing import Pool
 from pathlib import Path
 
@@ -26,10 +25,11 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from examples.asr import corpus  # noqa: E402
+from examples.asr.heldout import HELDOUT_DIR, edit_distance, write_wav  # noqa: E402
 from examples.asr.model import HERE, TOKENS, WEIGHTS, WORD_END, CommandCTC, greedy_decode, output_frames  # noqa: E402
 from tritonkit.pipelines.asr.runtime.features import SAMPLE_RATE, compute_fbank  # noqa: E402
 
-LANG, HELDOUT = HERE / "lang", HERE / "heldout"
+LANG = HERE / "lang"
 TOKEN_ID = {t: i for i, t in enumerate(TOKENS)}
 
 
@@ -97,15 +97,6 @@ def error_rates(model: nn.Module, items: list[tuple[np.ndarray, list[str]]]) -> 
     return word_err / words, char_err / chars, hyps
 
 
-def edit_distance(ref: list[str], hyp: list[str]) -> int:
-    row = list(range(len(hyp) + 1))
-    for i, r in enumerate(ref, 1):
-        prev, row[0] = row[0], i
-        for j, h in enumerate(hyp, 1):
-            prev, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, prev + (r != h))
-    return row[-1]
-
-
 def write_lang(seed: int) -> None:
     """tokens.txt (`symbol id`), lexicon.txt (`word tokens...`), and G's sources: the grammar and sentences of it."""
     LANG.mkdir(parents=True, exist_ok=True)
@@ -117,17 +108,13 @@ def write_lang(seed: int) -> None:
 
 def write_heldout(items: list[tuple[np.ndarray, list[str], str, np.ndarray]], count: int) -> None:
     """The first `count` held-out utterances as 16-bit 16 kHz WAVs with a transcript list."""
-    HELDOUT.mkdir(parents=True, exist_ok=True)
+    HELDOUT_DIR.mkdir(parents=True, exist_ok=True)
     lines = []
     for i, (_, words, voice, pcm) in enumerate(items[:count]):
         name = f"heldout_{i:02d}.wav"
-        with wave.open(str(HELDOUT / name), "wb") as w:
-            w.setnchannels(1)
-            w.setsampwidth(2)
-            w.setframerate(SAMPLE_RATE)
-            w.writeframes((np.clip(pcm, -1, 1) * 32767).astype("<i2").tobytes())
+        write_wav(HELDOUT_DIR / name, pcm, SAMPLE_RATE)
         lines.append(f"{name}\t{voice}\t{' '.join(words)}\n")
-    (HELDOUT / "transcripts.tsv").write_text("".join(lines))
+    (HELDOUT_DIR / "transcripts.tsv").write_text("".join(lines))
 
 
 def main() -> None:

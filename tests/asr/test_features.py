@@ -1,0 +1,59 @@
+"""fbank features: chunked audio gives exactly the whole utterance's frames; other rates are resampled faithfully."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tritonkit.pipelines.asr.runtime.features import NUM_MEL_BINS, SAMPLE_RATE, StreamingFbank, compute_fbank, resample
+
+
+def _audio(seconds: float = 1.3, rate: int = SAMPLE_RATE, noise: float = 0.01) -> np.ndarray:
+    """A chirp with noise: energy that moves across the mel bands, so frames differ from each other."""
+    t = np.arange(int(seconds * rate)) / rate
+    chirp = 0.4 * np.sin(2 * np.pi * (200 + 1500 * t) * t)
+    return (chirp + noise * np.random.default_rng(0).standard_normal(t.size)).astype(np.float32)
+
+
+@pytest.mark.parametrize("chunk", [2560, 1000, 161, 7])  # 160 ms chunks, and sizes that split frames anywhere
+def test_chunked_stream_equals_whole_utterance(chunk):
+    audio = _audio()
+    whole = compute_fbank(audio, SAMPLE_RATE)
+    stream = StreamingFbank()
+    parts = [stream.accept(audio[i:i + chunk]) for i in range(0, audio.size, chunk)] + [stream.finish()]
+    assert np.array_equal(np.concatenate(parts), whole)
+    assert all(p.shape[1] == NUM_MEL_BINS for p in parts)
+
+
+def test_frames_are_80_dim_every_10_ms_and_deterministic():
+    audio = _audio(seconds=2.0)
+    feats = compute_fbank(audio, SAMPLE_RATE)
+    assert feats.dtype == np.float32 and feats.shape == (200, NUM_MEL_BINS)  # snip_edges off: one frame per 10 ms
+    assert np.array_equal(feats, compute_fbank(audio, SAMPLE_RATE))  # dither off
+    assert np.all(np.isfinite(feats)) and feats.std(axis=0).min() > 0.1
+
+
+@pytest.mark.parametrize("rate", [8000, 22050, 44100, 48000])
+def test_resampled_sine_matches_the_sine_at_16k(rate):
+    t = np.arange(rate) / rate
+    out = resample(np.sin(2 * np.pi * 1000 * t), rate)
+    want = np.sin(2 * np.pi * 1000 * np.arange(SAMPLE_RATE) / SAMPLE_RATE)
+    assert out.shape == (SAMPLE_RATE,)
+    assert np.abs(out - want)[100:-100].max() < 1e-3
+
+
+def test_other_rates_give_the_features_of_the_same_audio_at_16k():
+    at_16k = compute_fbank(_audio(rate=SAMPLE_RATE, noise=0.0), SAMPLE_RATE)
+    at_48k = compute_fbank(_audio(rate=48000, noise=0.0), 48000)
+    assert at_48k.shape == at_16k.shape
+    loud = at_16k > at_16k.max() - 6  # where the chirp is; log energies of near-silence differ by design
+    assert loud.sum() > 300
+    assert np.abs(at_48k - at_16k)[loud].mean() < 0.05
+
+
+def test_bad_audio_and_streaming_rate_are_clear_errors():
+    with pytest.raises(ValueError, match="16000 Hz"):
+        StreamingFbank(8000)
+    with pytest.raises(ValueError, match="NaN"):
+        compute_fbank(np.array([0.0, np.nan], np.float32), SAMPLE_RATE)
+    with pytest.raises(ValueError, match="positive"):
+        compute_fbank(np.zeros(10, np.float32), 0)
