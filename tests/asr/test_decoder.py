@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from tests.asr.vocab import GAP, HOLD, LEAD, TOKENS, frame_tokens, posteriors, write_inputs
-from tritonkit.pipelines.asr.graph import build_graph
+from tritonkit.pipelines.asr.graph.build import build_graph
 from tritonkit.pipelines.asr.runtime.decoder import DecoderConfig, Graph, WfstDecoder, Word, greedy_decode, greedy_tokens
 
 

@@ -7,7 +7,8 @@ import pytest
 
 from tests.asr.vocab import posteriors, write_inputs
 from tritonkit.errors import TritonkitError
-from tritonkit.pipelines.asr.graph import GRAPH_FILES, build_graph
+from tritonkit.pipelines.asr.graph.build import build_graph
+from tritonkit.pipelines.asr.graph.info import GRAPH_FILES
 from tritonkit.pipelines.asr.runtime.decoder import Graph, WfstDecoder
 
 ARPA = """\\data\\

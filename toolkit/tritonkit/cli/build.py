@@ -38,6 +38,10 @@ def build_command(spec: Path, output: Path | None, compose: Path | None, dry_run
             click.echo(f"  {path}")
         for name in result.plan.pending:
             click.echo(f"would export {name} (not run now); {name}/config.pbtxt and its model files are derived at export time")
+    for name, graph in result.graphs.items():
+        info = graph.info
+        click.echo(f"graph {name}: TLG {info.states} states, {info.arcs} arcs ({info.lm}, {info.words} words, {info.tokens} tokens)"
+                   f"{' from cache' if graph.cache_hit else f', built in {info.seconds:.2f}s'}")
     click.echo(f"{verb} {result.compose}")
     if result.dockerfile:
         click.echo(f"{verb} {result.dockerfile}")

@@ -7,6 +7,7 @@ from pathlib import Path
 from tritonkit.export.progress import Progress
 from tritonkit.repository.compose import DOCKERFILE_NAME, render_compose, render_dockerfile
 from tritonkit.repository.exports import run_exports
+from tritonkit.repository.graphs import GraphResult, run_graphs
 from tritonkit.repository.plan import BuildPlan, make_plan
 from tritonkit.repository.writer import write_repository, write_text_atomically
 from tritonkit.spec.loader import load_project
@@ -21,6 +22,7 @@ class BuildResult:
     compose: Path
     dockerfile: Path | None
     written: bool
+    graphs: dict[str, GraphResult]
 
     def summary(self) -> dict:
         """Machine-readable form for --json."""
@@ -39,6 +41,7 @@ class BuildResult:
                     "seconds": r.elapsed_s, "log": str(r.log_path), "tensorrt": r.tensorrt}
                 for n, r in self.plan.exports.items()
             },
+            "graphs": {n: g.summary() for n, g in self.graphs.items()},
             "files": self.plan.files(),
             "pending_exports": sorted(self.plan.pending),
         }
@@ -49,14 +52,17 @@ def build(spec_path: Path, out_dir: Path | None = None, compose_path: Path | Non
     """Loads, exports, renders and validates everything first; writes only when all of it passed.
 
     A dry run writes nothing anywhere, so it runs no export either: exported models stay in
-    `plan.pending`, their configs to be derived from the graphs when the build runs for real.
+    `plan.pending`, their configs to be derived from the graphs when the build runs for real. Nor does it
+    build `asr_graph:` decoding graphs, so their files are not in its file list.
     """
     project = load_project(spec_path)
     repository = (out_dir or project.root / "model_repository").absolute()
     compose = (compose_path or project.root / "docker-compose.yml").absolute()
+    graphs: dict[str, GraphResult] = {}
     if dry_run:
         plan = make_plan(project, pending=frozenset(n for n, spec in project.models.items() if spec.source is not None))
     else:
+        graphs = run_graphs(project)
         plan = make_plan(project, run_exports(project, progress))
     dockerfile_text = render_dockerfile(plan)
     dockerfile = compose.parent / DOCKERFILE_NAME if dockerfile_text else None
@@ -66,4 +72,4 @@ def build(spec_path: Path, out_dir: Path | None = None, compose_path: Path | Non
         write_text_atomically(compose, compose_text)
         if dockerfile and dockerfile_text:
             write_text_atomically(dockerfile, dockerfile_text)
-    return BuildResult(plan, repository, compose, dockerfile, written=not dry_run)
+    return BuildResult(plan, repository, compose, dockerfile, written=not dry_run, graphs=graphs)

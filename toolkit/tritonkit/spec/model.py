@@ -8,6 +8,7 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from tritonkit.spec.asr_graph import AsrGraphSpec
 from tritonkit.spec.base import StrictModel
 from tritonkit.spec.bls import BLS_CALLS_PARAMETER, BlsSpec
 from tritonkit.spec.export import ExportSpec, SourceSpec
@@ -59,6 +60,9 @@ class ModelSpec(StrictModel):
 
     source: SourceSpec | None = Field(default=None, description="A PyTorch/TorchScript/ONNX model that the build exports and verifies.")
     export: ExportSpec | None = Field(default=None, description="How `source` is exported and verified (defaults apply when omitted).")
+    asr_graph: AsrGraphSpec | None = Field(
+        default=None, description="A decoding graph (TLG.fst, words.txt, tokens.txt, lexicon.txt) the build makes and puts in each version folder."
+    )
     files: dict[str, str] = Field(
         default_factory=dict,
         description="Files copied into each version directory: {name in version dir: path relative to the spec}. "

@@ -36,7 +36,10 @@ def copied_files(spec: ModelSpec) -> Iterator[tuple[str, str, str]]:
 
 
 def read_files(spec: ModelSpec) -> Iterator[tuple[str, str]]:
-    """(field, path as written) for every file or folder the export reads or imports from."""
+    """(field, path as written) for every file or folder the export or the graph build reads or imports from."""
+    if spec.asr_graph is not None:
+        for field, path in spec.asr_graph.named_paths().items():
+            yield f"asr_graph.{field}", path
     source = spec.source
     if source is None:
         return

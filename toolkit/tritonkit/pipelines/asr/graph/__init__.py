@@ -7,6 +7,7 @@ Design note (read by the build and by `runtime/decoder.py`):
 - Labels: graph input labels are token id + 1 (0 is epsilon), because `kaldi_decoder.DecodableCtc` reads
   `log_probs[frame, ilabel - 1]`; output labels are word ids of `words.txt` (`<eps>` 0, lexicon words in
   sorted order from 1, then `#0`, `<s>`, `</s>`).
+- Entry point: `build.build_graph`; `info.py` (GRAPH_FILES, GraphInfo) imports no kaldi package.
 - Steps (`build.py`): L with disambiguation symbols (#0 on a loop for G's back-off arcs, #1.. for homophones
   and prefixes), L ∘ G, determinize*, minimize, disambiguation symbols -> epsilon, T ∘ LG with the CTC
   topology T (blank and token self-loops, repeats only through a blank), arc-sorted.
@@ -14,6 +15,3 @@ Design note (read by the build and by `runtime/decoder.py`):
   frame alignment into words for word times).
 - Bad input is a `TritonkitError` with one line: file, field, problem, fix.
 """
-from tritonkit.pipelines.asr.graph.build import GRAPH_FILES, GraphInfo, build_graph
-
-__all__ = ["GRAPH_FILES", "GraphInfo", "build_graph"]

@@ -3,39 +3,15 @@ from __future__ import annotations
 
 import tempfile
 import time
-from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Literal
 
 import kaldifst
 
 from tritonkit.pipelines.asr.graph.fsts import ctc_topology, disambig_label, lexicon_fst, relabel_inputs_to_eps, size
 from tritonkit.pipelines.asr.graph.grammar import grammar_fst, read_grammar
+from tritonkit.pipelines.asr.graph.info import GraphInfo, LmKind
 from tritonkit.pipelines.asr.graph.lexicon import Lexicon, read_lexicon, read_tokens
 from tritonkit.pipelines.asr.graph.lm import arpa_fst, train_arpa
-
-#: What a graph folder holds; the decoder's version folder gets all of them.
-GRAPH_FILES = ("TLG.fst", "words.txt", "tokens.txt", "lexicon.txt")
-
-LmKind = Literal["arpa", "corpus", "grammar"]
-
-
-@dataclass(frozen=True)
-class GraphInfo:
-    """Sizes and provenance of one built graph, reported by `tritonkit build`."""
-
-    states: int
-    arcs: int
-    lg_states: int
-    lg_arcs: int
-    words: int
-    tokens: int
-    lm: LmKind
-    skipped_ngrams: int  # ARPA n-grams dropped because a word has no pronunciation
-    seconds: float
-
-    def to_dict(self) -> dict[str, object]:
-        return asdict(self)
 
 
 def _write_tables(lexicon: Lexicon, out: Path) -> None:
