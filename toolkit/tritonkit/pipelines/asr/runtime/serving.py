@@ -1,0 +1,45 @@
+"""What the ASR Triton adapters share: the graph folder of a sibling model, decoder settings from config
+parameters, and a transcript as outputs. Duck-typed (no Triton import), so it is unit-testable."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from .decoder import DecoderConfig, Transcript
+
+
+def parameters(model_config: dict[str, Any]) -> dict[str, str]:
+    """A Triton model config's `parameters` (JSON form) as plain strings."""
+    return {k: v.get("string_value", "") for k, v in model_config.get("parameters", {}).items()}
+
+
+def graph_folder(model_dir: str | Path, sibling: str) -> Path:
+    """`<repository>/<sibling>/<highest version>`, which must hold the TLG.fst the build made from `asr_graph:`."""
+    root = Path(model_dir).parent / sibling
+    versions = sorted((int(p.name) for p in root.iterdir() if p.name.isdigit() and p.is_dir()), reverse=True) if root.is_dir() else []
+    folder = root / str(versions[0] if versions else 1)
+    if not (folder / "TLG.fst").is_file():
+        raise FileNotFoundError(f"{folder} has no TLG.fst: give the '{sibling}' model an asr_graph: section in the spec "
+                                "(or set parameter graph_model to the model that has one)")
+    return folder
+
+
+def decoder_config(params: dict[str, str]) -> DecoderConfig:
+    """beam, max_active, min_active, lattice_beam, frame_shift_s, subsampling from the config's parameters."""
+    default = DecoderConfig()
+
+    def number(name: str, kind: type, fallback: Any) -> Any:
+        value = params.get(name, "").strip()
+        return kind(float(value)) if value else fallback
+
+    return DecoderConfig(beam=number("beam", float, default.beam), max_active=number("max_active", int, default.max_active),
+                         min_active=number("min_active", int, default.min_active),
+                         lattice_beam=number("lattice_beam", float, default.lattice_beam),
+                         frame_shift_s=number("frame_shift_s", float, default.frame_shift_s),
+                         subsampling=number("subsampling", int, default.subsampling))
+
+
+def words_json(transcript: Transcript) -> str:
+    """Per-word times as JSON: [{"word": ..., "start_s": ..., "end_s": ...}, ...]."""
+    return json.dumps([{"word": w.word, "start_s": round(w.start_s, 3), "end_s": round(w.end_s, 3)} for w in transcript.words])

@@ -1,0 +1,37 @@
+"""Triton adapter for `decoder`: CTC log-probs [T, V] -> TRANSCRIPT and WORDS (JSON word times) over TLG.
+
+The graph (TLG.fst, words, tokens, lexicon) is read from the version folder of the model named by parameter
+`graph_model` (the acoustic model, whose `asr_graph:` the build turned into it); beam, max_active, lattice_beam
+and the frame timing come from this model's parameters.
+"""
+import json
+import os
+import sys
+
+import numpy as np
+import triton_python_backend_utils as pb_utils
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from asr_runtime.decoder import Graph, WfstDecoder
+from asr_runtime.serving import decoder_config, graph_folder, parameters, words_json
+
+
+class TritonPythonModel:
+    def initialize(self, args):
+        params = parameters(json.loads(args["model_config"]))
+        graph = Graph.load(graph_folder(args["model_repository"], params.get("graph_model", "acoustic")))
+        self.decoder = WfstDecoder(graph, decoder_config(params))
+
+    def execute(self, requests):
+        return [self._one(request) for request in requests]
+
+    def _one(self, request):
+        log_probs = pb_utils.get_input_tensor_by_name(request, "LOG_PROBS").as_numpy()
+        try:
+            result = self.decoder.decode(log_probs[0])
+        except ValueError as exc:
+            return pb_utils.InferenceResponse(error=pb_utils.TritonError(str(exc), pb_utils.TritonError.INVALID_ARG))
+        return pb_utils.InferenceResponse([
+            pb_utils.Tensor("TRANSCRIPT", np.array([[result.text]], dtype=object)),
+            pb_utils.Tensor("WORDS", np.array([[words_json(result)]], dtype=object)),
+        ])

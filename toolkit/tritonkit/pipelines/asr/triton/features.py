@@ -1,0 +1,32 @@
+"""Triton adapter for `features`: float32 PCM + sample rate -> 80-dim log-mel fbank frames [T, 80].
+
+One request at a time (requests of a batch have different lengths); audio at another rate is resampled by
+`asr_runtime.features`, and a bad rate or empty audio is the request's error.
+"""
+import os
+import sys
+
+import triton_python_backend_utils as pb_utils
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from asr_runtime.features import compute_fbank
+
+
+class TritonPythonModel:
+    def execute(self, requests):
+        return [self._one(request) for request in requests]
+
+    def _one(self, request):
+        pcm = pb_utils.get_input_tensor_by_name(request, "PCM").as_numpy()
+        rate = pb_utils.get_input_tensor_by_name(request, "SAMPLE_RATE").as_numpy()
+        if pcm.shape[0] != 1:
+            return _error(f"send one utterance per request (batch size 1), got {pcm.shape[0]}")
+        try:
+            features = compute_fbank(pcm[0], int(rate.reshape(-1)[0]))
+        except ValueError as exc:
+            return _error(str(exc))
+        return pb_utils.InferenceResponse([pb_utils.Tensor("FEATURES", features[None])])
+
+
+def _error(message):
+    return pb_utils.InferenceResponse(error=pb_utils.TritonError(message, pb_utils.TritonError.INVALID_ARG))
