@@ -1,0 +1,93 @@
+"""The shipped CTC model: committed weights transcribe held-out voices, stream exactly, and export to ONNX."""
+from __future__ import annotations
+
+import json
+import sys
+
+import numpy as np
+import onnxruntime as ort
+import pytest
+import torch
+
+from tests.conftest import REPO_ROOT
+
+if str(REPO_ROOT) not in sys.path:  # `examples` is a package at the repository root
+    sys.path.insert(0, str(REPO_ROOT))
+
+from examples.asr import corpus  # noqa: E402
+from examples.asr.heldout import HELDOUT_DIR, read_heldout, read_wav, word_error_rate  # noqa: E402
+from examples.asr.model import RECEPTIVE_FRAMES, SUBSAMPLING, TOKENS, WEIGHTS, greedy_decode, load, transcribe  # noqa: E402
+from tritonkit.export import export_model  # noqa: E402
+from tritonkit.export.progress import SilentProgress  # noqa: E402
+from tritonkit.pipelines.asr.runtime.features import compute_fbank  # noqa: E402
+
+PROVENANCE = json.loads(WEIGHTS.with_suffix(".json").read_text())
+
+
+@pytest.fixture(scope="module")
+def model():
+    return load()
+
+
+def _features(index: int) -> np.ndarray:
+    pcm, rate = read_wav(read_heldout()[index].path)
+    return compute_fbank(pcm, rate)
+
+
+def test_heldout_set_is_of_voices_never_trained_on():
+    utterances = read_heldout()
+    assert len(utterances) == PROVENANCE["heldout_wav_set"]["files"] >= 20
+    assert not set(corpus.HELDOUT_VARIANTS) & set(corpus.TRAIN_VARIANTS)
+    assert PROVENANCE["data_recipe"]["train_variants"] == corpus.TRAIN_VARIANTS
+    for u in utterances:
+        assert u.voice.split("+")[1] in corpus.HELDOUT_VARIANTS
+        assert set(u.words) <= set(corpus.WORDS) and 1 <= len(u.words) <= 4
+
+
+def test_committed_weights_transcribe_heldout_voices(model):
+    utterances = read_heldout()
+    hyps = [transcribe(model, compute_fbank(*read_wav(u.path))) for u in utterances]
+    wer = word_error_rate([u.words for u in utterances], hyps)
+    assert wer == pytest.approx(PROVENANCE["heldout_wav_set"]["greedy_wer"], abs=0.02)
+    assert wer <= 0.15
+    right = [h for u, h in zip(utterances, hyps) if h == u.words]
+    assert len(right) >= 0.8 * len(utterances)
+
+
+def test_a_chunk_with_receptive_context_gives_the_offline_frames(model):
+    """A streaming model that runs each chunk with RECEPTIVE_FRAMES of context on both sides is exact."""
+    feats = torch.from_numpy(_features(0))[None]
+    with torch.no_grad():
+        offline = model(feats)[0]
+        for first, last in [(10, 30), (40, 41), (offline.shape[0] - 8, offline.shape[0])]:
+            lo = max(0, SUBSAMPLING * first - RECEPTIVE_FRAMES - 1)
+            lo -= lo % SUBSAMPLING  # chunks start on an even input frame
+            hi = min(feats.shape[1], SUBSAMPLING * last + RECEPTIVE_FRAMES)
+            chunk = model(feats[:, lo:hi])[0]
+            skip = lo // SUBSAMPLING
+            torch.testing.assert_close(chunk[first - skip:last - skip], offline[first:last], atol=1e-5, rtol=1e-5)
+        assert not torch.allclose(model(feats[:, 20:60])[0, :5], offline[10:15], atol=1e-3)  # without context it differs
+
+
+def test_exports_to_onnx_with_a_dynamic_time_axis(tmp_path, model):
+    result = export_model("acoustic", {"python": "examples.asr.model:build"},
+                          {"output_names": ["log_probs"], "dynamic_axes": {"features": {1: "frames"}}}, 8,
+                          tmp_path / "acoustic" / "1", tmp_path / "acoustic" / "golden", tmp_path / "cache", SilentProgress(),
+                          project_dir=REPO_ROOT)
+    assert {t["name"]: t["dims"] for t in result.outputs} == {"log_probs": [-1, len(TOKENS)]}
+    session = ort.InferenceSession(str(result.onnx_path), providers=["CPUExecutionProvider"])
+    for index in (1, 2):
+        feats = _features(index)
+        (log_probs,) = session.run(None, {"features": feats[None]})
+        assert log_probs.shape[1] == (feats.shape[0] + 1) // SUBSAMPLING
+        assert greedy_decode(log_probs[0]) == transcribe(model, feats)
+
+
+def test_lang_files_match_the_model():
+    lang = HELDOUT_DIR.parent / "lang"
+    assert [line.split() for line in (lang / "tokens.txt").read_text().splitlines()] == [[t, str(i)] for i, t in enumerate(TOKENS)]
+    lexicon = {line.split()[0]: line.split()[1:] for line in (lang / "lexicon.txt").read_text().splitlines()}
+    assert sorted(lexicon) == sorted(corpus.WORDS)
+    assert all(pron == [*word, "|"] for word, pron in lexicon.items())
+    assert (lang / "grammar.txt").read_text() == corpus.GRAMMAR
+    assert all(set(line.split()) <= set(corpus.WORDS) for line in (lang / "corpus.txt").read_text().splitlines())
