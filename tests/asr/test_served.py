@@ -1,14 +1,13 @@
 """The ASR example (examples/asr/tritonkit.yaml over tritonkit:ensembles/asr.yaml) on the real embedded Triton.
 
-One server for the module. Utterances go through the `asr` ensemble over HTTP and gRPC; the served transcript
-must equal the same pipeline run in process (fbank -> onnxruntime on the built model.onnx -> WfstDecoder over the
-built TLG.fst), and, with the committed weights and held-out WAVs present, the reference words. Without the
-weights the acoustic model is the same network with seeded random weights: the plumbing is checked, accuracy not.
+One server for the module. The committed held-out WAVs (voices never used in training) go through the `asr`
+ensemble over HTTP and gRPC; each served transcript must equal the same pipeline run in process (fbank ->
+onnxruntime on the built model.onnx -> WfstDecoder over the built TLG.fst), and the word error rate against the
+references must meet the issue's aim (<= 5%).
 """
 from __future__ import annotations
 
 import json
-import random
 import shutil
 from pathlib import Path
 
@@ -26,32 +25,21 @@ from tritonkit.serve.server import EmbeddedServer
 pytestmark = pytest.mark.server
 
 EXAMPLE = REPO_ROOT / "examples" / "asr"
-TRAINED = (EXAMPLE / "weights" / "ctc_commands.pt").is_file() and (EXAMPLE / "heldout" / "transcripts.tsv").is_file()
-# The example's entry point, importable from a project outside the repository (python_path stays in the project).
-ENTRY = {
-    True: f"import sys\nsys.path.insert(0, {str(REPO_ROOT)!r})\nfrom examples.asr.model import build  # noqa: E402\n",
-    False: (f"import sys\nsys.path.insert(0, {str(REPO_ROOT)!r})\nimport torch  # noqa: E402\n"
-            "from examples.asr.model import MELS, CommandCTC  # noqa: E402\n\n\ndef build():\n    torch.manual_seed(0)\n"
-            "    return CommandCTC().eval(), (torch.randn(2, 120, MELS) * 3 - 8,)\n"),
-}
+#: The example's entry point, importable from a project outside the repository (python_path stays in the project).
+ENTRY = f"import sys\nsys.path.insert(0, {str(REPO_ROOT)!r})\nfrom examples.asr.model import build  # noqa: E402\n"
+#: The issue's aim for the WFST decoder on held-out voices.
+MAX_WER = 0.05
 
 
 def _utterances() -> list[tuple[np.ndarray, int, list[str]]]:
-    """(pcm, rate, reference words): the held-out WAVs, else espeak-ng sentences in held-out voices."""
+    """(pcm, rate, reference words) of the committed held-out WAVs (voices never used in training)."""
     import sys
 
     if str(REPO_ROOT) not in sys.path:
         sys.path.insert(0, str(REPO_ROOT))
-    from examples.asr import corpus
     from examples.asr.heldout import read_heldout, read_wav
 
-    if TRAINED:
-        return [(*read_wav(u.path), u.words) for u in read_heldout()[:6]]
-    if shutil.which("espeak-ng") is None:
-        pytest.skip("espeak-ng is not installed (make setup installs it)")
-    rng = random.Random(1)
-    return [(corpus.synthesize(words, corpus.random_voice(rng, corpus.HELDOUT_VARIANTS)), corpus.SAMPLE_RATE, words)
-            for words in (corpus.grammar_sentence(rng) for _ in range(3))]
+    return [(*read_wav(u.path), u.words) for u in read_heldout()]
 
 
 @pytest.fixture(scope="module")
@@ -59,7 +47,7 @@ def served(tmp_path_factory: pytest.TempPathFactory):
     project = tmp_path_factory.mktemp("asr")
     shutil.copy(EXAMPLE / "tritonkit.yaml", project / "tritonkit.yaml")
     shutil.copytree(EXAMPLE / "lang", project / "lang")
-    (project / "acoustic_entry.py").write_text(ENTRY[TRAINED])
+    (project / "acoustic_entry.py").write_text(ENTRY)
     result = run_cli("build", cwd=project)
     assert result.returncode == 0, result.stderr
     repository = project / "model_repository"
@@ -91,16 +79,21 @@ def _grpc(server, pcm: np.ndarray, rate: int) -> str:
     return client.infer("asr", inputs).as_numpy("TRANSCRIPT")[0, 0].decode()
 
 
-def test_utterances_transcribed_over_http_and_grpc_as_in_process(served) -> None:
+def test_heldout_voices_transcribed_over_http_and_grpc_as_in_process(served) -> None:
+    from examples.asr.heldout import word_error_rate
+
     server, repository = served
+    refs, hyps = [], []
     for pcm, rate, words in _utterances():
         expected = _in_process(repository, pcm, rate)
         text, timed = _http(server, pcm, rate)
         assert text == expected == _grpc(server, pcm, rate)
         assert [w["word"] for w in timed] == text.split()
         assert all(0 <= w["start_s"] <= w["end_s"] <= pcm.size / rate + 0.05 for w in timed)
-        if TRAINED:
-            assert text.split() == words
+        refs.append(words)
+        hyps.append(text.split())
+    assert len(refs) >= 20
+    assert word_error_rate(refs, hyps) <= MAX_WER, list(zip(refs, hyps))
 
 
 def test_other_sample_rates_are_resampled_and_bad_ones_refused(served) -> None:
