@@ -3,6 +3,7 @@ parameters, and a transcript as outputs. Duck-typed (no Triton import), so it is
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,16 @@ def graph_folder(model_dir: str | Path, sibling: str) -> Path:
         raise FileNotFoundError(f"{folder} has no TLG.fst: give the '{sibling}' model an asr_graph: section in the spec "
                                 "(or set parameter graph_model to the model that has one)")
     return folder
+
+
+def sibling_parameter(model_dir: str | Path, sibling: str, name: str) -> str:
+    """A string parameter of the sibling model's config.pbtxt (text format; no protobuf in the backend's stub)."""
+    config = Path(model_dir).parent / sibling / "config.pbtxt"
+    text = config.read_text(encoding="utf-8") if config.is_file() else ""
+    found = re.search(r'key:\s*"' + re.escape(name) + r'"\s*value\s*\{\s*string_value:\s*"([^"]*)"', text)
+    if found is None:
+        raise ValueError(f"{config} has no parameter '{name}': set it in the spec under models.{sibling}.parameters")
+    return found.group(1)
 
 
 def decoder_config(params: dict[str, str]) -> DecoderConfig:

@@ -1,0 +1,88 @@
+"""StreamingRecognizer in process: the shipped model over its built graph, many streams per step, refusals."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from tests.conftest import REPO_ROOT
+from tritonkit.pipelines.asr.graph.build import build_graph
+from tritonkit.pipelines.asr.runtime.decoder import DecoderConfig, Graph, WfstDecoder
+from tritonkit.pipelines.asr.runtime.features import compute_fbank
+from tritonkit.pipelines.asr.runtime.serving import sibling_parameter
+from tritonkit.pipelines.asr.runtime.stream_windows import Receptive
+from tritonkit.pipelines.asr.runtime.streaming import Chunk, StreamingRecognizer
+from tritonkit.pipelines.asr.runtime.streams import StreamLimitError, UnknownStreamError
+
+if str(REPO_ROOT) not in sys.path:  # `examples` is a package at the repository root
+    sys.path.insert(0, str(REPO_ROOT))
+
+from examples.asr.heldout import read_heldout, read_wav  # noqa: E402
+from examples.asr.model import RECEPTIVE_FRAMES, SUBSAMPLING, load  # noqa: E402
+
+LANG = REPO_ROOT / "examples" / "asr" / "lang"
+CHUNK = 2560  # 160 ms
+
+
+@pytest.fixture(scope="module")
+def decoder(tmp_path_factory: pytest.TempPathFactory) -> WfstDecoder:
+    out = tmp_path_factory.mktemp("graph")
+    build_graph(LANG / "tokens.txt", LANG / "lexicon.txt", "grammar", LANG / "grammar.txt", out)
+    return WfstDecoder(Graph.load(out), DecoderConfig(subsampling=SUBSAMPLING))
+
+
+@pytest.fixture(scope="module")
+def acoustic():
+    model = load()
+    calls: list[int] = []
+
+    def run(features: np.ndarray) -> np.ndarray:
+        calls.append(len(features))
+        with torch.no_grad():
+            return model(torch.from_numpy(features)).numpy()
+
+    run.calls = calls  # type: ignore[attr-defined]
+    return run
+
+
+def _recognizer(decoder: WfstDecoder, max_streams: int = 8) -> StreamingRecognizer:
+    return StreamingRecognizer(decoder, Receptive(RECEPTIVE_FRAMES, SUBSAMPLING), max_streams, idle_timeout_s=60)
+
+
+def test_interleaved_streams_finals_equal_offline_with_batched_calls(decoder, acoustic) -> None:
+    audio = [read_wav(u.path)[0] for u in read_heldout()[:5]]
+    recognizer = _recognizer(decoder)
+    pieces = [[pcm[i:i + CHUNK] for i in range(0, pcm.size, CHUNK)] for pcm in audio]
+    finals: dict[int, str] = {}
+    acoustic.calls.clear()
+    for step in range(max(len(p) for p in pieces)):
+        chunks = [Chunk(2**40 + k, p[step], step == 0, step == len(p) - 1) for k, p in enumerate(pieces) if step < len(p)]
+        for chunk, result in zip(chunks, recognizer.step(chunks, acoustic)):
+            assert not isinstance(result, Exception), result
+            if chunk.end:
+                finals[chunk.key - 2**40] = result.text
+    for k, pcm in enumerate(audio):
+        with torch.no_grad():
+            log_probs = load()(torch.from_numpy(compute_fbank(pcm, 16000))[None])[0].numpy()
+        assert finals[k] == decoder.decode(log_probs).text
+    assert max(acoustic.calls) > 1 and len(recognizer.table) == 0
+
+
+def test_unknown_streams_and_too_many_are_refused_per_chunk(decoder, acoustic) -> None:
+    recognizer = _recognizer(decoder, max_streams=1)
+    silence = np.zeros(CHUNK, np.float32)
+    results = recognizer.step([Chunk(1, silence, True, False), Chunk(2, silence, False, False), Chunk(3, silence, True, False)], acoustic)
+    assert results[0].text == ""  # type: ignore[union-attr]
+    assert isinstance(results[1], UnknownStreamError) and "send its first chunk with the START flag" in str(results[1])
+    assert isinstance(results[2], StreamLimitError)
+
+
+def test_sibling_parameter_reads_the_acoustic_config(tmp_path: Path) -> None:
+    (tmp_path / "acoustic").mkdir()
+    (tmp_path / "acoustic" / "config.pbtxt").write_text('parameters {\n  key: "receptive_frames"\n  value {\n    string_value: "103"\n  }\n}\n')
+    assert sibling_parameter(tmp_path / "asr_stream", "acoustic", "receptive_frames") == "103"
+    with pytest.raises(ValueError, match="models.acoustic.parameters"):
+        sibling_parameter(tmp_path / "asr_stream", "acoustic", "subsampling")

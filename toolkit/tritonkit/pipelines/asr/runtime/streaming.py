@@ -1,0 +1,93 @@
+"""Streaming recognition of many streams at once: one execute's chunks -> one batched acoustic call -> partials.
+
+Each stream (keyed by correlation id in a StreamTable) holds its fbank extractor, the feature frames still needed
+as context (FrameBuffer) and its decoder search. `step` takes the chunks of one execute (at most one per stream),
+sends every stream's window of newly final outputs to the acoustic model in as few padded batches as the windows
+allow (one, unless streams end in the same step), feeds each stream's rows to its decoder and returns a partial
+transcript per chunk, the final one on END. The acoustic model is a callable, so this runs outside Triton too.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .decoder import DecoderStream, Transcript, WfstDecoder
+from .features import StreamingFbank
+from .stream_windows import FrameBuffer, Receptive, batch_calls, window_outputs
+from .streams import StreamTable
+
+#: features [B, L, 80] -> log-probs [B, L', V]
+Acoustic = Callable[[np.ndarray], np.ndarray]
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """One request: a stream's PCM chunk (16 kHz float32) and its sequence flags."""
+
+    key: Hashable
+    pcm: np.ndarray
+    start: bool
+    end: bool
+
+
+@dataclass
+class _Stream:
+    fbank: StreamingFbank
+    frames: FrameBuffer
+    search: DecoderStream
+    latest: Transcript = field(default_factory=Transcript)
+
+
+class StreamingRecognizer:
+    """Live streams' states and the step that advances many of them with one acoustic call."""
+
+    def __init__(self, decoder: WfstDecoder, receptive: Receptive, max_streams: int, idle_timeout_s: float) -> None:
+        self.decoder = decoder
+        self.receptive = receptive
+        self.table: StreamTable[_Stream] = StreamTable(self._new, max_streams, idle_timeout_s)
+
+    def _new(self) -> _Stream:
+        return _Stream(StreamingFbank(), FrameBuffer(self.receptive), self.decoder.stream())
+
+    def step(self, chunks: list[Chunk], acoustic: Acoustic) -> list[Transcript | Exception]:
+        """A transcript per chunk (partial, or final for an END chunk), or the exception that refused it.
+
+        Chunks of one stream in the same list are taken in order, one round per repeat.
+        """
+        results: list[Transcript | Exception] = [Exception("not answered")] * len(chunks)
+        pending = list(range(len(chunks)))
+        while pending:
+            firsts: dict[Hashable, int] = {}
+            for i in pending:
+                firsts.setdefault(chunks[i].key, i)
+            pending = [i for i in pending if i not in firsts.values()]
+            self._round([(i, chunks[i]) for i in firsts.values()], acoustic, results)
+        return results
+
+    def _round(self, chunks: list[tuple[int, Chunk]], acoustic: Acoustic, results: list[Transcript | Exception]) -> None:
+        live = []
+        for i, chunk in chunks:
+            try:
+                stream = self.table.chunk(chunk.key, chunk.start, chunk.end)
+                stream.frames.add(stream.fbank.accept(chunk.pcm))
+                if chunk.end:
+                    stream.frames.add(stream.fbank.finish())
+            except Exception as exc:  # noqa: BLE001 - unknown stream, stream limit, bad samples: that chunk's answer
+                results[i] = exc
+                continue
+            live.append((i, chunk, stream))
+        windows, owners = [], []
+        for _i, chunk, stream in live:
+            window = stream.frames.window(chunk.end)
+            if window is not None:
+                windows.append(window)
+                owners.append(stream)
+        s = self.receptive.subsampling
+        for call in batch_calls(windows, s):
+            for w, rows in window_outputs(call, acoustic(call.batch), windows, s).items():
+                owners[w].latest = owners[w].search.accept(rows)
+                owners[w].frames.advance(windows[w])
+        for i, chunk, stream in live:
+            results[i] = stream.search.finalize() if chunk.end else stream.latest

@@ -1,0 +1,62 @@
+"""Triton adapter for `asr_stream`: 16 kHz float32 PCM chunks of many streams -> partial / final TRANSCRIPT.
+
+Sequence batching (oldest strategy) gives each execute chunks of different streams, with START, END and the
+correlation id as control inputs; `asr_runtime.streaming` keeps each stream's state and makes one BLS call to the
+acoustic model (parameter `acoustic_model`) with all their windows stacked. Its receptive field comes from its own
+parameter `receptive_frames` (in its config.pbtxt), subsampling from this model's; the graph as for `decoder`.
+"""
+import json
+import os
+import sys
+
+import numpy as np
+import triton_python_backend_utils as pb_utils
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from asr_runtime.decoder import Graph, WfstDecoder
+from asr_runtime.serving import decoder_config, graph_folder, parameters, sibling_parameter, words_json
+from asr_runtime.stream_windows import Receptive
+from asr_runtime.streaming import Chunk, StreamingRecognizer
+from asr_runtime.streams import StreamLimitError, UnknownStreamError
+from bls_runtime import Callees, CallError
+
+
+class TritonPythonModel:
+    def initialize(self, args):
+        params = parameters(json.loads(args["model_config"]))
+        self.acoustic_model = params.get("acoustic_model", "acoustic")
+        graph = Graph.load(graph_folder(args["model_repository"], params.get("graph_model", self.acoustic_model)))
+        config = decoder_config(params)
+        receptive_frames = sibling_parameter(args["model_repository"], self.acoustic_model, "receptive_frames")
+        receptive = Receptive(int(receptive_frames), config.subsampling)
+        self.recognizer = StreamingRecognizer(WfstDecoder(graph, config), receptive, int(params.get("max_streams", "64")),
+                                              float(params.get("idle_timeout_s", "60")))
+        self.callees = Callees(args, pb_utils)
+        self.timeout_s = float(params.get("call_timeout_s", "30"))
+
+    def _acoustic(self, features):
+        return self.callees.call(self.acoustic_model, {"FEATURES": features}, ["LOG_PROBS"], self.timeout_s)["LOG_PROBS"]
+
+    def execute(self, requests):
+        chunks = [Chunk(int(_value(r, "CORRID")), _value(r, "PCM", scalar=False), bool(_value(r, "START")), bool(_value(r, "END")))
+                  for r in requests]
+        try:
+            results = self.recognizer.step(chunks, self._acoustic)
+        except CallError as exc:
+            return [pb_utils.InferenceResponse(error=pb_utils.TritonError(str(exc))) for _ in requests]
+        return [_response(result) for result in results]
+
+
+def _value(request, name, scalar=True):
+    array = pb_utils.get_input_tensor_by_name(request, name).as_numpy()
+    return array.reshape(-1)[0] if scalar else array.reshape(-1)
+
+
+def _response(result):
+    if isinstance(result, Exception):
+        code = pb_utils.TritonError.INVALID_ARG if isinstance(result, (UnknownStreamError, StreamLimitError, ValueError)) else pb_utils.TritonError.INTERNAL
+        return pb_utils.InferenceResponse(error=pb_utils.TritonError(str(result), code))
+    return pb_utils.InferenceResponse([
+        pb_utils.Tensor("TRANSCRIPT", np.array([[result.text]], dtype=object)),
+        pb_utils.Tensor("WORDS", np.array([[words_json(result)]], dtype=object)),
+    ])
