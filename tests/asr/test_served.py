@@ -46,7 +46,8 @@ def _utterances() -> list[tuple[np.ndarray, int, list[str]]]:
 def served(tmp_path_factory: pytest.TempPathFactory):
     project = tmp_path_factory.mktemp("asr")
     shutil.copy(EXAMPLE / "tritonkit.yaml", project / "tritonkit.yaml")
-    shutil.copytree(EXAMPLE / "lang", project / "lang")
+    for folder in ("lang", "heldout", "smoke"):   # the spec's smoke: cases name a held-out WAV and log-probs
+        shutil.copytree(EXAMPLE / folder, project / folder)
     (project / "acoustic_entry.py").write_text(ENTRY)
     result = run_cli("build", cwd=project)
     assert result.returncode == 0, result.stderr
@@ -106,10 +107,14 @@ def test_other_sample_rates_are_resampled_and_bad_ones_refused(served) -> None:
         _http(server, pcm, 0)
 
 
-@pytest.mark.xfail(strict=True, reason="smoke sends generated LOG_PROBS [2, 2] to `decoder` (dims [-1, -1] in the "
-                   "model-independent pipeline) and the graph needs 27 columns; needs golden decoder/asr cases")
 def test_smoke_is_green(served) -> None:
+    """The spec's known answers (a held-out WAV through `asr`, its log-probs through `decoder`) replace the
+    generated request that the model-independent decoder (LOG_PROBS dims [-1, -1]) would rightly refuse."""
     server, repository = served
     result = run_cli("smoke", "-r", str(repository), "--url", server.http_url, "--grpc-url", server.grpc_url, "--json")
     assert result.returncode == 0, result.stdout + result.stderr
+    checks = {(c["check"], c["model"], c["protocol"]) for c in json.loads(result.stdout)["results"]}
+    for model in ("asr", "decoder"):
+        assert {("request:case000", model, p) for p in ("http", "grpc")} <= checks
+        assert not {c for c in checks if c[:2] == ("infer:generated", model)}
 

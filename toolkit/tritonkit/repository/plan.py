@@ -80,7 +80,7 @@ def make_plan(project: Project, exports: dict[str, ExportResult] | None = None, 
         problems += copy_problems
         if name in plan.exports:
             model.copies.update(golden_copies(plan.exports[name]))
-        model.golden, golden_problems = golden_from_spec(name, config, spec.smoke, shown)
+        model.golden, golden_problems = golden_from_spec(name, config, project.smoke_cases(name))
         problems += golden_problems
         plan.models[name] = model
     for finding in semantic_findings({n: m.config for n, m in plan.models.items()}, pending):

@@ -1,13 +1,19 @@
 """Turns the spec's `smoke:` cases into typed golden samples, checked against the model's inputs and outputs."""
 from __future__ import annotations
 
+import wave
+from pathlib import Path
+
 import numpy as np
 from tritonclient.grpc import model_config_pb2 as pb
 from tritonclient.utils import triton_to_np_dtype
 
 from tritonkit.errors import Problem
 from tritonkit.golden import GoldenCase, Tensors
-from tritonkit.spec.smoke import SmokeCase
+from tritonkit.package_files import resolve_spec_path
+from tritonkit.spec.loader import shown_path
+from tritonkit.spec.project import SmokeCases
+from tritonkit.spec.smoke import tensor_file
 
 
 def numpy_dtype(data_type: int) -> np.dtype:
@@ -16,20 +22,31 @@ def numpy_dtype(data_type: int) -> np.dtype:
     return np.dtype(triton_to_np_dtype("BYTES" if name == "STRING" else name))
 
 
-def golden_from_spec(model: str, config: pb.ModelConfig, cases: list[SmokeCase], shown: str) -> tuple[list[GoldenCase], list[Problem]]:
-    """Golden cases named `caseNNN`, plus a problem for every unknown tensor or mis-shaped value."""
+def golden_from_spec(model: str, config: pb.ModelConfig, sources: list[SmokeCases]) -> tuple[list[GoldenCase], list[Problem]]:
+    """Golden cases named `caseNNN` (numbered across the sources), plus a problem for every unknown tensor,
+    unreadable tensor file or mis-shaped value."""
     inputs = {t.name: t for t in config.input}
     outputs = {t.name: t for t in config.output}
     problems: list[Problem] = []
     golden: list[GoldenCase] = []
 
-    def convert(values: dict, table: dict, where: str, kind: str) -> Tensors:
+    def convert(values: dict, table: dict, where: str, kind: str, source: SmokeCases) -> Tensors:
+        shown = shown_path(source.file)
         out: Tensors = {}
         for name, value in values.items():
             tensor = table.get(name)
             if tensor is None:
                 problems.append(Problem(shown, f"{where}.{name}", f"'{model}' has no {kind} '{name}'", f"use one of: {', '.join(table) or '(none)'}"))
                 continue
+            written = tensor_file(value)
+            if written is not None:
+                try:
+                    value = read_tensor_file(resolve_spec_path(written, source.file.parent))
+                except (OSError, ValueError, EOFError, wave.Error) as exc:
+                    problems.append(Problem(shown, f"{where}.{name}.file", f"cannot read '{written}' ({exc})", f"give a .npy array or a mono 16-bit .wav, relative to {shown}"))
+                    continue
+                if config.max_batch_size > 0:   # a file holds one request's tensor
+                    value = value[None]
             try:
                 array = np.array(value, dtype=numpy_dtype(tensor.data_type))
             except (TypeError, ValueError) as exc:
@@ -44,15 +61,25 @@ def golden_from_spec(model: str, config: pb.ModelConfig, cases: list[SmokeCase],
             out[name] = array
         return out
 
-    for i, case in enumerate(cases):
-        where = f"models.{model}.smoke[{i}]"
-        name = f"case{i:03d}"
+    cases = [(source, f"{source.field}[{i}]", case) for source in sources for i, case in enumerate(source.cases)]
+    for number, (source, where, case) in enumerate(cases):
+        name = f"case{number:03d}"
         if case.sequence:
-            steps = [(convert(s.inputs, inputs, f"{where}.sequence[{k}].inputs", "input"), convert(s.outputs, outputs, f"{where}.sequence[{k}].outputs", "output")) for k, s in enumerate(case.sequence)]
+            steps = [(convert(s.inputs, inputs, f"{where}.sequence[{k}].inputs", "input", source), convert(s.outputs, outputs, f"{where}.sequence[{k}].outputs", "output", source)) for k, s in enumerate(case.sequence)]
             golden.append(GoldenCase(name, "sequence", steps, atol=case.atol, rtol=case.rtol))
         elif case.stream:
-            responses = [convert(r, outputs, f"{where}.stream[{k}]", "output") for k, r in enumerate(case.stream)]
-            golden.append(GoldenCase(name, "stream", [(convert(case.inputs, inputs, f"{where}.inputs", "input"), {})], responses, case.atol, case.rtol))
+            responses = [convert(r, outputs, f"{where}.stream[{k}]", "output", source) for k, r in enumerate(case.stream)]
+            golden.append(GoldenCase(name, "stream", [(convert(case.inputs, inputs, f"{where}.inputs", "input", source), {})], responses, case.atol, case.rtol))
         else:
-            golden.append(GoldenCase(name, "request", [(convert(case.inputs, inputs, f"{where}.inputs", "input"), convert(case.outputs, outputs, f"{where}.outputs", "output"))], atol=case.atol, rtol=case.rtol))
+            golden.append(GoldenCase(name, "request", [(convert(case.inputs, inputs, f"{where}.inputs", "input", source), convert(case.outputs, outputs, f"{where}.outputs", "output", source))], atol=case.atol, rtol=case.rtol))
     return golden, problems
+
+
+def read_tensor_file(path: Path) -> np.ndarray:
+    """A `.npy` array as stored, or a mono 16-bit `.wav` as float32 PCM in [-1, 1] (its rate is the spec's to give)."""
+    if path.suffix.lower() == ".npy":
+        return np.load(path, allow_pickle=False)
+    with wave.open(str(path), "rb") as w:
+        if w.getnchannels() != 1 or w.getsampwidth() != 2:
+            raise ValueError(f"expected mono 16-bit PCM, got {w.getnchannels()} channels of {8 * w.getsampwidth()} bits")
+        return np.frombuffer(w.readframes(w.getnframes()), dtype="<i2").astype(np.float32) / 32768.0

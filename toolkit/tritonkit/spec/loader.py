@@ -11,6 +11,7 @@ from tritonkit.package_files import resolve_spec_path
 from tritonkit.spec.paths import escaping_paths, outside_problem
 from tritonkit.spec.project import PipelineFile, Project, ProjectFile
 from tritonkit.spec.pydantic_errors import problems_from_validation
+from tritonkit.spec.smoke import SmokeCase
 from tritonkit.spec.tuned import apply_tuned
 from tritonkit.spec.yaml_source import read_yaml_mapping
 from tritonkit.validate.model_checks import NAME_FIX, unsafe_name_reason
@@ -49,12 +50,29 @@ def load_project(spec_path: Path) -> Project:
             problems.append(Problem(shown_path(spec_path), f"tuned.{name}", f"tuned settings for unknown model '{name}'", "remove the entry or re-run tritonkit tune"))
         else:
             project.models[name] = apply_tuned(project.models[name], tuned)
+    problems += _added_smoke(project, top.smoke)
     problems += _load_models_problems(project, shown_path(spec_path))
     if not project.models and not problems:
         problems.append(Problem(shown_path(spec_path), "models", "no models are defined", "add models: (or include: a pipeline file that defines some)"))
     if problems:
         raise TritonkitError.of(problems)
     return project
+
+
+def _added_smoke(project: Project, added: dict[str, list[SmokeCase]]) -> list[Problem]:
+    """Takes the project file's `smoke:` cases for known models; every tensor file of every case stays in bounds."""
+    shown = shown_path(project.spec_path)
+    problems = [Problem(shown, f"smoke.{name}", f"unknown model '{name}'", f"name a model of the spec ({', '.join(project.models) or 'none'})")
+                for name in added if name not in project.models]
+    project.added_smoke = {name: cases for name, cases in added.items() if name in project.models}
+    for name in project.models:
+        for source in project.smoke_cases(name):
+            for i, case in enumerate(source.cases):
+                for written in case.files():
+                    target = resolve_spec_path(written, source.file.parent)
+                    if outside := outside_problem(shown_path(source.file), f"{source.field}[{i}]", written, target, project.root):
+                        problems.append(outside)
+    return problems
 
 
 def _load_models_problems(project: Project, shown: str) -> list[Problem]:

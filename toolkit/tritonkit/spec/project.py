@@ -9,6 +9,7 @@ from pydantic import Field
 
 from tritonkit.spec.base import StrictModel
 from tritonkit.spec.model import DeploySpec, ModelSpec
+from tritonkit.spec.smoke import SmokeCase
 from tritonkit.spec.tuned import TunedModel
 
 
@@ -28,6 +29,19 @@ class ProjectFile(PipelineFile):
     tuned: dict[str, TunedModel] = Field(
         default_factory=dict, description="Written by `tritonkit tune`: winning settings that override the models' own."
     )
+    smoke: dict[str, list[SmokeCase]] = Field(
+        default_factory=dict,
+        description="Model name -> more known-answer cases, for models an included pipeline file defines (it cannot be redefined).",
+    )
+
+
+@dataclass
+class SmokeCases:
+    """Known-answer cases of one model from one spec file: where they are written and what their paths are relative to."""
+
+    file: Path
+    field: str
+    cases: list[SmokeCase]
 
 
 @dataclass
@@ -38,6 +52,7 @@ class Project:
     deploy: DeploySpec
     models: dict[str, ModelSpec] = field(default_factory=dict)
     origins: dict[str, Path] = field(default_factory=dict)
+    added_smoke: dict[str, list[SmokeCase]] = field(default_factory=dict)
 
     @property
     def root(self) -> Path:
@@ -47,6 +62,11 @@ class Project:
     def origin(self, model: str) -> Path:
         """The spec file that defines `model`."""
         return self.origins.get(model, self.spec_path)
+
+    def smoke_cases(self, model: str) -> list[SmokeCases]:
+        """The model's own `smoke:` cases, then those the project file's `smoke:` adds for it."""
+        own = SmokeCases(self.origin(model), f"models.{model}.smoke", self.models[model].smoke)
+        return [own, SmokeCases(self.spec_path, f"smoke.{model}", self.added_smoke.get(model, []))]
 
     def origin_label(self, model: str) -> str:
         """The defining file relative to the project root: stable text for generated-file headers."""
