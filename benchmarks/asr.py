@@ -1,0 +1,226 @@
+"""ASR pipeline: accuracy, decoder speed, real-time factor in process vs served, streaming latency and throughput.
+
+Usage: python benchmarks/asr.py [--threads 2] [--rounds 3] [--utterances 30] [--passes 5] [--stream-utterances 30] [--keep DIR]
+
+Builds examples/asr/tritonkit.yaml (the committed command-word CTC model over tritonkit:ensembles/asr.yaml) in a
+work folder, with the acoustic model's onnxruntime intra-op threads set to --threads, and serves it on the
+embedded Triton. On the committed held-out WAVs (voices never used in training) it measures, in one run:
+  - WER with the WFST (TLG) decoder and with greedy CTC, on the same log-probs (in process);
+  - decoder frames/s: WfstDecoder over the model's log-probs (acoustic frames per second of decoding);
+  - real-time factor (processing s / audio s), utterances one after another: in process (fbank -> onnxruntime
+    on the built model.onnx with tritonkit's runner and --threads threads -> WfstDecoder) and served (the `asr`
+    ensemble over gRPC; its acoustic model has the same --threads threads, features and decoder run in their own
+    Python-backend processes);
+  - streaming (`asr_stream` over gRPC, 160 ms chunks sent as soon as the previous one is answered): latency from
+    sending the last chunk to receiving the final transcript (median over utterances), and throughput in audio
+    seconds per second with 1 and with 8 concurrent streams.
+Timed sides alternate over --rounds rounds; each figure is the median over rounds. Prints a table; the LAST line is
+{"wer_wfst", "wer_greedy", "rtf_served", "rtf_inprocess", "stream_final_latency_ms", "streams8_over_streams1"}.
+"""
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import tritonclient.grpc as grpcclient
+import yaml
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO_ROOT))
+
+from examples.asr.client import CHUNK, STREAM_RATE  # noqa: E402
+from examples.asr.heldout import read_heldout, read_wav, word_error_rate  # noqa: E402
+from examples.asr.model import SUBSAMPLING, greedy_decode  # noqa: E402
+from tests.asr.test_served import ENTRY, EXAMPLE  # noqa: E402
+from tritonkit.pipelines.asr.runtime.decoder import DecoderConfig, Graph, WfstDecoder  # noqa: E402
+from tritonkit.pipelines.asr.runtime.features import compute_fbank  # noqa: E402
+from tritonkit.serve.onnx_runner import OnnxRunner, options_from_config  # noqa: E402
+
+
+@dataclass(frozen=True)
+class Clip:
+    pcm: np.ndarray
+    rate: int
+    words: list[str]
+
+    @property
+    def seconds(self) -> float:
+        return self.pcm.size / self.rate
+
+
+def build_project(root: Path, threads: int) -> Path:
+    """The example project with the acoustic model's thread count pinned; returns the built repository."""
+    spec = yaml.safe_load((EXAMPLE / "tritonkit.yaml").read_text())
+    spec["models"]["acoustic"]["parameters"]["intra_op_thread_count"] = str(threads)
+    (root / "tritonkit.yaml").write_text(yaml.safe_dump(spec, sort_keys=False))
+    for folder in ("lang", "heldout", "smoke"):   # what the spec names (graph files, smoke cases' audio)
+        shutil.copytree(EXAMPLE / folder, root / folder, dirs_exist_ok=True)
+    (root / "acoustic_entry.py").write_text(ENTRY)
+    subprocess.run([sys.executable, "-m", "tritonkit", "build"], cwd=root, check=True, stdout=subprocess.DEVNULL)
+    return root / "model_repository"
+
+
+class InProcess:
+    """The served pipeline's steps in this process: fbank -> onnxruntime (tritonkit's runner) -> WfstDecoder."""
+
+    def __init__(self, repository: Path, threads: int) -> None:
+        folder = repository / "acoustic" / "1"
+        config = {"parameters": {"intra_op_thread_count": {"string_value": str(threads)}}}
+        self.runner = OnnxRunner(folder / "model.onnx", ["LOG_PROBS"], batched=True, options=options_from_config(config))
+        self.decoder = WfstDecoder(Graph.load(folder), DecoderConfig(subsampling=SUBSAMPLING))
+
+    def log_probs(self, clip: Clip) -> np.ndarray:
+        return self.runner.run({"FEATURES": compute_fbank(clip.pcm, clip.rate)[None]})["LOG_PROBS"][0]
+
+    def transcribe(self, clip: Clip) -> str:
+        return self.decoder.decode(self.log_probs(clip)).text
+
+
+def served_transcribe(client: grpcclient.InferenceServerClient, clip: Clip) -> str:
+    inputs = [grpcclient.InferInput("PCM", [1, clip.pcm.size], "FP32"), grpcclient.InferInput("SAMPLE_RATE", [1, 1], "INT32")]
+    inputs[0].set_data_from_numpy(clip.pcm[None].astype(np.float32))
+    inputs[1].set_data_from_numpy(np.array([[clip.rate]], np.int32))
+    return client.infer("asr", inputs).as_numpy("TRANSCRIPT")[0, 0].decode()
+
+
+def rtf(transcribe, clips: list[Clip], passes: int) -> float:
+    """Processing seconds over audio seconds, utterances one after another, `passes` times over the set."""
+    started = time.perf_counter()
+    for clip in clips * passes:
+        transcribe(clip)
+    return (time.perf_counter() - started) / (passes * sum(c.seconds for c in clips))
+
+
+class Streamer:
+    """Streams clips to `asr_stream` in 160 ms chunks, each sent when the previous one is answered."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self._ids = itertools.count(2**40)   # unique uint64 sequence ids above 2^32
+        self._lock = threading.Lock()
+
+    def stream(self, client: grpcclient.InferenceServerClient, clip: Clip) -> tuple[str, float]:
+        """The final transcript and the seconds from sending the last chunk to receiving it."""
+        with self._lock:
+            sequence_id = next(self._ids)
+        pieces = [clip.pcm[i:i + CHUNK] for i in range(0, clip.pcm.size, CHUNK)]
+        for k, piece in enumerate(pieces):
+            inputs = [grpcclient.InferInput("PCM", [1, piece.size], "FP32")]
+            inputs[0].set_data_from_numpy(piece[None].astype(np.float32))
+            sent = time.perf_counter()
+            result = client.infer("asr_stream", inputs, sequence_id=sequence_id, sequence_start=k == 0, sequence_end=k == len(pieces) - 1)
+        return result.as_numpy("TRANSCRIPT")[0, 0].decode(), time.perf_counter() - sent
+
+    def throughput(self, clips: list[Clip], streams: int) -> float:
+        """Audio seconds per second with `streams` concurrent streams, each streaming every clip (offset starts)."""
+        def run(k: int) -> None:
+            client = grpcclient.InferenceServerClient(self.url)
+            for clip in clips[k:] + clips[:k]:
+                self.stream(client, clip)
+
+        threads = [threading.Thread(target=run, args=(k,)) for k in range(streams)]
+        started = time.perf_counter()
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        return streams * sum(c.seconds for c in clips) / (time.perf_counter() - started)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="ASR pipeline benchmark: WER, decoder speed, RTF in process vs served, streaming.",
+                                     epilog="example: python benchmarks/asr.py --threads 2 --rounds 3")
+    parser.add_argument("--threads", type=int, default=2, help="onnxruntime intra-op threads of the acoustic model, both sides")
+    parser.add_argument("--rounds", type=int, default=3, help="alternating rounds; figures are medians")
+    parser.add_argument("--utterances", type=int, default=30, help="held-out utterances to use (30 committed)")
+    parser.add_argument("--passes", type=int, default=5, help="passes over the utterances per RTF measurement")
+    parser.add_argument("--stream-utterances", type=int, default=30, help="utterances each stream sends per throughput measurement")
+    parser.add_argument("--keep", type=Path, help="work in this folder and keep it")
+    args = parser.parse_args()
+    from tritonkit.serve.server import EmbeddedServer
+
+    clips = [Clip(*read_wav(u.path), u.words) for u in read_heldout()[:args.utterances]]
+    if any(c.rate != STREAM_RATE for c in clips):
+        raise SystemExit(f"held-out clips must be {STREAM_RATE} Hz for streaming")
+    work = args.keep or Path(tempfile.mkdtemp(prefix="tritonkit-asr-bench-"))
+    work.mkdir(parents=True, exist_ok=True)
+    repository = build_project(work, args.threads)
+    local = InProcess(repository, args.threads)
+
+    # accuracy and decoder speed, in process (log-probs computed once, both decoders on the same ones)
+    log_probs = [local.log_probs(c) for c in clips]
+    refs = [c.words for c in clips]
+    wfst_hyps = [local.decoder.decode(lp).text.split() for lp in log_probs]
+    greedy_hyps = [greedy_decode(lp) for lp in log_probs]
+    decode_rates = []
+    for _ in range(args.rounds):
+        started = time.perf_counter()
+        for lp in log_probs:
+            local.decoder.decode(lp)
+        decode_rates.append(sum(lp.shape[0] for lp in log_probs) / (time.perf_counter() - started))
+
+    rtf_local: list[float] = []
+    rtf_served: list[float] = []
+    latencies: list[float] = []
+    tput: dict[int, list[float]] = {1: [], 8: []}
+    with EmbeddedServer(repository, work_dir=work / ".tritonkit", startup_timeout=300) as server:
+        client = grpcclient.InferenceServerClient(server.grpc_url)
+        streamer = Streamer(server.grpc_url)
+        mismatched = [i for i, c in enumerate(clips) if served_transcribe(client, c) != local.transcribe(c)]  # also warms up
+        streamed = [streamer.stream(client, c) for c in clips]
+        mismatched += [i for i, c in enumerate(clips) if streamed[i][0] != local.transcribe(c)]
+        stream_set = clips[:args.stream_utterances]
+        for round_ in range(args.rounds):
+            sides = ["in-process", "served"] if round_ % 2 == 0 else ["served", "in-process"]
+            for side in sides:
+                if side == "in-process":
+                    rtf_local.append(rtf(local.transcribe, clips, args.passes))
+                else:
+                    rtf_served.append(rtf(lambda c: served_transcribe(client, c), clips, args.passes))
+            latencies.append(statistics.median(streamer.stream(client, c)[1] for c in clips) * 1000)
+            for streams in ([1, 8] if round_ % 2 == 0 else [8, 1]):
+                tput[streams].append(streamer.throughput(stream_set, streams))
+
+    result = {
+        "wer_wfst": round(word_error_rate(refs, wfst_hyps), 4),
+        "wer_greedy": round(word_error_rate(refs, greedy_hyps), 4),
+        "rtf_served": round(statistics.median(rtf_served), 4),
+        "rtf_inprocess": round(statistics.median(rtf_local), 4),
+        "stream_final_latency_ms": round(statistics.median(latencies), 1),
+        "streams8_over_streams1": round(statistics.median(tput[8]) / statistics.median(tput[1]), 2),
+    }
+    audio = sum(c.seconds for c in clips)
+    print(f"\nASR benchmark: {len(clips)} held-out utterances ({audio:.1f} s audio, voices never used in training), "
+          f"acoustic onnxruntime {args.threads} intra-op threads on both sides, {args.rounds} alternating rounds, medians")
+    rows = [
+        ("WER, WFST (TLG) decoder", f"{100 * result['wer_wfst']:.2f} %", f"{sum(len(r) for r in refs)} words"),
+        ("WER, greedy CTC", f"{100 * result['wer_greedy']:.2f} %", "same log-probs"),
+        ("decoder frames/s", f"{statistics.median(decode_rates):,.0f}", f"WfstDecoder, {sum(lp.shape[0] for lp in log_probs)} acoustic frames"),
+        ("RTF in process", f"{result['rtf_inprocess']:.4f}", f"{args.passes} passes/round; range {min(rtf_local):.4f}-{max(rtf_local):.4f}"),
+        ("RTF served (asr, gRPC)", f"{result['rtf_served']:.4f}",
+         f"range {min(rtf_served):.4f}-{max(rtf_served):.4f}; {result['rtf_served'] / result['rtf_inprocess']:.2f}x in process"),
+        ("stream last chunk -> final, ms", f"{result['stream_final_latency_ms']:.1f}", "asr_stream, 160 ms chunks, median over utterances"),
+        ("stream throughput, 1 stream", f"{statistics.median(tput[1]):.1f} audio s/s", f"{len(stream_set)} utterances per stream"),
+        ("stream throughput, 8 streams", f"{statistics.median(tput[8]):.1f} audio s/s", f"{result['streams8_over_streams1']:.2f}x 1 stream"),
+        ("served/streamed != in process", f"{len(mismatched)}", "transcripts that differ (should be 0)"),
+    ]
+    for name, value, note in rows:
+        print(f"{name:<32} {value:>18}   {note}")
+    if not args.keep:
+        shutil.rmtree(work, ignore_errors=True)
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()
