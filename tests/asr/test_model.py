@@ -2,36 +2,21 @@
 from __future__ import annotations
 
 import json
-import sys
 
-import numpy as np
 import onnxruntime as ort
 import pytest
 import torch
 
+from examples.asr import corpus
+from examples.asr.heldout import HELDOUT_DIR, read_heldout, read_wav, word_error_rate
+from examples.asr.model import RECEPTIVE_FRAMES, SUBSAMPLING, TOKENS, WEIGHTS, greedy_decode, transcribe
+from tests.asr.conftest import heldout_features
 from tests.conftest import REPO_ROOT
-
-if str(REPO_ROOT) not in sys.path:  # `examples` is a package at the repository root
-    sys.path.insert(0, str(REPO_ROOT))
-
-from examples.asr import corpus  # noqa: E402
-from examples.asr.heldout import HELDOUT_DIR, read_heldout, read_wav, word_error_rate  # noqa: E402
-from examples.asr.model import RECEPTIVE_FRAMES, SUBSAMPLING, TOKENS, WEIGHTS, greedy_decode, load, transcribe  # noqa: E402
-from tritonkit.export import export_model  # noqa: E402
-from tritonkit.export.progress import SilentProgress  # noqa: E402
-from tritonkit.pipelines.asr.runtime.features import compute_fbank  # noqa: E402
+from tritonkit.export import export_model
+from tritonkit.export.progress import SilentProgress
+from tritonkit.pipelines.asr.runtime.features import compute_fbank
 
 PROVENANCE = json.loads(WEIGHTS.with_suffix(".json").read_text())
-
-
-@pytest.fixture(scope="module")
-def model():
-    return load()
-
-
-def _features(index: int) -> np.ndarray:
-    pcm, rate = read_wav(read_heldout()[index].path)
-    return compute_fbank(pcm, rate)
 
 
 def test_heldout_set_is_of_voices_never_trained_on():
@@ -56,7 +41,7 @@ def test_committed_weights_transcribe_heldout_voices(model):
 
 def test_a_chunk_with_receptive_context_gives_the_offline_frames(model):
     """A streaming model that runs each chunk with RECEPTIVE_FRAMES of context on both sides is exact."""
-    feats = torch.from_numpy(_features(0))[None]
+    feats = torch.from_numpy(heldout_features(0))[None]
     with torch.no_grad():
         offline = model(feats)[0]
         for first, last in [(10, 30), (40, 41), (offline.shape[0] - 8, offline.shape[0])]:
@@ -77,7 +62,7 @@ def test_exports_to_onnx_with_a_dynamic_time_axis(tmp_path, model):
     assert {t["name"]: t["dims"] for t in result.outputs} == {"log_probs": [-1, len(TOKENS)]}
     session = ort.InferenceSession(str(result.onnx_path), providers=["CPUExecutionProvider"])
     for index in (1, 2):
-        feats = _features(index)
+        feats = heldout_features(index)
         (log_probs,) = session.run(None, {"features": feats[None]})
         assert log_probs.shape[1] == (feats.shape[0] + 1) // SUBSAMPLING
         assert greedy_decode(log_probs[0]) == transcribe(model, feats)

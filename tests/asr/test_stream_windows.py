@@ -1,33 +1,15 @@
 """Streaming window arithmetic against the shipped model: chunked, batched log-probs equal the offline ones."""
 from __future__ import annotations
 
-import sys
-
 import numpy as np
 import pytest
 import torch
 
-from tests.conftest import REPO_ROOT
-from tritonkit.pipelines.asr.runtime.features import compute_fbank
+from examples.asr.model import RECEPTIVE_FRAMES, SUBSAMPLING
+from tests.asr.conftest import heldout_features
 from tritonkit.pipelines.asr.runtime.stream_windows import FrameBuffer, Receptive, Window, batch_calls, window_outputs
 
-if str(REPO_ROOT) not in sys.path:  # `examples` is a package at the repository root
-    sys.path.insert(0, str(REPO_ROOT))
-
-from examples.asr.heldout import read_heldout, read_wav  # noqa: E402
-from examples.asr.model import RECEPTIVE_FRAMES, SUBSAMPLING, load  # noqa: E402
-
 FIELD = Receptive(RECEPTIVE_FRAMES, SUBSAMPLING)
-
-
-@pytest.fixture(scope="module")
-def model():
-    return load()
-
-
-def _features(index: int) -> np.ndarray:
-    pcm, rate = read_wav(read_heldout()[index].path)
-    return compute_fbank(pcm, rate)
 
 
 def _advanced(buffer: FrameBuffer | None, window: Window) -> FrameBuffer:
@@ -75,7 +57,7 @@ LONGEST = (15, 8, 16, 0, 28)
 @pytest.mark.parametrize("chunks", [[16] * 5, [7, 37, 16, 16, 3], [1, 250, 13, 16, 9]])
 def test_chunked_batched_log_probs_equal_offline(model, chunks) -> None:
     """160 ms chunks (16 frames) and odd sizes, five streams of different lengths batched together."""
-    utterances = [_features(i) for i in LONGEST]
+    utterances = [heldout_features(i) for i in LONGEST]
     streamed, batch_sizes = _stream_all(model, utterances, chunks)
     for feats, got in zip(utterances, streamed):
         with torch.no_grad():
