@@ -5,8 +5,7 @@ import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tritonclient.grpc import model_config_pb2 as pb
-
+from tritonkit.model_config import pb
 from tritonkit.validate.repository_check import validate_repository
 
 #: Model sub-folders whose files the config names (warmup inputs, initial states); imported through the config.

@@ -4,11 +4,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from tritonclient.grpc import model_config_pb2 as pb
-
 from tritonkit.errors import Problem, TritonkitError
 from tritonkit.export.api import ExportResult
 from tritonkit.golden import GoldenCase
+from tritonkit.model_config import pb
 from tritonkit.package_files import resolve_spec_path
 from tritonkit.render.model_config import render_model_config
 from tritonkit.repository.exports import golden_copies

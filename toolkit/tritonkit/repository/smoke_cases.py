@@ -5,11 +5,11 @@ import wave
 from pathlib import Path
 
 import numpy as np
-from tritonclient.grpc import model_config_pb2 as pb
 from tritonclient.utils import triton_to_np_dtype
 
 from tritonkit.errors import Problem
 from tritonkit.golden import GoldenCase, Tensors
+from tritonkit.model_config import pb
 from tritonkit.package_files import resolve_spec_path
 from tritonkit.spec.loader import shown_path
 from tritonkit.spec.project import SmokeCases

@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from google.protobuf import text_format
-from tritonclient.grpc import model_config_pb2 as mc
 
 from tritonkit.errors import Problem
+from tritonkit.model_config import pb as mc
 from tritonkit.serve.onnx_model import ONNX_FILE_PARAMETER
 
 _HERE = Path(__file__).parent

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from google.protobuf import text_format
-from tritonclient.grpc import model_config_pb2
 
 from tritonkit.errors import TritonkitError
+from tritonkit.model_config import pb
 from tritonkit.serve.fallback import ADAPTER, RUNNER, RUNNER_MODULE_FILE, Fallback, fallback_config, gpu_available, plan, version_dirs
 
 
@@ -131,7 +131,7 @@ def uses_response_cache(repository: Path) -> bool:
     """True when a model enables `response_cache`: Triton then needs `--cache-config` or it refuses to load it."""
     for config_path in repository.glob("*/config.pbtxt"):
         try:
-            config = text_format.Parse(config_path.read_text(), model_config_pb2.ModelConfig())
+            config = text_format.Parse(config_path.read_text(), pb.ModelConfig())
         except text_format.ParseError:
             continue
         if config.response_cache.enable:

@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Literal
 
 import numpy as np
-from tritonclient.grpc import model_config_pb2 as pb
 
 from tritonkit.golden import GoldenCase, read_cases, tolerance_for
+from tritonkit.model_config import pb
 from tritonkit.smoke import inputs as made_up
 from tritonkit.smoke.clients import Client, Sequence, rejected_by_server
 from tritonkit.smoke.compare import config_differences, fallback_for, metadata_differences, value_mismatch

@@ -11,8 +11,9 @@ import numpy as np
 import tritonclient.grpc as grpcclient
 import tritonclient.http as httpclient
 from google.protobuf import json_format
-from tritonclient.grpc import model_config_pb2 as pb
 from tritonclient.utils import InferenceServerException, np_to_triton_dtype
+
+from tritonkit.model_config import pb
 
 Tensors = dict[str, np.ndarray]
 

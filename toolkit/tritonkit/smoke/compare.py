@@ -4,8 +4,8 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from tritonclient.grpc import model_config_pb2 as pb
 
+from tritonkit.model_config import pb
 from tritonkit.serve.onnx_model import ONNX_FILE_PARAMETER
 
 

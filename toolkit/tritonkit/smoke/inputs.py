@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 import numpy as np
-from tritonclient.grpc import model_config_pb2 as pb
 
+from tritonkit.model_config import pb
 from tritonkit.repository.smoke_cases import numpy_dtype
 
 VARIABLE_DIM = 2

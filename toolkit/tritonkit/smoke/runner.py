@@ -4,8 +4,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from tritonclient.grpc import model_config_pb2 as pb
-
+from tritonkit.model_config import pb
 from tritonkit.smoke import checks
 from tritonkit.smoke.checks import CheckResult
 from tritonkit.smoke.clients import open_client

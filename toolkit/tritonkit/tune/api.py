@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from google.protobuf import text_format
-from tritonclient.grpc import model_config_pb2 as mc
 
 from tritonkit.errors import TritonkitError
+from tritonkit.model_config import pb as mc
 from tritonkit.repository.build import BuildResult, build
 from tritonkit.repository.writer import write_text_atomically
 from tritonkit.spec.loader import shown_path

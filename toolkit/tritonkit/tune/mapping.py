@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from google.protobuf import json_format
-from tritonclient.grpc import model_config_pb2 as mc
 
+from tritonkit.model_config import pb as mc
 from tritonkit.spec.instances import InstanceGroup
 from tritonkit.spec.model import ModelSpec
 from tritonkit.spec.scheduling import DynamicBatching

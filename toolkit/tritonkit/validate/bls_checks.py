@@ -1,8 +1,7 @@
 """Checks on declared BLS calls, like those on ensemble steps: callees exist, no cycles, streams fit."""
 from __future__ import annotations
 
-from tritonclient.grpc import model_config_pb2 as pb
-
+from tritonkit.model_config import pb
 from tritonkit.validate.findings import Finding
 from tritonkit.validate.model_graph import bls_calls, find_cycle
 

@@ -3,8 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tritonclient.grpc import model_config_pb2 as pb
-
+from tritonkit.model_config import pb
 from tritonkit.validate.findings import Finding
 
 

@@ -3,8 +3,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from tritonclient.grpc import model_config_pb2 as pb
-
+from tritonkit.model_config import pb
 from tritonkit.validate.findings import Finding
 
 _CONTROL = pb.ModelSequenceBatching.Control

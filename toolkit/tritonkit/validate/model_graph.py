@@ -5,8 +5,7 @@ and smoke's readiness check of a caller's callees.
 """
 from __future__ import annotations
 
-from tritonclient.grpc import model_config_pb2 as pb
-
+from tritonkit.model_config import pb
 from tritonkit.spec.bls import BLS_CALLS_PARAMETER
 
 

@@ -14,18 +14,18 @@ from functools import cache
 
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory, text_format
 from google.protobuf.message import Message
-from tritonclient.grpc.model_config_pb2 import ModelConfig
 
 from tritonkit.errors import Problem, TritonkitError
+from tritonkit.model_config import pb
 
 _TOKEN = re.compile(r'\s+|#[^\n]*|"(?:[^"\\\n]|\\.)*"?|\'(?:[^\'\\\n]|\\.)*\'?|[A-Za-z_][\w.]*|[-+]?[\w.]+|.')
 _NO_FIELD = re.compile(r'Message type "([\w.]+)" has no field named "(\w+)"')
 
 
-def parse_model_config(text: str, shown: str, field_prefix: str = "") -> ModelConfig:
+def parse_model_config(text: str, shown: str, field_prefix: str = "") -> pb.ModelConfig:
     """The parsed message; a parse error becomes a one-line problem naming the field and line."""
     try:
-        config = text_format.Parse(text, ModelConfig())
+        config = text_format.Parse(text, pb.ModelConfig())
     except text_format.ParseError as exc:
         line, column = exc.GetLine(), exc.GetColumn()
         path = _field_path_at(text, line, column) if line else ""
@@ -45,7 +45,7 @@ def parse_model_config(text: str, shown: str, field_prefix: str = "") -> ModelCo
 def _strict_model_config() -> type[Message]:
     """ModelConfig as proto2 with its maps as repeated entry messages: every field the text gives stays visible."""
     proto = descriptor_pb2.FileDescriptorProto()
-    ModelConfig.DESCRIPTOR.file.CopyToProto(proto)
+    pb.ModelConfig.DESCRIPTOR.file.CopyToProto(proto)
     proto.syntax = "proto2"  # scalars get presence, so a second value of a singular field is an error
 
     def unmap(messages) -> None:  # noqa: ANN001 - a repeated DescriptorProto field
@@ -55,7 +55,7 @@ def _strict_model_config() -> type[Message]:
     unmap(proto.message_type)
     pool = descriptor_pool.DescriptorPool()
     pool.Add(proto)
-    return message_factory.GetMessageClass(pool.FindMessageTypeByName(ModelConfig.DESCRIPTOR.full_name))
+    return message_factory.GetMessageClass(pool.FindMessageTypeByName(pb.ModelConfig.DESCRIPTOR.full_name))
 
 
 def _silently_lost(text: str, field_prefix: str) -> list[tuple[str, str, str]]:

@@ -1,8 +1,7 @@
 """Runs every semantic check over a set of parsed configs."""
 from __future__ import annotations
 
-from tritonclient.grpc import model_config_pb2 as pb
-
+from tritonkit.model_config import pb
 from tritonkit.validate.bls_checks import check_bls
 from tritonkit.validate.ensemble_checks import check_ensembles
 from tritonkit.validate.findings import Finding
