@@ -1,7 +1,17 @@
 """Errors as values with a location and a fix, rendered once at the CLI edge as one line."""
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
+from pathlib import Path
+
+
+def shown_path(path: Path) -> str:
+    """How a file is named in messages: relative to the working directory when it is below it."""
+    try:
+        return os.path.relpath(path)
+    except ValueError:
+        return str(path)
 
 
 @dataclass

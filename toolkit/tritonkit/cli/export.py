@@ -6,9 +6,9 @@ from pathlib import Path
 import click
 
 from tritonkit.cli.output import emit_json, json_option, reports_errors
-from tritonkit.errors import TritonkitError
+from tritonkit.errors import TritonkitError, shown_path
 from tritonkit.repository.exports import run_exports
-from tritonkit.spec.loader import load_project, shown_path
+from tritonkit.spec.loader import load_project
 
 
 @click.command("export")

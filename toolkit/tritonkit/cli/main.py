@@ -1,29 +1,89 @@
-"""Entry point of the `tritonkit` command: a click group assembled from one module per command."""
+"""Entry point of the `tritonkit` command: a click group whose commands are imported only when used.
+
+Each command lives in its own module, and some of them import export or serving stacks that take most
+of a second; `tritonkit --help`, `--version` and `validate` must not pay for them (issue #15).
+"""
 from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from typing import Any
 
 import click
 
 from tritonkit import TRITON_VERSION, __version__
-from tritonkit.cli import build, export, perf, schema, serve, smoke, stop, tune, validate
-from tritonkit.cli import import_ as import_cmd
-from tritonkit.cli import init_ as init_cmd
-
-COMMANDS = [
-    init_cmd.init_command,
-    import_cmd.import_command,
-    build.build_command,
-    export.export_command,
-    validate.validate_command,
-    schema.schema_command,
-    smoke.smoke_command,
-    serve.serve_command,
-    stop.stop_command,
-    perf.perf_command,
-    tune.tune_command,
-]
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@dataclass(frozen=True)
+class LazyCommand:
+    """Where a command lives (`module:attribute`) and the short help `tritonkit --help` lists for it.
+
+    `short_help` is the first line of the command's docstring, kept here so that listing the commands
+    imports none of them; tests/spine/test_cli_imports.py keeps the two equal.
+    """
+
+    target: str
+    short_help: str
+
+    def load(self) -> click.Command:
+        """The command object, importing its module now."""
+        module, _, attribute = self.target.partition(":")
+        command = getattr(importlib.import_module(module), attribute)
+        assert isinstance(command, click.Command), self.target
+        return command
+
+
+COMMANDS: dict[str, LazyCommand] = {
+    "init": LazyCommand("tritonkit.cli.init_:init_command",
+                        "Write a starter project into DIRECTORY that builds, serves and passes smoke as written."),
+    "import": LazyCommand("tritonkit.cli.import_:import_command",
+                          "Turn the model repository DIRECTORY into a tritonkit.yaml whose build writes the same configs."),
+    "build": LazyCommand("tritonkit.cli.build:build_command",
+                         "Render, validate and write the model repository and docker-compose.yml."),
+    "export": LazyCommand("tritonkit.cli.export:export_command",
+                          "Export MODEL (its `source:`) to ONNX/TensorRT and verify it numerically against PyTorch."),
+    "validate": LazyCommand("tritonkit.cli.validate:validate_command",
+                            "Check every config.pbtxt in DIRECTORY the way `tritonkit build` checks its own."),
+    "schema": LazyCommand("tritonkit.cli.schema:schema_command", "Print the JSON Schema of tritonkit.yaml."),
+    "smoke": LazyCommand("tritonkit.cli.smoke:smoke_command",
+                         "Prove every model of REPOSITORY answers correctly on a running server."),
+    "serve": LazyCommand("tritonkit.cli.serve:serve_command",
+                         "Serve the model repository DIRECTORY with an embedded Triton 2.51 (Python backend only)."),
+    "stop": LazyCommand("tritonkit.cli.stop:stop_command",
+                        "Stop the Triton server recorded in ./.tritonkit/server.json (background or foreground)."),
+    "perf": LazyCommand("tritonkit.cli.perf:perf_command",
+                        "Run perf_analyzer (tritonclient 2.51) against MODEL and print throughput and latency per concurrency."),
+    "tune": LazyCommand("tritonkit.cli.tune:tune_command",
+                        "Tune MODEL (or an ensemble/BLS PIPELINE) with Triton Model Analyzer and write the winner back."),
+}
+
+
+class LazyGroup(click.Group):
+    """A group that imports a command's module only when that command runs or shows its own help."""
+
+    def __init__(self, *args: Any, lazy_commands: dict[str, LazyCommand], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.lazy_commands = lazy_commands
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(self.lazy_commands)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        entry = self.lazy_commands.get(cmd_name)
+        return entry.load() if entry is not None else None
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The `Commands:` section as click writes it, from the stored short help: nothing is imported."""
+        limit = formatter.width - 6 - max(map(len, self.lazy_commands))
+        # A help-only stand-in shortens the text exactly as click shortens the real command's docstring.
+        rows = [(name, click.Command(name, help=self.lazy_commands[name].short_help).get_short_help_str(limit))
+                for name in self.list_commands(ctx)]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+@click.group(cls=LazyGroup, lazy_commands=COMMANDS,
+             context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name="tritonkit", message=f"%(prog)s %(version)s (Triton {TRITON_VERSION})")
 def cli() -> None:
     """Turn models into NVIDIA Triton Inference Server deployments from one spec file.
@@ -34,10 +94,6 @@ def cli() -> None:
       tritonkit validate         # check any model repository
       docker compose up          # serve it in the official Triton container
     """
-
-
-for command in COMMANDS:
-    cli.add_command(command)
 
 
 def main() -> None:

@@ -10,9 +10,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from tritonkit.errors import shown_path
 from tritonkit.export.api import ExportResult, export_model
 from tritonkit.export.progress import Progress
-from tritonkit.spec.loader import shown_path
 from tritonkit.spec.model import ModelSpec
 from tritonkit.spec.project import Project
 

@@ -10,9 +10,6 @@ from pydantic import Field, field_validator
 
 from tritonkit.spec.base import StrictModel
 
-#: The config.pbtxt parameter that carries `bls.calls`, comma-separated.
-BLS_CALLS_PARAMETER = "bls_calls"
-
 
 class BlsSpec(StrictModel):
     """The models this model calls with `pb_utils.InferenceRequest(...).exec()` / `async_exec()`."""

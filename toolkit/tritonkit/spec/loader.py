@@ -1,12 +1,11 @@
 """Loads `tritonkit.yaml` and the pipeline files it includes into one validated Project."""
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from pydantic import ValidationError
 
-from tritonkit.errors import Problem, TritonkitError
+from tritonkit.errors import Problem, TritonkitError, shown_path
 from tritonkit.package_files import resolve_spec_path
 from tritonkit.spec.paths import escaping_paths, outside_problem
 from tritonkit.spec.project import PipelineFile, Project, ProjectFile
@@ -15,14 +14,6 @@ from tritonkit.spec.smoke import SmokeCase
 from tritonkit.spec.tuned import apply_tuned
 from tritonkit.spec.yaml_source import read_yaml_mapping
 from tritonkit.validate.model_checks import NAME_FIX, unsafe_name_reason
-
-
-def shown_path(path: Path) -> str:
-    """How a file is named in messages: relative to the working directory when it is below it."""
-    try:
-        return os.path.relpath(path)
-    except ValueError:
-        return str(path)
 
 
 def _parse(path: Path, schema: type[PipelineFile]) -> PipelineFile:

@@ -10,7 +10,7 @@ from pydantic import Field, field_validator, model_validator
 
 from tritonkit.spec.asr_graph import AsrGraphSpec
 from tritonkit.spec.base import StrictModel
-from tritonkit.spec.bls import BLS_CALLS_PARAMETER, BlsSpec
+from tritonkit.spec.bls import BlsSpec
 from tritonkit.spec.export import ExportSpec, SourceSpec
 from tritonkit.spec.instances import InstanceGroup, VersionPolicy
 from tritonkit.spec.optimization import Optimization
@@ -18,6 +18,7 @@ from tritonkit.spec.scheduling import DynamicBatching, EnsembleScheduling, Seque
 from tritonkit.spec.smoke import SmokeCase
 from tritonkit.spec.tensors import BatchInput, BatchOutput, TensorInput, TensorOutput
 from tritonkit.spec.warmup import Warmup
+from tritonkit.validate.model_graph import BLS_CALLS_PARAMETER
 
 ParameterValue = str | int | float | bool
 

@@ -6,9 +6,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tritonkit.errors import TritonkitError
+from tritonkit.errors import TritonkitError, shown_path
 from tritonkit.package_files import package_path
-from tritonkit.spec.loader import shown_path
 
 
 def _llm_assets(root: Path) -> list[Path]:
@@ -37,6 +36,9 @@ STARTERS = {
     "llm": Starter("the streaming LLM pipeline around a tiny GPT decoder (swap in SmolLM2: see the spec's comments)",
                    needs={"torch": "tritonkit[export]", "tokenizers": "tritonkit[llm]", "onnxruntime": "tritonkit[export]"},
                    generate=_llm_assets, generate_command="python -m tritonkit.pipelines.llm.export.prepare tiny assets --assets-only"),
+    "asr": Starter("speech recognition (fbank -> CTC -> WFST decoder, offline and streaming) on the shipped command-word model",
+                   needs={"torch": "tritonkit[export]", "onnxruntime": "tritonkit[export]", "kaldifst": "tritonkit[asr]",
+                          "kaldi_decoder": "tritonkit[asr]", "kaldi_native_fbank": "tritonkit[asr]"}),
 }
 
 

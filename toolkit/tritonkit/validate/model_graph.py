@@ -5,8 +5,13 @@ and smoke's readiness check of a caller's callees.
 """
 from __future__ import annotations
 
-from tritonkit.model_config import pb
-from tritonkit.spec.bls import BLS_CALLS_PARAMETER
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # annotations only: importing the graph does not load the protobuf module
+    from tritonkit.model_config import pb
+
+#: The config.pbtxt parameter that carries a BLS model's `bls.calls`, comma-separated (written by the build).
+BLS_CALLS_PARAMETER = "bls_calls"
 
 
 def bls_calls(config: pb.ModelConfig) -> list[str]:

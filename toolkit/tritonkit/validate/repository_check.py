@@ -3,9 +3,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tritonkit.errors import Problem, TritonkitError
+from tritonkit.errors import Problem, TritonkitError, shown_path
 from tritonkit.model_config import pb
-from tritonkit.spec.loader import shown_path
 from tritonkit.validate.protobuf_check import parse_model_config
 from tritonkit.validate.semantic import semantic_findings
 
