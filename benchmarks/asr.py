@@ -2,9 +2,9 @@
 
 Usage: python benchmarks/asr.py [--threads 2] [--rounds 3] [--utterances 30] [--passes 5] [--stream-utterances 30] [--keep DIR]
 
-Builds examples/asr/tritonkit.yaml (the committed command-word CTC model over tritonkit:ensembles/asr.yaml) in a
-work folder, with the acoustic model's onnxruntime intra-op threads set to --threads, and serves it on the
-embedded Triton. On the committed held-out WAVs (voices never used in training) it measures, in one run:
+Builds the asr starter (`tritonkit init --pipeline asr`: the shipped command-word CTC model over
+tritonkit:ensembles/asr.yaml; examples/asr/project.py) in a work folder, with the acoustic model's onnxruntime
+intra-op threads set to --threads, and serves it on the embedded Triton. On the committed held-out WAVs (voices never used in training) it measures, in one run:
   - WER with the WFST (TLG) decoder and with greedy CTC, on the same log-probs (in process);
   - decoder frames/s: WfstDecoder over the model's log-probs (acoustic frames per second of decoding);
   - real-time factor (processing s / audio s), utterances one after another: in process (fbank -> onnxruntime
@@ -34,15 +34,14 @@ from pathlib import Path
 
 import numpy as np
 import tritonclient.grpc as grpcclient
-import yaml
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))
 
 from examples.asr.client import CHUNK, STREAM_RATE  # noqa: E402
 from examples.asr.heldout import read_heldout, read_wav, word_error_rate  # noqa: E402
-from examples.asr.model import SUBSAMPLING, greedy_decode  # noqa: E402
-from tests.asr.test_served import ENTRY, EXAMPLE  # noqa: E402
+from examples.asr.project import write_project  # noqa: E402
+from tritonkit.pipelines.asr.commands_ctc.model import SUBSAMPLING, greedy_decode  # noqa: E402
 from tritonkit.pipelines.asr.runtime.decoder import DecoderConfig, Graph, WfstDecoder  # noqa: E402
 from tritonkit.pipelines.asr.runtime.features import compute_fbank  # noqa: E402
 from tritonkit.serve.onnx_runner import OnnxRunner, options_from_config  # noqa: E402
@@ -61,12 +60,7 @@ class Clip:
 
 def build_project(root: Path, threads: int) -> Path:
     """The example project with the acoustic model's thread count pinned; returns the built repository."""
-    spec = yaml.safe_load((EXAMPLE / "tritonkit.yaml").read_text())
-    spec["models"]["acoustic"]["parameters"]["intra_op_thread_count"] = str(threads)
-    (root / "tritonkit.yaml").write_text(yaml.safe_dump(spec, sort_keys=False))
-    for folder in ("lang", "heldout", "smoke"):   # what the spec names (graph files, smoke cases' audio)
-        shutil.copytree(EXAMPLE / folder, root / folder, dirs_exist_ok=True)
-    (root / "acoustic_entry.py").write_text(ENTRY)
+    write_project(root, threads)
     subprocess.run([sys.executable, "-m", "tritonkit", "build"], cwd=root, check=True, stdout=subprocess.DEVNULL)
     return root / "model_repository"
 

@@ -1,13 +1,14 @@
 """Train the shipped command-word CTC model on espeak-ng speech, on the CPU, and write its files with provenance.
 
-Writes examples/asr/weights/ctc_commands.pt (+ .json provenance), examples/asr/lang/ (tokens, lexicon, grammar
-corpus) and examples/asr/heldout/ (WAVs of voices never used in training, with transcripts). Not part of
-`make test`. Example:
+Writes the shipped model's files in toolkit/tritonkit/pipelines/asr/commands_ctc/ (weights/ctc_commands.pt + .json
+provenance, lang/: tokens, lexicon, grammar, corpus; smoke/: known-answer clips for `tritonkit smoke`) and
+examples/asr/heldout/ (WAVs of voices never used in training, with transcripts). Not part of `make test`. Example:
     .venv/bin/python scripts/train_asr.py --seed 0 --utterances 12000 --steps 1800
 """
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import math
 import random
@@ -25,11 +26,14 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from examples.asr import corpus  # noqa: E402
-from examples.asr.heldout import HELDOUT_DIR, edit_distance, write_wav  # noqa: E402
-from examples.asr.model import HERE, TOKENS, WEIGHTS, WORD_END, CommandCTC, greedy_decode, output_frames  # noqa: E402
+from examples.asr.heldout import HELDOUT_DIR, edit_distance, read_wav, write_wav  # noqa: E402
+from tritonkit.pipelines.asr.commands_ctc.model import HERE, TOKENS, WEIGHTS, WORD_END, CommandCTC, greedy_decode, load, output_frames  # noqa: E402
+from tritonkit.pipelines.asr.commands_ctc.vocabulary import WORDS  # noqa: E402
 from tritonkit.pipelines.asr.runtime.features import SAMPLE_RATE, compute_fbank  # noqa: E402
 
 LANG = HERE / "lang"
+SMOKE = HERE / "smoke"
+SMOKE_CLIPS = 2
 TOKEN_ID = {t: i for i, t in enumerate(TOKENS)}
 
 
@@ -101,7 +105,7 @@ def write_lang(seed: int) -> None:
     """tokens.txt (`symbol id`), lexicon.txt (`word tokens...`), and G's sources: the grammar and sentences of it."""
     LANG.mkdir(parents=True, exist_ok=True)
     (LANG / "tokens.txt").write_text("".join(f"{t} {i}\n" for i, t in enumerate(TOKENS)))
-    (LANG / "lexicon.txt").write_text("".join(f"{w} {' '.join([*w, WORD_END])}\n" for w in sorted(corpus.WORDS)))
+    (LANG / "lexicon.txt").write_text("".join(f"{w} {' '.join([*w, WORD_END])}\n" for w in sorted(WORDS)))
     (LANG / "grammar.txt").write_text(corpus.GRAMMAR)
     (LANG / "corpus.txt").write_text("\n".join(corpus.grammar_corpus(3000, seed)) + "\n")
 
@@ -117,6 +121,35 @@ def write_heldout(items: list[tuple[np.ndarray, list[str], str, np.ndarray]], co
     (HELDOUT_DIR / "transcripts.tsv").write_text("".join(lines))
 
 
+def write_smoke(model: nn.Module, seed: int, first: int) -> None:
+    """Known answers for `tritonkit smoke` (the asr starter's spec): WAVs of the first SMOKE_CLIPS held-out-voice
+    utterances from index `first` on (after the WAV set; never trained on) of 2+ words whose greedy transcript, from
+    the WAV as written, is the reference, and the first one's log-probs for the decoder. A clip the model gets
+    wrong would be a wrong known answer, so it is skipped."""
+    SMOKE.mkdir(parents=True, exist_ok=True)
+    for old in SMOKE.glob("*"):
+        old.unlink()
+    model.eval()
+    written: list[str] = []
+    for index in itertools.count(first):
+        _, words, _, pcm = utterance((seed, index, True))
+        path = SMOKE / f"{'_'.join(words)}.wav"
+        if len(words) < 2 or path.exists():  # a sentence heard already
+            continue
+        write_wav(path, pcm, SAMPLE_RATE)
+        with torch.no_grad():
+            log_probs = model(torch.from_numpy(compute_fbank(*read_wav(path)))[None])[0].numpy().astype(np.float32)
+        if greedy_decode(log_probs) != words:
+            path.unlink()
+            continue
+        if not written:
+            np.save(path.with_name(f"{path.stem}_log_probs.npy"), log_probs)
+        written.append(f"{path.name} (utterance {index}): {' '.join(words)!r}")
+        if len(written) == SMOKE_CLIPS:
+            break
+    print("smoke clips:", "; ".join(written))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seed", type=int, default=0)
@@ -129,9 +162,13 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--dry-run", action="store_true", help="train but write nothing (for timing)")
     ap.add_argument("--lang-only", action="store_true", help="only write lang/ (tokens, lexicon, grammar, corpus)")
+    ap.add_argument("--smoke-only", action="store_true", help="only write smoke/ with the committed weights")
     args = ap.parse_args()
     if args.lang_only:
         write_lang(args.seed)
+        return
+    if args.smoke_only:
+        write_smoke(load(), args.seed, args.heldout_wavs)
         return
     start = time.time()
     torch.manual_seed(args.seed)
@@ -185,6 +222,7 @@ def main() -> None:
     torch.save(model.eval().state_dict(), WEIGHTS)
     write_lang(args.seed)
     write_heldout(heldout, args.heldout_wavs)
+    write_smoke(model, args.seed, args.heldout_wavs)
     espeak = subprocess.run(["espeak-ng", "--version"], capture_output=True, text=True).stdout.strip()
     provenance = {
         "script": "scripts/train_asr.py", "command": " ".join(["scripts/train_asr.py", *sys.argv[1:]]), "args": vars(args),
@@ -195,7 +233,7 @@ def main() -> None:
             "augmentation": "0-0.3 s silence each side, peak gain 0.05-0.9, white or brown noise at 5-40 dB SNR; "
                             "SpecAugment during training (2 freq masks <= 10 bins, 2 time masks <= 15 frames)",
             "features": "80-dim log-mel fbank, kaldi-native-fbank, dither 0, snip_edges false (runtime/features.py)",
-            "words": corpus.WORDS, "accents": corpus.ACCENTS,
+            "words": WORDS, "accents": corpus.ACCENTS,
             "train_variants": corpus.TRAIN_VARIANTS, "heldout_variants": corpus.HELDOUT_VARIANTS,
             "train_utterances": len(train), "eval_utterances": len(heldout),
         },
@@ -207,7 +245,7 @@ def main() -> None:
         "seconds": {"synthesis": round(synth_s), "training": round(train_s), "total": round(total_s)},
     }
     WEIGHTS.with_suffix(".json").write_text(json.dumps(provenance, indent=2) + "\n")
-    print(f"wrote {WEIGHTS.relative_to(REPO)}, lang/, heldout/ ({args.heldout_wavs} WAVs); hypotheses of the WAV set: {hyps}")
+    print(f"wrote {WEIGHTS.relative_to(REPO)}, lang/, smoke/, {HELDOUT_DIR.relative_to(REPO)}/ ({args.heldout_wavs} WAVs); hypotheses of the WAV set: {hyps}")
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""The shipped ASR model's closed vocabulary, command grammar, and espeak-ng speech synthesis with augmentation.
+"""The shipped ASR model's training data: command grammar, and espeak-ng speech synthesis with augmentation.
 
 No speech corpus can be downloaded here, so the project synthesizes one: Debian's `espeak-ng` speaks
 sentences of a small command grammar (and random word strings, so every word follows every other) in many
@@ -13,13 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from tritonkit.pipelines.asr.commands_ctc.vocabulary import DIGITS, WORDS
 from tritonkit.pipelines.asr.runtime.features import SAMPLE_RATE, resample
-
-DIGITS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"]
-COMMANDS = ["go", "stop", "left", "right", "up", "down", "yes", "no", "on", "off", "start", "pause", "play", "next",
-            "back", "open", "close", "call", "cancel", "home", "menu", "music", "volume", "lights", "turn", "repeat",
-            "louder", "quieter"]
-WORDS = DIGITS + COMMANDS
 
 ACCENTS = ["en-us", "en-gb", "en-gb-scotland", "en-gb-x-gbclan", "en-gb-x-rp", "en-gb-x-gbcwmd", "en-029", "en-us-nyc"]
 TRAIN_VARIANTS = ["", "m1", "m2", "m3", "m4", "m6", "m7", "f1", "f2", "f4", "f5", "klatt", "klatt2", "klatt4",

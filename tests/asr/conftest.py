@@ -16,8 +16,8 @@ if str(REPO_ROOT) not in sys.path:  # `examples` is a package at the repository 
 
 @pytest.fixture(scope="module")
 def model() -> Any:
-    """The committed command-word CTC model (examples/asr/weights), in eval mode."""
-    from examples.asr.model import load
+    """The committed command-word CTC model (tritonkit.pipelines.asr.commands_ctc), in eval mode."""
+    from tritonkit.pipelines.asr.commands_ctc.model import load
 
     return load()
 

@@ -11,12 +11,13 @@ import sys
 
 import pytest
 
-from tests.asr.test_served import EXAMPLE, served  # noqa: F401  (the module-scoped server fixture)
+from examples.asr.heldout import HELDOUT_DIR, read_wav
+from tests.asr.test_served import served  # noqa: F401  (the module-scoped server fixture)
 from tests.conftest import REPO_ROOT
 
 pytestmark = pytest.mark.server
 
-CLIP = "heldout_10.wav"   # the spec's smoke clip: "call six four"
+CLIP = "heldout_10.wav"   # "call six four", as in the README
 
 
 def _client(*args: str) -> subprocess.CompletedProcess[str]:
@@ -30,22 +31,20 @@ def _lines(stdout: str, prefix: str) -> list[str]:
 
 def test_client_transcribes_over_http_and_streams_over_grpc(served) -> None:  # noqa: F811
     server, _ = served
-    reference = next(line.split("\t")[2] for line in (EXAMPLE / "heldout" / "transcripts.tsv").read_text().splitlines()
+    reference = next(line.split("\t")[2] for line in (HELDOUT_DIR / "transcripts.tsv").read_text().splitlines()
                      if line.startswith(CLIP))
-    result = _client(str(EXAMPLE / "heldout" / CLIP), "--url", server.http_url, "--grpc-url", server.grpc_url)
+    result = _client(str(HELDOUT_DIR / CLIP), "--url", server.http_url, "--grpc-url", server.grpc_url)
     assert result.returncode == 0, result.stdout + result.stderr
     offline, final = _lines(result.stdout, "offline:"), _lines(result.stdout, "final:")
     assert offline == final == [reference], result.stdout
     timed = [line.split()[0] for line in result.stdout.splitlines() if line.startswith("  ")]
     assert timed == reference.split()
     partials = _lines(result.stdout, "partial")
-    from examples.asr.heldout import read_wav
-
-    pcm, rate = read_wav(EXAMPLE / "heldout" / CLIP)
+    pcm, rate = read_wav(HELDOUT_DIR / CLIP)
     assert len(partials) == -(-pcm.size // (rate * 160 // 1000)) - 1
 
 
 def test_client_refuses_a_bad_sequence_id_in_one_line() -> None:
-    result = _client(str(EXAMPLE / "heldout" / CLIP), "--sequence-id", "0")
+    result = _client(str(HELDOUT_DIR / CLIP), "--sequence-id", "0")
     assert result.returncode == 2
     assert result.stderr.strip().splitlines()[-1].endswith("--sequence-id: 0 is out of range; use 1 .. 2^63-1")

@@ -8,12 +8,13 @@ import pytest
 import torch
 
 from examples.asr import corpus
-from examples.asr.heldout import HELDOUT_DIR, read_heldout, read_wav, word_error_rate
-from examples.asr.model import RECEPTIVE_FRAMES, SUBSAMPLING, TOKENS, WEIGHTS, greedy_decode, transcribe
+from examples.asr.heldout import read_heldout, read_wav, word_error_rate
 from tests.asr.conftest import heldout_features
 from tests.conftest import REPO_ROOT
 from tritonkit.export import export_model
 from tritonkit.export.progress import SilentProgress
+from tritonkit.pipelines.asr.commands_ctc.model import HERE, RECEPTIVE_FRAMES, SUBSAMPLING, TOKENS, WEIGHTS, greedy_decode, transcribe
+from tritonkit.pipelines.asr.commands_ctc.vocabulary import WORDS
 from tritonkit.pipelines.asr.runtime.features import compute_fbank
 
 PROVENANCE = json.loads(WEIGHTS.with_suffix(".json").read_text())
@@ -26,7 +27,7 @@ def test_heldout_set_is_of_voices_never_trained_on():
     assert PROVENANCE["data_recipe"]["train_variants"] == corpus.TRAIN_VARIANTS
     for u in utterances:
         assert u.voice.split("+")[1] in corpus.HELDOUT_VARIANTS
-        assert set(u.words) <= set(corpus.WORDS) and 1 <= len(u.words) <= 4
+        assert set(u.words) <= set(WORDS) and 1 <= len(u.words) <= 4
 
 
 def test_committed_weights_transcribe_heldout_voices(model):
@@ -55,7 +56,7 @@ def test_a_chunk_with_receptive_context_gives_the_offline_frames(model):
 
 
 def test_exports_to_onnx_with_a_dynamic_time_axis(tmp_path, model):
-    result = export_model("acoustic", {"python": "examples.asr.model:build"},
+    result = export_model("acoustic", {"python": "tritonkit.pipelines.asr.commands_ctc.model:build"},
                           {"output_names": ["log_probs"], "dynamic_axes": {"features": {1: "frames"}}}, 8,
                           tmp_path / "acoustic" / "1", tmp_path / "acoustic" / "golden", tmp_path / "cache", SilentProgress(),
                           project_dir=REPO_ROOT)
@@ -69,10 +70,10 @@ def test_exports_to_onnx_with_a_dynamic_time_axis(tmp_path, model):
 
 
 def test_lang_files_match_the_model():
-    lang = HELDOUT_DIR.parent / "lang"
+    lang = HERE / "lang"
     assert [line.split() for line in (lang / "tokens.txt").read_text().splitlines()] == [[t, str(i)] for i, t in enumerate(TOKENS)]
     lexicon = {line.split()[0]: line.split()[1:] for line in (lang / "lexicon.txt").read_text().splitlines()}
-    assert sorted(lexicon) == sorted(corpus.WORDS)
+    assert sorted(lexicon) == sorted(WORDS)
     assert all(pron == [*word, "|"] for word, pron in lexicon.items())
     assert (lang / "grammar.txt").read_text() == corpus.GRAMMAR
-    assert all(set(line.split()) <= set(corpus.WORDS) for line in (lang / "corpus.txt").read_text().splitlines())
+    assert all(set(line.split()) <= set(WORDS) for line in (lang / "corpus.txt").read_text().splitlines())

@@ -1,4 +1,4 @@
-"""The ASR example (examples/asr/tritonkit.yaml over tritonkit:ensembles/asr.yaml) on the real embedded Triton.
+"""The ASR example (the asr starter: the shipped model over tritonkit:ensembles/asr.yaml) on the real embedded Triton.
 
 One server for the module. The committed held-out WAVs (voices never used in training) go through the `asr`
 ensemble over HTTP and gRPC; each served transcript must equal the same pipeline run in process (fbank ->
@@ -8,7 +8,7 @@ references must meet the issue's aim (<= 5%).
 from __future__ import annotations
 
 import json
-import shutil
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -22,33 +22,27 @@ from tritonkit.pipelines.asr.runtime.decoder import Graph, WfstDecoder
 from tritonkit.pipelines.asr.runtime.features import compute_fbank
 from tritonkit.serve.server import EmbeddedServer
 
+if str(REPO_ROOT) not in sys.path:  # `examples` is a package at the repository root
+    sys.path.insert(0, str(REPO_ROOT))
+
+from examples.asr.heldout import read_heldout, read_wav, word_error_rate  # noqa: E402
+from examples.asr.project import write_project  # noqa: E402
+
 pytestmark = pytest.mark.server
 
-EXAMPLE = REPO_ROOT / "examples" / "asr"
-#: The example's entry point, importable from a project outside the repository (python_path stays in the project).
-ENTRY = f"import sys\nsys.path.insert(0, {str(REPO_ROOT)!r})\nfrom examples.asr.model import build  # noqa: E402\n"
 #: The issue's aim for the WFST decoder on held-out voices.
 MAX_WER = 0.05
 
 
 def _utterances() -> list[tuple[np.ndarray, int, list[str]]]:
     """(pcm, rate, reference words) of the committed held-out WAVs (voices never used in training)."""
-    import sys
-
-    if str(REPO_ROOT) not in sys.path:
-        sys.path.insert(0, str(REPO_ROOT))
-    from examples.asr.heldout import read_heldout, read_wav
-
     return [(*read_wav(u.path), u.words) for u in read_heldout()]
 
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory):
     project = tmp_path_factory.mktemp("asr")
-    shutil.copy(EXAMPLE / "tritonkit.yaml", project / "tritonkit.yaml")
-    for folder in ("lang", "heldout", "smoke"):   # the spec's smoke: cases name a held-out WAV and log-probs
-        shutil.copytree(EXAMPLE / folder, project / folder)
-    (project / "acoustic_entry.py").write_text(ENTRY)
+    write_project(project)
     result = run_cli("build", cwd=project)
     assert result.returncode == 0, result.stderr
     repository = project / "model_repository"
@@ -81,8 +75,6 @@ def _grpc(server, pcm: np.ndarray, rate: int) -> str:
 
 
 def test_heldout_voices_transcribed_over_http_and_grpc_as_in_process(served) -> None:
-    from examples.asr.heldout import word_error_rate
-
     server, repository = served
     refs, hyps = [], []
     for pcm, rate, words in _utterances():
@@ -108,7 +100,7 @@ def test_other_sample_rates_are_resampled_and_bad_ones_refused(served) -> None:
 
 
 def test_smoke_is_green(served) -> None:
-    """The spec's known answers (a held-out WAV through `asr`, its log-probs through `decoder`) replace the
+    """The spec's known answers (held-out-voice WAVs through `asr`, log-probs through `decoder`) replace the
     generated request that the model-independent decoder (LOG_PROBS dims [-1, -1]) would rightly refuse."""
     server, repository = served
     result = run_cli("smoke", "-r", str(repository), "--url", server.http_url, "--grpc-url", server.grpc_url, "--json")

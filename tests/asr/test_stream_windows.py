@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 import torch
 
-from examples.asr.model import RECEPTIVE_FRAMES, SUBSAMPLING
 from tests.asr.conftest import heldout_features
+from tritonkit.pipelines.asr.commands_ctc.model import RECEPTIVE_FRAMES, SUBSAMPLING
 from tritonkit.pipelines.asr.runtime.stream_windows import FrameBuffer, Receptive, Window, batch_calls, window_outputs
 
 FIELD = Receptive(RECEPTIVE_FRAMES, SUBSAMPLING)

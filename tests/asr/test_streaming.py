@@ -21,9 +21,9 @@ if str(REPO_ROOT) not in sys.path:  # `examples` is a package at the repository 
     sys.path.insert(0, str(REPO_ROOT))
 
 from examples.asr.heldout import read_heldout, read_wav  # noqa: E402
-from examples.asr.model import RECEPTIVE_FRAMES, SUBSAMPLING, load  # noqa: E402
+from tritonkit.pipelines.asr.commands_ctc.model import HERE, RECEPTIVE_FRAMES, SUBSAMPLING, load  # noqa: E402
 
-LANG = REPO_ROOT / "examples" / "asr" / "lang"
+LANG = HERE / "lang"
 CHUNK = 2560  # 160 ms
 
 

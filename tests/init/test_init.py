@@ -71,6 +71,21 @@ def test_llm_starter_passes_smoke_as_written(tmp_path: Path) -> None:
     assert "decoder" in passed_models(report)  # the exported decoder's golden samples
 
 
+@pytest.mark.server
+@pytest.mark.slow
+def test_asr_starter_passes_smoke_as_written(tmp_path: Path) -> None:
+    """The shipped command model: exported + verified, TLG built, its held-out-voice clips transcribed by `asr`."""
+    require("torch", "pip install 'tritonkit[export]'")
+    project = tmp_path / "speech"
+    summary = init(project, "asr")
+    assert summary["files"] == ["tritonkit.yaml"] and summary["install"] == []
+    assert "include: [tritonkit:ensembles/asr.yaml]" in (project / "tritonkit.yaml").read_text()
+    report = build_serve_smoke(project, build_timeout=600)
+    assert {"acoustic", "asr", "decoder"} <= passed_models(report)  # golden samples; the spec's WAV and log-probs cases
+    cases = {(r["model"], r["check"], r["protocol"]) for r in report["results"] if r["status"] == "pass"}
+    assert {("asr", f"request:case00{i}", p) for i in (0, 1) for p in ("http", "grpc")} <= cases
+
+
 def test_init_refuses_to_overwrite_without_force(tmp_path: Path) -> None:
     project = tmp_path / "p"
     init(project, "classifier")

@@ -20,8 +20,8 @@ def init_command(directory: Path, pipeline: str, force: bool, as_json: bool) -> 
     """Write a starter project into DIRECTORY that builds, serves and passes smoke as written.
 
     Existing files are never overwritten without --force. The llm starter's build exports a PyTorch
-    model, so it needs `pip install 'tritonkit[export,llm]'`; without those, init still writes the
-    project and says what to install.
+    model, so it needs `pip install 'tritonkit[export,llm]'` (the asr starter: `tritonkit[export,asr]`);
+    without those, init still writes the project and says what to install.
 
     \b
     Example:

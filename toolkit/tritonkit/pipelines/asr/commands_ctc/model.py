@@ -14,7 +14,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from examples.asr.corpus import WORDS
+from tritonkit.pipelines.asr.commands_ctc.vocabulary import WORDS
 
 HERE = Path(__file__).resolve().parent
 WEIGHTS = HERE / "weights" / "ctc_commands.pt"
@@ -42,6 +42,9 @@ class _Block(nn.Module):
 
 class CommandCTC(nn.Module):
     """Strided conv front end (halves T), dilated residual blocks, per-frame log-softmax over TOKENS."""
+
+    feat_mean: torch.Tensor  # buffers: the training data's global fbank statistics
+    feat_std: torch.Tensor
 
     def __init__(self) -> None:
         super().__init__()
@@ -88,5 +91,5 @@ def transcribe(model: CommandCTC, features: np.ndarray) -> list[str]:
 
 
 def build(frames: int = 120, batch: int = 2) -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
-    """The entry point `examples.asr.model:build`: the trained model and example features for the exporter."""
+    """The exporter's entry point `tritonkit.pipelines.asr.commands_ctc.model:build`: the trained model and example features."""
     return load(), (torch.randn(batch, frames, MELS, generator=torch.Generator().manual_seed(0)) * 3 - 8,)
