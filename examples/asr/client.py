@@ -7,7 +7,7 @@ The two ways a client talks to the pipeline of tritonkit:ensembles/asr.yaml:
   END on the last); each chunk answers the partial transcript so far, the END chunk the final one. The stream's
   state lives in the server keyed by the id, so concurrent streams need distinct ids. 16 kHz audio only.
 
-Example (server of examples/asr/tritonkit.yaml running on the default ports; from the repository root):
+Example (the asr starter, `tritonkit init --pipeline asr`, served on the default ports; from the repository root):
     python -m examples.asr.client examples/asr/heldout/heldout_10.wav --url 127.0.0.1:8000 --grpc-url 127.0.0.1:8001
 """
 from __future__ import annotations

@@ -7,7 +7,6 @@ acoustic model in batches of more than one (its batch statistics).
 """
 from __future__ import annotations
 
-import shutil
 import threading
 
 import numpy as np
@@ -15,7 +14,8 @@ import pytest
 import tritonclient.grpc as grpcclient
 from tritonclient.utils import InferenceServerException
 
-from tests.asr.test_served import ENTRY, EXAMPLE, _utterances
+from examples.asr.project import write_project
+from tests.asr.test_served import _utterances
 from tests.conftest import run_cli
 from tritonkit.serve.server import EmbeddedServer
 
@@ -28,11 +28,7 @@ FIRST_ID = 2**40      # sequence ids above 2^32 (uint64 CORRID)
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory):
     project = tmp_path_factory.mktemp("asr_stream")
-    shutil.copy(EXAMPLE / "tritonkit.yaml", project / "tritonkit.yaml")
-    for folder in ("lang", "heldout", "smoke"):   # whatever the spec names (lang files, smoke cases' audio)
-        if (EXAMPLE / folder).is_dir():
-            shutil.copytree(EXAMPLE / folder, project / folder)
-    (project / "acoustic_entry.py").write_text(ENTRY)
+    write_project(project)
     result = run_cli("build", cwd=project)
     assert result.returncode == 0, result.stderr
     with EmbeddedServer(project / "model_repository", work_dir=project / ".tritonkit", startup_timeout=240) as server:
