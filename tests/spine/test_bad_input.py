@@ -285,7 +285,7 @@ CASES = [
     Case("ensembles-call-each-other", add_outer_ensemble_calling_pipe, PIPE + "ensemble_scheduling: ", ("pipe -> outer -> pipe",)),
     Case("ensemble-calls-itself", lambda p: p.step(1).update(model_name="pipe", input_map={"RAW": "feats"}), PIPE + "ensemble_scheduling.step[1].model_name: ", ("cannot call itself",)),
     Case("ensemble-instance-group", lambda p: p.model("pipe").update(instance_group=[{"kind": "KIND_CPU"}]), PIPE + "instance_group: ", ("no instances of its own",)),
-    Case("ensemble-decoupled-step", lambda p: p.model("cls").update(model_transaction_policy={"decoupled": True}), PIPE + "ensemble_scheduling.step[1].model_name: ", ("decoupled model 'cls'",)),
+    Case("ensemble-step-version-missing", lambda p: p.step(1).update(model_version=2), PIPE + "ensemble_scheduling.step[1].model_version: ", ("version 2 of 'cls'", "only version(s) 1")),
     Case("ensemble-batch-above-step", lambda p: p.model("cls").update(max_batch_size=8), PIPE + "max_batch_size: ", ("16 > max_batch_size 8 of step model 'cls'",)),
     # --- sequence controls
     Case("sequence-duplicate-start", lambda p: seq(p)["control_input"].append({"name": "BEGIN", "control": [{"kind": "CONTROL_SEQUENCE_START"}]}), C + "sequence_batching.control_input: ", ("CONTROL_SEQUENCE_START is given 2 times",)),

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import click
 
-from tritonkit.cli.output import emit_json, json_option, reports_errors
+from tritonkit.cli.output import echo_warnings, emit_json, json_option, reports_errors
 from tritonkit.repository.build import build
 
 
@@ -28,6 +28,7 @@ def build_command(spec: Path, output: Path | None, compose: Path | None, dry_run
       tritonkit build --dry-run --json
     """
     result = build(spec, output, compose, dry_run=dry_run)
+    echo_warnings(result.plan.warnings)
     if as_json:
         emit_json({"ok": True, **result.summary()})
         return

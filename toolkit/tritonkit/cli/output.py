@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 
 import click
 
-from tritonkit.errors import TritonkitError
+from tritonkit.errors import Problem, TritonkitError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -29,6 +29,12 @@ def reports_errors(func: F) -> F:
             sys.exit(exc.exit_code)
 
     return wrapper  # type: ignore[return-value]
+
+
+def echo_warnings(warnings: list[Problem]) -> None:
+    """Checks that pass in Triton but not by tritonkit's stricter rule: one `warning:` line each on stderr."""
+    for w in warnings:
+        click.echo(f"warning: {w.line()}", err=True)
 
 
 def emit_json(payload: Any) -> None:

@@ -5,8 +5,8 @@ from pathlib import Path
 
 import click
 
-from tritonkit.cli.output import emit_json, json_option, reports_errors
-from tritonkit.validate.repository_check import validate_repository
+from tritonkit.cli.output import echo_warnings, emit_json, json_option, reports_errors
+from tritonkit.validate.repository_check import check_repository
 
 
 @click.command("validate")
@@ -16,14 +16,20 @@ from tritonkit.validate.repository_check import validate_repository
 def validate_command(directory: Path, as_json: bool) -> None:
     """Check every config.pbtxt in DIRECTORY the way `tritonkit build` checks its own.
 
+    Errors are what Triton 2.51 would refuse to load; warnings (stderr, `warning:`) mark rules where
+    tritonkit is stricter than Triton and do not fail the command.
+
     \b
     Example:
       tritonkit validate model_repository
       tritonkit validate /srv/triton/models --json
     """
-    configs = validate_repository(directory)
+    checked = check_repository(directory)
+    configs = checked.configs
+    echo_warnings(checked.warnings)
     if as_json:
-        emit_json({"ok": True, "repository": str(directory), "models": sorted(configs)})
+        emit_json({"ok": True, "repository": str(directory), "models": sorted(configs),
+                   "warnings": [w.__dict__ for w in checked.warnings]})
         return
     noun = "model" if len(configs) == 1 else "models"
     click.echo(f"{directory}: {len(configs)} {noun} valid ({', '.join(sorted(configs))})")

@@ -44,6 +44,7 @@ class BuildResult:
             "graphs": {n: g.summary() for n, g in self.graphs.items()},
             "files": self.plan.files(),
             "pending_exports": sorted(self.plan.pending),
+            "warnings": [w.__dict__ for w in self.plan.warnings],
         }
 
 

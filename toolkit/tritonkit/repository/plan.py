@@ -16,6 +16,7 @@ from tritonkit.spec.loader import shown_path
 from tritonkit.spec.model import ModelSpec
 from tritonkit.spec.paths import copied_files, outside_problem
 from tritonkit.spec.project import Project
+from tritonkit.validate.layout import loaded_versions
 from tritonkit.validate.protobuf_check import parse_model_config
 from tritonkit.validate.semantic import semantic_findings
 
@@ -40,6 +41,8 @@ class BuildPlan:
     exports: dict[str, ExportResult] = field(default_factory=dict)
     #: Models whose export a dry run skipped: their spec's own copies; config and model files come from the export.
     pending: dict[str, dict[str, Path]] = field(default_factory=dict)
+    #: Findings where tritonkit is stricter than Triton: shown, but they do not stop the build.
+    warnings: list[Problem] = field(default_factory=list)
 
     def files(self) -> list[str]:
         """Relative paths the repository will contain, for --dry-run and --json."""
@@ -82,10 +85,12 @@ def make_plan(project: Project, exports: dict[str, ExportResult] | None = None, 
         model.golden, golden_problems = golden_from_spec(name, config, project.smoke_cases(name))
         problems += golden_problems
         plan.models[name] = model
-    for finding in semantic_findings({n: m.config for n, m in plan.models.items()}, pending):
+    versions = {n: loaded_versions(m.config, project.models[n].versions) for n, m in plan.models.items()}
+    for finding in semantic_findings({n: m.config for n, m in plan.models.items()}, pending, versions):
         shown = shown_path(project.origin(finding.model))
         path = f"models.{finding.model}" + ("" if finding.field == "name" else f".{finding.field}")
-        problems.append(Problem(shown, path, finding.problem, finding.fix))
+        found = Problem(shown, path, finding.problem, finding.fix)
+        (plan.warnings if finding.severity == "warning" else problems).append(found)
     if problems:
         raise TritonkitError.of(problems)
     return plan

@@ -36,5 +36,5 @@ def _check_call(name: str, caller: pb.ModelConfig, index: int, callee: str, conf
     if target is None:
         return [Finding(name, where, f"model '{callee}' does not exist", f"define it, or call one of: {', '.join(sorted(n for n in configs if n != name))}")]
     if target.model_transaction_policy.decoupled and not caller.model_transaction_policy.decoupled:
-        return [Finding(name, where, f"decoupled model '{callee}' streams responses but '{name}' is not decoupled", f"declare '{name}' decoupled (model_transaction_policy: {{decoupled: true}}) or call a non-decoupled model")]
+        return [Finding(name, where, f"decoupled model '{callee}' streams responses but '{name}' is not decoupled (Triton lets it call with exec(decoupled=True) and collect them)", f"declare '{name}' decoupled (model_transaction_policy: {{decoupled: true}}) if it should stream them on", "warning")]
     return []

@@ -1,21 +1,43 @@
 """`tritonkit validate DIR`: the same protobuf and semantic checks on any existing repository."""
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from tritonkit.errors import Problem, TritonkitError, shown_path
 from tritonkit.model_config import pb
+from tritonkit.validate.layout import FILE_BACKENDS, Versions, complete_backend_fields, loaded_versions, read_versions
 from tritonkit.validate.protobuf_check import parse_model_config
 from tritonkit.validate.semantic import semantic_findings
 
 
+@dataclass
+class RepositoryCheck:
+    """A repository that passed: configs as written (name filled in) and the warnings to show."""
+
+    configs: dict[str, pb.ModelConfig]
+    warnings: list[Problem] = field(default_factory=list)
+
+
 def validate_repository(root: Path) -> dict[str, pb.ModelConfig]:
     """Parsed configs of every model under `root`; raises with every problem found."""
+    return check_repository(root).configs
+
+
+def check_repository(root: Path) -> RepositoryCheck:
+    """Every model under `root` checked as Triton 2.51 loads it; raises with every error, returns the warnings.
+
+    Semantic checks see each config with the backend fields Triton fills in from the folder (its file
+    names, a `<name>.<backend>` folder name), which it does with auto-complete disabled too.
+    """
     root = Path(root)
     if not root.is_dir():
         raise TritonkitError(shown_path(root), "", "is not a directory", "pass the model repository folder")
     problems: list[Problem] = []
+    warnings: list[Problem] = []
     configs: dict[str, pb.ModelConfig] = {}
+    completed: dict[str, pb.ModelConfig] = {}
+    loaded: dict[str, list[int]] = {}
     for model_dir in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")):
         config_path = model_dir / "config.pbtxt"
         shown = shown_path(config_path)
@@ -30,35 +52,53 @@ def validate_repository(root: Path) -> dict[str, pb.ModelConfig]:
         if config.name and config.name != model_dir.name:
             problems.append(Problem(shown, "name", f"'{config.name}' differs from the directory name '{model_dir.name}'", f"set name: \"{model_dir.name}\" or rename the directory"))
         config.name = config.name or model_dir.name
-        problems += _check_files(model_dir, config, shown)
         configs[model_dir.name] = config
+        completed[model_dir.name] = complete_backend_fields(model_dir.name, model_dir, config)
+        versions = read_versions(model_dir)
+        loaded[model_dir.name] = loaded_versions(completed[model_dir.name], versions.found)
+        errors, cautions = _check_files(model_dir, completed[model_dir.name], versions, loaded[model_dir.name], shown)
+        problems += errors
+        warnings += cautions
     if not configs and not problems:
         problems.append(Problem(shown_path(root), "", "contains no model directories", "build a repository first (tritonkit build)"))
-    for f in semantic_findings(configs):
-        problems.append(Problem(shown_path(root / f.model / "config.pbtxt"), f.field, f.problem, f.fix))
+    for f in semantic_findings(completed, versions=loaded):
+        found = Problem(shown_path(root / f.model / "config.pbtxt"), f.field, f.problem, f.fix)
+        (warnings if f.severity == "warning" else problems).append(found)
     if problems:
         raise TritonkitError.of(problems)
-    return configs
+    return RepositoryCheck(configs, warnings)
 
 
-def _check_files(model_dir: Path, config: pb.ModelConfig, shown: str) -> list[Problem]:
-    """Version folders, the Python entry file and warmup payloads that the config refers to."""
-    problems = []
-    versions = [p for p in model_dir.iterdir() if p.is_dir() and p.name.isdigit()]
-    if not versions:
-        problems.append(Problem(shown, "version_policy", f"model '{model_dir.name}' has no version folder, so no version can load", f"create {model_dir.name}/1/ holding the model file(s)"))
-    elif config.version_policy.WhichOneof("policy_choice") == "specific":
-        wanted = list(config.version_policy.specific.versions)
-        if not {int(v.name) for v in versions} & set(wanted):
-            found = ", ".join(sorted((v.name for v in versions), key=int))
-            problems.append(Problem(shown, "version_policy.specific.versions", f"none of versions {wanted} has a folder (found {found})", "list an existing version or create its folder"))
-    if config.backend == "python":
-        entry = config.default_model_filename or "model.py"
-        for version in versions:
-            if not (version / entry).is_file():
-                problems.append(Problem(shown, "backend", f"version {version.name} has no {entry}", f"put the Python model in {model_dir.name}/{version.name}/{entry}"))
+def _check_files(model_dir: Path, config: pb.ModelConfig, versions: Versions, loaded: list[int], shown: str) -> tuple[list[Problem], list[Problem]]:
+    """Errors and warnings about the version folders Triton reads, the model file each loaded version needs
+    (`<version>/<default_model_filename>`, checked by the backend at load) and the warmup files."""
+    problems: list[Problem] = []
+    warnings: list[Problem] = []
+    name = model_dir.name
+    for folder in versions.leading_zero:
+        warnings.append(Problem(shown, "version_policy", f"Triton 2.51 ignores version folder '{folder}' (leading zero)", f"rename it to '{folder.lstrip('0') or '0'}' if it is a version"))
+    for folder, version in versions.loose.items():
+        warnings.append(Problem(shown, "version_policy", f"Triton 2.51 reads folder '{folder}' as version {version} and loads that version from '{version}/'", f"rename or remove '{folder}'"))
+    policy = config.version_policy
+    if policy.WhichOneof("policy_choice") == "specific":
+        for v in policy.specific.versions:
+            if v not in versions.found:
+                warnings.append(Problem(shown, "version_policy.specific.versions", f"version {v} has no folder (Triton 2.51 logs an error and loads the others)", f"create {name}/{v}/ or remove {v} from the list"))
+    if not loaded:
+        if not versions.found:
+            problems.append(Problem(shown, "version_policy", f"model '{name}' has no version folder, so no version can load", f"create {name}/1/ holding the model file(s)"))
+        else:
+            found = ", ".join(str(v) for v in sorted(versions.found))
+            problems.append(Problem(shown, "version_policy", f"no version is available under the version_policy (version folders: {found})", "list an existing version or create its folder"))
+    needs_file = config.backend in FILE_BACKENDS and config.default_model_filename and not config.cc_model_filenames
+    for v in loaded:
+        version_dir = model_dir / str(v)
+        if not version_dir.is_dir():
+            problems.append(Problem(shown, "version_policy", f"Triton loads version {v} from '{v}/', which does not exist (only '{versions.found[v]}' does)", f"rename '{versions.found[v]}' to '{v}'"))
+        elif needs_file and not (version_dir / config.default_model_filename).exists():
+            problems.append(Problem(shown, "backend", f"version {v} has no {config.default_model_filename}, which the {config.backend} backend loads", f"put the model file in {name}/{v}/{config.default_model_filename} (or set default_model_filename)"))
     for i, warmup in enumerate(config.model_warmup):
         for key, data in warmup.inputs.items():
             if data.input_data_file and not (model_dir / "warmup" / data.input_data_file).is_file():
                 problems.append(Problem(shown, f"model_warmup[{i}].inputs.{key}.input_data_file", f"warmup/{data.input_data_file} not found", "put the file in the model's warmup/ folder"))
-    return problems
+    return problems, warnings
