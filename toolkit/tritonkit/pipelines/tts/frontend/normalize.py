@@ -45,9 +45,14 @@ def _abbreviation(match: re.Match[str]) -> str:
         return _TITLES[word]
     if word == "St." and match.string[match.end():match.end() + 2][-1:].isupper():
         return "Saint"  # "St. Louis" is a saint, "Main St." a street
+    return _ABBREVIATIONS[word] + _kept_period(match)
+
+
+def _kept_period(match: re.Match[str]) -> str:
+    """"." when the period that closed the match also ends the sentence (end of text, or a capital follows)."""
     rest = match.string[match.end():]
-    ends_sentence = not rest.strip() or re.match(r"\s+[A-Z]", rest) is not None
-    return _ABBREVIATIONS[word] + ("." if ends_sentence else "")
+    ends_sentence = match.group(0).endswith(".") and (not rest.strip() or re.match(r"\s+[A-Z]", rest) is not None)
+    return "." if ends_sentence else ""
 
 
 def _money(match: re.Match[str]) -> str:
@@ -97,7 +102,7 @@ def _day_month(match: re.Match[str]) -> str:
 
 
 def _time(match: re.Match[str]) -> str:
-    hour, minute, half = int(match["h"]), int(match["m"]), match["half"]
+    hour, minute, half = int(match["h"]), int(match.groupdict().get("m") or 0), match["half"]
     if hour > 23 or minute > 59:
         return match.group(0)
     spoken = cardinal(hour)
@@ -105,7 +110,7 @@ def _time(match: re.Match[str]) -> str:
         spoken += f" {'oh ' if minute < 10 else ''}{cardinal(minute)}"
     elif not half:
         spoken += " o'clock"
-    return spoken + (f" {half[0].lower()} m" if half else "")
+    return spoken + (f" {half[0].lower()} m{_kept_period(match)}" if half else "")
 
 
 def _unit(match: re.Match[str]) -> str:
@@ -124,7 +129,8 @@ _RULES: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str]]] = [
     (re.compile(rf"\b{_MONTH}\s(?P<day>\d{{1,2}})(?:st|nd|rd|th)?\b(?:,?\s(?P<year>\d{{4}})\b)?"), _month_day),
     (re.compile(rf"\b(?P<day>\d{{1,2}})(?:st|nd|rd|th)?\s(?:of\s)?{_MONTH}(?:,?\s(?P<year>\d{{4}})\b)?"), _day_month),
     (re.compile(rf"\b{_MONTH}\s(?P<year>\d{{4}})\b"), lambda m: f"{_month_name(m['month'])} {year(int(m['year']))}"),
-    (re.compile(r"\b(?P<h>\d{1,2}):(?P<m>\d{2})\b(?:\s?(?P<half>[AaPp]\.?[Mm]\.?)(?!\w))?"), _time),
+    (re.compile(r"\b(?P<h>\d{1,2}):(?P<m>\d{2})\b(?:\s?(?P<half>[AaPp](?:\.[Mm]\.|[Mm]))(?!\w))?"), _time),
+    (re.compile(r"\b(?P<h>\d{1,2})\s?(?P<half>[AaPp](?:\.[Mm]\.|[Mm]))(?!\w)"), _time),  # "7 pm"
     (re.compile(r"\b(?P<pre>[Ii]n|[Ss]ince|[Bb]y|[Ff]rom|[Uu]ntil|[Yy]ear)\s(?P<y>1[1-9]\d\d|20\d\d)\b"),
      lambda m: f"{m['pre']} {year(int(m['y']))}"),
     (re.compile(r"\b(\d+)(st|nd|rd|th)\b"), lambda m: ordinal(int(m.group(1)))),

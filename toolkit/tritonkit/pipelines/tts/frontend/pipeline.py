@@ -77,7 +77,7 @@ class Frontend:
         for piece in chunk_phonemes(self.phonemes(sentence), self.max_tokens):
             encoded = self.symbols.encode(piece)
             unknown.update(encoded.unknown)
-            if encoded.ids:
+            if encoded.ids and any(symbol.isalpha() for symbol in piece):  # punctuation alone says nothing
                 segments.append(Segment(index, sentence, piece, encoded.ids))
         return segments, unknown
 

@@ -1,0 +1,74 @@
+"""Text normalization: what is written with digits, symbols or abbreviations is spelled out as a listener expects."""
+from __future__ import annotations
+
+import pytest
+
+from tritonkit.pipelines.tts.frontend.normalize import normalize
+from tritonkit.pipelines.tts.frontend.numbers import cardinal, ordinal, year
+
+
+@pytest.mark.parametrize("n, words", [
+    (0, "zero"), (13, "thirteen"), (21, "twenty-one"), (105, "one hundred five"),
+    (1234, "one thousand two hundred thirty-four"), (2_024_001, "two million twenty-four thousand one"), (-7, "minus seven"),
+])
+def test_cardinal(n: int, words: str) -> None:
+    assert cardinal(n) == words
+
+
+@pytest.mark.parametrize("n, words", [
+    (1, "first"), (2, "second"), (3, "third"), (5, "fifth"), (12, "twelfth"), (20, "twentieth"),
+    (21, "twenty-first"), (40, "fortieth"), (101, "one hundred first"),
+])
+def test_ordinal(n: int, words: str) -> None:
+    assert ordinal(n) == words
+
+
+@pytest.mark.parametrize("n, words", [
+    (1999, "nineteen ninety-nine"), (2005, "two thousand five"), (2024, "twenty twenty-four"),
+    (1905, "nineteen oh five"), (1900, "nineteen hundred"),
+])
+def test_year(n: int, words: str) -> None:
+    assert year(n) == words
+
+
+@pytest.mark.parametrize("text, spoken", [
+    # numbers
+    ("I have 3 cats and 1,000,000 ants.", "I have three cats and one million ants."),
+    ("Pi is 3.14 and it is -5 outside.", "Pi is three point one four and it is minus five outside."),
+    ("It is 50% off.", "It is fifty percent off."),
+    ("Triton serves speech at 24 kHz.", "Triton serves speech at twenty-four kilohertz."),
+    ("It weighs 1 kg.", "It weighs one kilogram."),
+    # ordinals
+    ("The 21st and 2nd place.", "The twenty-first and second place."),
+    # dates
+    ("Due on March 15, 2024.", "Due on March fifteenth, twenty twenty-four."),
+    ("Due 2024-03-05.", "Due March fifth, twenty twenty-four."),
+    ("Due 7/4/1999.", "Due July fourth, nineteen ninety-nine."),
+    ("On 4th July 1999.", "On the fourth of July, nineteen ninety-nine."),
+    ("The 5th of May.", "The fifth of May."),
+    ("In May 2020 we met.", "In May twenty twenty we met."),
+    ("Born in 1999.", "Born in nineteen ninety-nine."),
+    # times
+    ("At 10:30 am.", "At ten thirty a m."),
+    ("At 9:05 and 12:00.", "At nine oh five and twelve o'clock."),
+    ("Call at 7:45 PM.", "Call at seven forty-five p m."),
+    ("Wake at 6:00 a.m. Then eat at 7 p.m. on time.", "Wake at six a m. Then eat at seven p m on time."),
+    # currency
+    ("It costs $12.50.", "It costs twelve dollars and fifty cents."),
+    ("Pay £1 or €3.05.", "Pay one pound or three euros and five cents."),
+    ("A $1.5 million deal.", "A one point five million dollars deal."),
+    ("Only $0.99.", "Only ninety-nine cents."),
+    # abbreviations
+    ("Dr. Smith met Mr. Jones.", "Doctor Smith met Mister Jones."),
+    ("St. Louis is on Main St. now.", "Saint Louis is on Main Street now."),
+    ("Fruit, e.g. apples, etc. are fine.", "Fruit, for example apples, et cetera are fine."),
+    ("Apples, pears, etc. The end.", "Apples, pears, et cetera. The end."),
+    ("No. 5 & No. 6.", "number five and number six."),
+])
+def test_normalize(text: str, spoken: str) -> None:
+    assert normalize(text) == spoken
+
+
+def test_normalize_leaves_impossible_times_and_dates_to_the_number_rules() -> None:
+    assert normalize("Score 25:99 on 13/45/2020.") == (
+        "Score twenty-five:ninety-nine on thirteen/forty-five/two thousand twenty.")
