@@ -74,5 +74,6 @@ def _check_pair(name: str, c: pb.ModelConfig) -> list[Finding]:
     expected = _BACKEND_OF_PLATFORM.get(platform)
     if backend in _BACKEND_OF_PLATFORM.values() and expected != backend:
         fits = [p for p, b in _BACKEND_OF_PLATFORM.items() if b == backend]
-        return [Finding(name, "platform", f"platform '{platform}' does not go with backend '{backend}'", f"use platform {' or '.join(fits)} or remove platform")]
+        problem = f"platform '{platform}' does not go with backend '{backend}'" if platform else f"backend '{backend}' needs a platform and default_model_filename '{c.default_model_filename}' implies none"
+        return [Finding(name, "platform", problem, f"use platform {' or '.join(fits)}")]
     return []

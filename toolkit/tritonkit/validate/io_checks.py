@@ -93,10 +93,10 @@ def _format_problem(kind: str, t: pb.ModelInput | pb.ModelOutput, platform: str 
     if isinstance(t, pb.ModelInput) and t.format in (pb.ModelInput.FORMAT_NHWC, pb.ModelInput.FORMAT_NCHW) and len(t.dims) != 3:
         return ".format", f"{pb.ModelInput.Format.Name(t.format)} needs 3 dims but '{t.name}' has {list(t.dims)}", "give 3 dims (without the batch dimension) or remove format"
     if t.is_shape_tensor and platform not in (None, _TRT):
-        return ".is_shape_tensor", f"shape tensors are only supported on platform tensorrt_plan, not '{platform}'", "remove is_shape_tensor"
+        return ".is_shape_tensor", "shape tensors are only supported by TensorRT models (platform tensorrt_plan)", "remove is_shape_tensor"
     if t.is_non_linear_format_io:
         if platform not in (None, _TRT):
-            return ".is_non_linear_format_io", f"non-linear IO format is only supported on platform tensorrt_plan, not '{platform}'", "remove is_non_linear_format_io"
+            return ".is_non_linear_format_io", "non-linear IO format is only supported by TensorRT models (platform tensorrt_plan)", "remove is_non_linear_format_io"
         if len(t.dims) != 3:
             return ".is_non_linear_format_io", f"non-linear IO format {kind} '{t.name}' needs 3 dims, has {list(t.dims)}", "give 3 dims or remove is_non_linear_format_io"
     return None
