@@ -34,6 +34,7 @@ from pathlib import Path
 
 import numpy as np
 import tritonclient.grpc as grpcclient
+from google.protobuf import json_format
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))
@@ -41,9 +42,11 @@ sys.path.insert(0, str(REPO_ROOT))
 from examples.asr.client import CHUNK, STREAM_RATE  # noqa: E402
 from examples.asr.heldout import read_heldout, read_wav, word_error_rate  # noqa: E402
 from examples.asr.project import write_project  # noqa: E402
-from tritonkit.pipelines.asr.commands_ctc.model import SUBSAMPLING, greedy_decode  # noqa: E402
-from tritonkit.pipelines.asr.runtime.decoder import DecoderConfig, Graph, WfstDecoder  # noqa: E402
+from tritonkit.pipelines.asr.commands_ctc.model import greedy_decode  # noqa: E402
+from tritonkit.pipelines.asr.runtime.decoder import Graph, WfstDecoder  # noqa: E402
 from tritonkit.pipelines.asr.runtime.features import compute_fbank  # noqa: E402
+from tritonkit.pipelines.asr.runtime.serving import decoder_config, parameters  # noqa: E402
+from tritonkit.serve.fallback import read_config  # noqa: E402
 from tritonkit.serve.onnx_runner import OnnxRunner, options_from_config  # noqa: E402
 
 
@@ -65,14 +68,25 @@ def build_project(root: Path, threads: int) -> Path:
     return root / "model_repository"
 
 
-class InProcess:
-    """The served pipeline's steps in this process: fbank -> onnxruntime (tritonkit's runner) -> WfstDecoder."""
+def built_config(model_dir: Path) -> dict:
+    """A built model's config.pbtxt in the JSON form the Python backend hands its model."""
+    config = read_config(model_dir)
+    if config is None:
+        raise SystemExit(f"{model_dir}/config.pbtxt is missing or unparsable")
+    return json_format.MessageToDict(config, preserving_proto_field_name=True)
 
-    def __init__(self, repository: Path, threads: int) -> None:
+
+class InProcess:
+    """The served pipeline's steps in this process: fbank -> onnxruntime (tritonkit's runner) -> WfstDecoder.
+
+    Session options and decoder settings come from the built acoustic and decoder configs, as in the served models.
+    """
+
+    def __init__(self, repository: Path) -> None:
         folder = repository / "acoustic" / "1"
-        config = {"parameters": {"intra_op_thread_count": {"string_value": str(threads)}}}
-        self.runner = OnnxRunner(folder / "model.onnx", ["LOG_PROBS"], batched=True, options=options_from_config(config))
-        self.decoder = WfstDecoder(Graph.load(folder), DecoderConfig(subsampling=SUBSAMPLING))
+        self.runner = OnnxRunner(folder / "model.onnx", ["LOG_PROBS"], batched=True,
+                                 options=options_from_config(built_config(repository / "acoustic")))
+        self.decoder = WfstDecoder(Graph.load(folder), decoder_config(parameters(built_config(repository / "decoder"))))
 
     def log_probs(self, clip: Clip) -> np.ndarray:
         return self.runner.run({"FEATURES": compute_fbank(clip.pcm, clip.rate)[None]})["LOG_PROBS"][0]
@@ -150,7 +164,7 @@ def main() -> None:
     work = args.keep or Path(tempfile.mkdtemp(prefix="tritonkit-asr-bench-"))
     work.mkdir(parents=True, exist_ok=True)
     repository = build_project(work, args.threads)
-    local = InProcess(repository, args.threads)
+    local = InProcess(repository)
 
     # accuracy and decoder speed, in process (log-probs computed once, both decoders on the same ones)
     log_probs = [local.log_probs(c) for c in clips]
