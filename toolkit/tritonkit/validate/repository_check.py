@@ -90,6 +90,10 @@ def _check_files(model_dir: Path, config: pb.ModelConfig, versions: Versions, lo
         else:
             found = ", ".join(str(v) for v in sorted(versions.found))
             problems.append(Problem(shown, "version_policy", f"no version is available under the version_policy (version folders: {found})", "list an existing version or create its folder"))
+    if not (config.backend or config.platform or config.default_model_filename):
+        first = min((p.name for p in model_dir.iterdir() if p.is_dir()), default=None)
+        where = f"no model file Triton knows in '{first}/'" if first else "no sub-folder"
+        problems.append(Problem(shown, "backend", f"neither platform nor backend is set, the folder has {where} and its name has no '.<backend>' suffix, so Triton cannot tell the backend", "set backend (e.g. python, onnxruntime) or platform"))
     needs_file = config.backend in FILE_BACKENDS and config.default_model_filename and not config.cc_model_filenames
     for v in loaded:
         version_dir = model_dir / str(v)
