@@ -48,12 +48,12 @@ def _check_dynamic(name: str, c: pb.ModelConfig) -> list[Finding]:
     levels = d.priority_levels
     if levels:
         if d.default_priority_level == 0:
-            found.append(Finding(name, "dynamic_batching.default_priority_level", f"is unset but priority_levels is {levels}", "set it between 1 and priority_levels"))
+            found.append(Finding(name, "dynamic_batching.default_priority_level", f"must be set when priority_levels is set ({levels})", "set it between 1 and priority_levels"))
         elif d.default_priority_level > levels:
             found.append(Finding(name, "dynamic_batching.default_priority_level", f"{d.default_priority_level} > priority_levels {levels}", "use a level between 1 and priority_levels"))
         for level in sorted(d.priority_queue_policy):
             if not 1 <= level <= levels:
-                found.append(Finding(name, f"dynamic_batching.priority_queue_policy.{level}", f"priority level {level} is outside 1..{levels} (priority_levels)", "raise priority_levels or use an existing level"))
+                found.append(Finding(name, f"dynamic_batching.priority_queue_policy.{level}", f"priority level {level} outside 1..{levels} (priority_levels)", "raise priority_levels or use an existing level"))
     else:
         if d.default_priority_level:
             found.append(Finding(name, "dynamic_batching.default_priority_level", f"{d.default_priority_level} is ignored by Triton because priority_levels is 0", "set priority_levels to the number of levels or remove default_priority_level", "warning"))
