@@ -1,11 +1,12 @@
 """The wheel, as an MLOps pipeline uses it: built from this checkout, installed (not editable) into a fresh
 virtualenv, and run from a folder that has nothing to do with the checkout.
 
-The user projects are the ones `tritonkit init` writes (classifier, bls, llm), plus one that only includes the
-shipped BLS pipeline. The LLM starter includes the shipped LLM pipeline
-(`include: [tritonkit:ensembles/llm.yaml]`) over the tiny GPT whose code ships in the package, so the run needs
-the package's code, templates, starters, pipeline specs and runtime folders, and the export, serve and LLM
-extras: `tritonkit init`, `tritonkit build` (export + verify + render), `tritonkit serve --background`,
+The user projects are the ones `tritonkit init` writes (classifier, bls, llm, asr), plus one that only includes
+the shipped BLS pipeline. The LLM starter includes the shipped LLM pipeline
+(`include: [tritonkit:ensembles/llm.yaml]`) over the tiny GPT whose code ships in the package; the ASR starter
+includes `tritonkit:ensembles/asr.yaml` over the shipped command-word model (its code, weights, lang files and
+smoke clips are package data). So the run needs the package's code, templates, starters, pipeline specs, runtime
+folders and data files, and the export, serve, LLM and ASR extras: `tritonkit init`, `tritonkit build` (export + verify + render), `tritonkit serve --background`,
 `tritonkit smoke` over HTTP and gRPC, `tritonkit stop`.
 """
 from __future__ import annotations
@@ -26,6 +27,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.server]
 #: What each starter's repository must hold; `llm` includes the shipped `tritonkit:ensembles/llm.yaml`.
 EXPECTED_MODELS = {
     "llm": ("decoder", "preprocess", "generate", "postprocess", "complete", "llm", "llm_complete"),
+    "asr": ("acoustic", "features", "decoder", "asr", "asr_stream"),
     "classifier": ("preprocess", "classifier", "classify"),
     "bls": ("double", "negate", "route"),
     "include-bls": ("double", "negate", "halve", "count", "route", "shrink", "total"),
@@ -53,7 +55,7 @@ def wheel_env(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str,
     bin_dir = root / "venv" / "bin"
     env = {**env, "VIRTUAL_ENV": str(root / "venv"), "PATH": f"{bin_dir}{os.pathsep}{env.get('PATH', '')}"}
     # torch==2.13.0 is the CPU build on local disk; asked for first so the extras cannot pull a CUDA build
-    _run([str(bin_dir / "python"), "-m", "pip", "install", "-q", "torch==2.13.0", f"{wheels[0]}[export,serve,llm]"],
+    _run([str(bin_dir / "python"), "-m", "pip", "install", "-q", "torch==2.13.0", f"{wheels[0]}[export,serve,llm,asr]"],
          root, env, 1200)
     return bin_dir, env
 
