@@ -54,10 +54,14 @@ def test_a_model_calling_itself(tmp_path: Path) -> None:
     assert lines == ["tritonkit.yaml: models.a.bls.calls[0]: model 'a' cannot call itself; call another model, or loop inside the model's own code"]
 
 
-def test_decoupled_callee_from_a_caller_that_does_not_stream(tmp_path: Path) -> None:
-    lines = refused(tmp_path, {"count": model(model_transaction_policy={"decoupled": True}), "total": model(bls={"calls": ["count"]})})
-    assert lines == ["tritonkit.yaml: models.total.bls.calls[0]: decoupled model 'count' streams responses but 'total' is not decoupled; "
-                     "declare 'total' decoupled (model_transaction_policy: {decoupled: true}) or call a non-decoupled model"]
+def test_decoupled_callee_from_a_caller_that_does_not_stream_warns(tmp_path: Path) -> None:
+    """Triton lets a non-decoupled model collect a decoupled callee's responses: a warning, and the build goes on."""
+    project = write(tmp_path, {"count": model(model_transaction_policy={"decoupled": True}), "total": model(bls={"calls": ["count"]})})
+    plan = make_plan(load_project(project / "tritonkit.yaml"))
+    assert [w.line().split("/")[-1] for w in plan.warnings] == [
+        "tritonkit.yaml: models.total.bls.calls[0]: decoupled model 'count' streams responses but 'total' is not decoupled "
+        "(Triton lets it call with exec(decoupled=True) and collect them); declare 'total' decoupled "
+        "(model_transaction_policy: {decoupled: true}) if it should stream them on"]
 
 
 def test_decoupled_callee_from_a_decoupled_caller_builds(tmp_path: Path) -> None:

@@ -26,7 +26,7 @@ CASES = [
      M + "version_policy: model 'm' has no version folder, so no version can load; create m/1/ holding the model file(s)"),
     ("specific-version-without-folder", one(ONNX + "version_policy { specific { versions: [2] } }\n", {"1/model.onnx": ""}),
      one(ONNX + "version_policy { specific { versions: [1] } }\n", {"1/model.onnx": ""}),
-     M + "version_policy: no version is available under the version_policy (version folders: 1); list an existing version or create its folder"),
+     M + "version_policy.specific.versions: none of versions [2] has a folder (found 1); list an existing version or create its folder"),
     ("model-file-missing", one(ONNX, {"1/weights.onnx": ""}), one(ONNX, {"1/model.onnx": ""}),
      M + "backend: version 1 has no model.onnx, which the onnxruntime backend loads; put the model file in m/1/model.onnx (or set default_model_filename)"),
     ("default-model-filename", one(ONNX + 'default_model_filename: "net.onnx"\n', {"1/model.onnx": ""}),

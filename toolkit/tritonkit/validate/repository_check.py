@@ -87,9 +87,11 @@ def _check_files(model_dir: Path, config: pb.ModelConfig, versions: Versions, lo
     if not loaded:
         if not versions.found:
             problems.append(Problem(shown, "version_policy", f"model '{name}' has no version folder, so no version can load", f"create {name}/1/ holding the model file(s)"))
-        else:
+        elif policy.WhichOneof("policy_choice") == "specific":
             found = ", ".join(str(v) for v in sorted(versions.found))
-            problems.append(Problem(shown, "version_policy", f"no version is available under the version_policy (version folders: {found})", "list an existing version or create its folder"))
+            problems.append(Problem(shown, "version_policy.specific.versions", f"none of versions {list(policy.specific.versions)} has a folder (found {found})", "list an existing version or create its folder"))
+        else:
+            problems.append(Problem(shown, "version_policy.latest.num_versions", "is 0, so no version loads", "set num_versions: 1 or more"))
     if not (config.backend or config.platform or config.default_model_filename):
         first = min((p.name for p in model_dir.iterdir() if p.is_dir()), default=None)
         where = f"no model file Triton knows in '{first}/'" if first else "no sub-folder"
