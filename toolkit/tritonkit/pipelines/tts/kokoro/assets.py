@@ -32,6 +32,10 @@ class KokoroAssets:
     voices: Path
     sha256: str
 
+    def files(self) -> dict[str, Path]:
+        """What a served model's version folder holds, by the names the TTS adapters read."""
+        return {"model.onnx": self.model, "voices.npz": self.voices, "vocab.json": self.vocab}
+
 
 def install_command(*dists: str) -> str:
     """The pip line that installs these packages the way the project does."""

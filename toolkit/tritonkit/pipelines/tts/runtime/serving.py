@@ -1,0 +1,68 @@
+"""What the TTS Triton adapters share: config parameters, a sibling model's version folder, token segments as
+tensors, request text and unknown symbols as JSON. Duck-typed (no Triton import), so it is unit-testable.
+
+Segments travel between `frontend` and `speech` as two tensors: `tokens` (all ids, in speaking order) and
+`segment_lengths` (ids per model call), so one request can carry a sentence longer than the model's context.
+"""
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+#: Files of the end-to-end model's version folder (`assets: kokoro-82m` puts them there).
+MODEL_FILE, VOICES_FILE, VOCAB_FILE = "model.onnx", "voices.npz", "vocab.json"
+
+
+def parameters(model_config: Mapping[str, Any]) -> dict[str, str]:
+    """A Triton model config's `parameters` (JSON form) as plain strings."""
+    return {k: v.get("string_value", "") for k, v in model_config.get("parameters", {}).items()}
+
+
+def version_folder(model_dir: str | Path, model: str, needs: str) -> Path:
+    """`<repository>/<model>/<highest version>`, which must hold the file `needs` (e.g. vocab.json)."""
+    root = Path(model_dir).parent / model
+    versions = sorted((int(p.name) for p in root.iterdir() if p.name.isdigit() and p.is_dir()), reverse=True) if root.is_dir() else []
+    folder = root / str(versions[0] if versions else 1)
+    if not (folder / needs).is_file():
+        raise FileNotFoundError(f"{folder} has no {needs}: give the '{model}' model `assets: kokoro-82m` (or files: "
+                                f"{{{needs}: ...}}) in the spec, or set parameter speech_model to the model that has it")
+    return folder
+
+
+def pack_segments(segments: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:
+    """(tokens int64 [n], segment_lengths int32 [segments]) of token-id segments."""
+    tokens = np.array([i for segment in segments for i in segment], dtype=np.int64)
+    return tokens, np.array([len(s) for s in segments], dtype=np.int32)
+
+
+def unpack_segments(tokens: np.ndarray, lengths: np.ndarray, max_tokens: int) -> list[list[int]]:
+    """The segments back from the two tensors; inconsistent lengths are the request's error (ValueError)."""
+    tokens, lengths = np.asarray(tokens).reshape(-1), np.asarray(lengths).reshape(-1)
+    if lengths.size == 0 or (lengths < 1).any() or int(lengths.sum()) != tokens.size:
+        raise ValueError(f"segment_lengths {lengths.tolist()[:8]} must be positive and add up to the {tokens.size} tokens; "
+                         "send the frontend's outputs unchanged")
+    if (lengths > max_tokens).any():
+        raise ValueError(f"a segment of {int(lengths.max())} tokens exceeds the model's {max_tokens}; split it (the frontend does)")
+    bounds = np.cumsum(lengths)[:-1]
+    return [part.tolist() for part in np.split(tokens.astype(np.int64), bounds)]
+
+
+def text_of(values: np.ndarray) -> str:
+    """The one UTF-8 string of a BYTES tensor ([1] or [1, 1]); anything else is the request's error."""
+    flat = np.asarray(values, dtype=object).reshape(-1)
+    if flat.size != 1:
+        raise ValueError(f"send one text per request (batch size 1), got {flat.size}")
+    value = flat[0]
+    try:
+        return value.decode("utf-8") if isinstance(value, bytes) else str(value)
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"text is not UTF-8 ({exc.reason} at byte {exc.start}); send UTF-8 text") from None
+
+
+def unknown_json(unknown: Mapping[str, int]) -> str:
+    """Symbols the model's table lacks and how often, as a JSON object with sorted keys ("{}" when none)."""
+    return json.dumps(dict(sorted(unknown.items())), ensure_ascii=False)

@@ -1,0 +1,40 @@
+"""Triton adapter for `frontend`: text (BYTES) -> Kokoro token ids in model-sized segments + unknown symbols.
+
+Voice-independent. The symbol table (vocab.json) is read from the version folder of the model named by
+parameter `speech_model` (the end-to-end model, whose `assets:` put it there); espeak-ng's language comes
+from parameter `espeak_voice` (default en-us), the segment size from `max_tokens` (default 510, Kokoro's).
+Empty text, or text with nothing to speak, is the request's INVALID_ARG error.
+"""
+import json
+import os
+import sys
+
+import numpy as np
+import triton_python_backend_utils as pb_utils
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tts_runtime.frontend import MAX_TOKENS, Frontend
+from tts_runtime.runtime.serving import VOCAB_FILE, pack_segments, parameters, text_of, unknown_json, version_folder
+
+
+class TritonPythonModel:
+    def initialize(self, args):
+        params = parameters(json.loads(args["model_config"]))
+        folder = version_folder(args["model_repository"], params.get("speech_model", "speech"), VOCAB_FILE)
+        self.frontend = Frontend.from_vocab(folder / VOCAB_FILE, params.get("espeak_voice", "en-us"),
+                                            int(params.get("max_tokens", MAX_TOKENS)))
+
+    def execute(self, requests):
+        return [self._one(request) for request in requests]
+
+    def _one(self, request):
+        try:
+            result = self.frontend(text_of(pb_utils.get_input_tensor_by_name(request, "text").as_numpy()))
+        except ValueError as exc:  # FrontendError included: empty text, nothing to speak, bad UTF-8
+            return pb_utils.InferenceResponse(error=pb_utils.TritonError(str(exc), pb_utils.TritonError.INVALID_ARG))
+        tokens, lengths = pack_segments([segment.ids for segment in result.segments])
+        return pb_utils.InferenceResponse([
+            pb_utils.Tensor("tokens", tokens[None]),
+            pb_utils.Tensor("segment_lengths", lengths[None]),
+            pb_utils.Tensor("unknown_symbols", np.array([[unknown_json(result.unknown)]], dtype=object)),
+        ])

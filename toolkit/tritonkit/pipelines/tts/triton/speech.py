@@ -1,0 +1,53 @@
+"""Triton adapter for `speech`: Kokoro-82M end to end (acoustic model + vocoder in one ONNX graph) on onnxruntime.
+
+Token-id segments (`tokens` + `segment_lengths`, from `frontend`) -> float32 PCM `audio` and `sample_rate`;
+voice (BYTES) and speed (FP32) are optional inputs, defaulting to parameters `default_voice` and 1.0. The model
+and its voices are this model's own version folder's model.onnx and voices.npz (`assets: kokoro-82m`);
+parameters `intra_op_thread_count` (0: all cores) and `spin` (false: idle threads sleep) set onnxruntime.
+An unknown voice, a speed out of range or inconsistent segments are the request's INVALID_ARG error.
+"""
+import json
+import os
+import sys
+
+import numpy as np
+import triton_python_backend_utils as pb_utils
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tts_runtime.frontend import MAX_TOKENS
+from tts_runtime.runtime import SAMPLE_RATE, KokoroModel
+from tts_runtime.runtime.serving import MODEL_FILE, VOICES_FILE, parameters, text_of, unpack_segments
+
+
+class TritonPythonModel:
+    def initialize(self, args):
+        params = parameters(json.loads(args["model_config"]))
+        folder = os.path.join(args["model_repository"], args["model_version"])
+        self.model = KokoroModel(os.path.join(folder, MODEL_FILE), os.path.join(folder, VOICES_FILE),
+                                 intra_op_threads=int(params.get("intra_op_thread_count", "0") or 0),
+                                 spin=params.get("spin", "false").lower() == "true")
+        self.voice = params.get("default_voice", "jf_alpha")
+        self.model.style(self.voice, 1)  # an unknown default voice fails the load, not the first request
+
+    def execute(self, requests):
+        return [self._one(request) for request in requests]
+
+    def _one(self, request):
+        try:
+            segments = unpack_segments(_input(request, "tokens"), _input(request, "segment_lengths"), MAX_TOKENS)
+            voice = _input(request, "voice")
+            speed = _input(request, "speed")
+            voice = text_of(voice) if voice is not None else self.voice
+            speed = float(speed.reshape(-1)[0]) if speed is not None else 1.0
+            audio = np.concatenate([self.model.synthesize(ids, voice, speed) for ids in segments])
+        except ValueError as exc:
+            return pb_utils.InferenceResponse(error=pb_utils.TritonError(str(exc), pb_utils.TritonError.INVALID_ARG))
+        return pb_utils.InferenceResponse([
+            pb_utils.Tensor("audio", audio[None].astype(np.float32)),
+            pb_utils.Tensor("sample_rate", np.array([[SAMPLE_RATE]], dtype=np.int32)),
+        ])
+
+
+def _input(request, name):
+    tensor = pb_utils.get_input_tensor_by_name(request, name)
+    return None if tensor is None else tensor.as_numpy()
