@@ -115,3 +115,10 @@ def test_build_prints_warning_and_writes(tmp_path: Path) -> None:
     assert [line.split(": ")[0:3] for line in result.stderr.splitlines()] == [["warning", "tritonkit.yaml", "models.ens.model_transaction_policy.decoupled"]]
     assert [w["field"] for w in json.loads(result.stdout)["warnings"]] == ["models.ens.model_transaction_policy.decoupled"]
     assert (tmp_path / "model_repository" / "ens" / "config.pbtxt").is_file()
+
+
+def test_bls_callee_pending_export_is_taken_on_trust() -> None:
+    """A dry run skips exports: a BLS callee that is exported later is not reported missing (as for ensemble steps)."""
+    caller = {"caller": bls_config(decoupled=True)["caller"]}
+    assert [f.problem for f in semantic_findings(caller)] == ["model 'gen' does not exist"]
+    assert semantic_findings(caller, frozenset({"gen"})) == []

@@ -6,8 +6,9 @@ from tritonkit.validate.findings import Finding
 from tritonkit.validate.model_graph import bls_calls, find_cycle
 
 
-def check_bls(configs: dict[str, pb.ModelConfig]) -> list[Finding]:
-    """Findings for every model that declares BLS calls, each call located as `bls.calls[i]`."""
+def check_bls(configs: dict[str, pb.ModelConfig], unknown: frozenset[str] = frozenset()) -> list[Finding]:
+    """Findings for every model that declares BLS calls, each call located as `bls.calls[i]`; callees in
+    `unknown` (exports a dry run skips) are taken on trust, as ensemble steps are."""
     found: list[Finding] = []
     reported_cycles: set[frozenset[str]] = set()
     for name, config in configs.items():
@@ -19,6 +20,8 @@ def check_bls(configs: dict[str, pb.ModelConfig]) -> list[Finding]:
             found.append(Finding(name, "bls", f"only a Python-backend model can call other models (BLS) but '{name}' is {kind}", "set backend: python, or remove bls"))
             continue
         for i, callee in enumerate(calls):
+            if callee in unknown:
+                continue
             found += _check_call(name, config, i, callee, configs)
         cycle = find_cycle(configs, name)
         if cycle and len(cycle) > 2 and frozenset(cycle) not in reported_cycles:

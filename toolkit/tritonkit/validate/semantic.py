@@ -18,5 +18,5 @@ def semantic_findings(configs: dict[str, pb.ModelConfig], unknown: frozenset[str
     for name, config in configs.items():
         found += check_model(name, config)
     found += check_ensembles(configs, unknown, versions)
-    found += check_bls(configs)
+    found += check_bls(configs, unknown)
     return found
