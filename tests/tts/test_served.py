@@ -20,7 +20,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 import tritonclient.grpc as grpcclient
-import tritonclient.http as httpclient
 from tritonclient.utils import InferenceServerException
 
 from tests.conftest import REPO_ROOT, require, run_cli
