@@ -50,6 +50,9 @@ def resolved_platform_backend(c: pb.ModelConfig) -> tuple[str, str] | None:
 def check_backend(name: str, c: pb.ModelConfig) -> list[Finding]:
     """Findings on `platform`, `backend` and `runtime` (Triton's meaning, see the module docstring)."""
     found = _check_pair(name, c)
+    resolved = resolved_platform_backend(c)
+    if resolved and resolved[1] == "python" and c.default_model_filename and not c.default_model_filename.endswith(".py"):
+        found.append(Finding(name, "default_model_filename", f"'{c.default_model_filename}' is not a .py file, which the Python backend refuses", "name the Python model file <name>.py (the default is model.py)"))
     runtime = c.runtime
     if runtime and runtime != "model.py" and posixpath.normpath(runtime.lstrip("/")).split("/")[0] == "..":
         found.append(Finding(name, "runtime", f"'{runtime}' escapes the backend folder, which Triton refuses", "name a library inside the backend folder (e.g. libtriton_<backend>.so) or leave runtime unset"))

@@ -111,7 +111,7 @@ def _check_state_order(name: str, s: pb.ModelSequenceBatching) -> list[Finding]:
     for field in ("input_name", "output_name"):
         for value, count in Counter(getattr(st, field) for st in s.state).items():
             if count > 1:
-                found.append(Finding(name, f"sequence_batching.state.{field}", f"state {field} '{value}' is used {count} times", "give each state its own names"))
+                found.append(Finding(name, f"sequence_batching.state.{field}", f"state {field} '{value}' is used {count} times; Triton 2.51 loads this, but the states then share one tensor", "give each state its own names", "warning"))
     by_input = sorted(s.state, key=lambda st: st.input_name)
     by_output = sorted(s.state, key=lambda st: st.output_name)
     for i, (a, b) in enumerate(zip(by_input, by_output)):
