@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -30,6 +31,16 @@ def require(module: str, hint: str) -> ModuleType:
         return importlib.import_module(module)
     except ImportError:
         missing(f"needs {module}: {hint}")
+
+
+def copy_example_project(dest: Path) -> Path:
+    """A copy of the repository's example project (spec, pipeline specs, model sources) in `dest`."""
+    dest.mkdir(parents=True, exist_ok=True)
+    shutil.copy(REPO_ROOT / "tritonkit.yaml", dest)
+    for folder in ("ensembles", "models", "examples"):
+        if (REPO_ROOT / folder).is_dir():
+            shutil.copytree(REPO_ROOT / folder, dest / folder, ignore=shutil.ignore_patterns("__pycache__"))
+    return dest
 
 
 @pytest.fixture(scope="session")

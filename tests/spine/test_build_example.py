@@ -10,20 +10,14 @@ import pytest
 from google.protobuf import text_format
 from tritonclient.grpc import model_config_pb2
 
-from tests.conftest import REPO_ROOT, missing, run_cli
+from tests.conftest import copy_example_project, missing, run_cli
 from tests.spine.cli_contract import snapshot as every_path
 
 
 @pytest.fixture()
 def project(tmp_path: Path) -> Path:
     """A copy of the example project (spec, pipeline specs, model sources)."""
-    dest = tmp_path / "project"
-    dest.mkdir()
-    shutil.copy(REPO_ROOT / "tritonkit.yaml", dest)
-    for folder in ("ensembles", "models", "examples"):
-        if (REPO_ROOT / folder).is_dir():
-            shutil.copytree(REPO_ROOT / folder, dest / folder, ignore=shutil.ignore_patterns("__pycache__"))
-    return dest
+    return copy_example_project(tmp_path / "project")
 
 
 def snapshot(root: Path) -> dict[str, bytes]:

@@ -1,0 +1,119 @@
+"""`tritonkit up` / `tritonkit down`: the generated compose file run by whichever compose engine exists."""
+from __future__ import annotations
+
+import subprocess
+import time
+from pathlib import Path
+
+import click
+
+from tritonkit.cli.output import emit_json, json_option, reports_errors
+from tritonkit.containers import failures
+from tritonkit.containers.compose import ENGINES, Engine, Unhealthy, down, find_engine, leftovers, project_name, save_logs, wait_healthy
+from tritonkit.errors import Problem, TritonkitError
+from tritonkit.serve.state import STATE_DIR
+
+_files_option = click.option(
+    "-f", "--file", "files", multiple=True, type=click.Path(path_type=Path),
+    help="Compose file; repeat to add overrides, as with docker compose [default: docker-compose.yml].")
+_engine_option = click.option("--engine", type=click.Choice([e.name for e in ENGINES]),
+                              help="Compose engine [default: the first that works, in the order listed].")
+_project_option = click.option("-p", "--project-name", "project", help="Compose project [default: the compose file's folder].")
+
+
+def _resolve(files: tuple[Path, ...], project: str | None) -> tuple[list[Path], str]:
+    chosen = list(files) or [Path("docker-compose.yml")]
+    for f in chosen:
+        if not f.is_file():
+            raise TritonkitError(str(f), "", "compose file not found", "run tritonkit build first, or pass -f FILE")
+    return chosen, project or project_name(chosen[0])
+
+
+def _failed(engine: Engine, files: list[Path], project: str, problems: list[Problem], summary: str) -> TritonkitError:
+    """Tears the project down (nothing is left running) and returns the error naming what went wrong."""
+    down(engine, files, project)
+    left = leftovers(engine, project)
+    problems = problems or [Problem(str(files[0]), "", summary, "read the container log named above")]
+    if left:
+        problems.append(Problem(str(files[0]), "", f"down left {', '.join(left)}", f"remove them with {engine.runtime}"))
+    return TritonkitError.of(problems)
+
+
+@click.command("up")
+@_files_option
+@_engine_option
+@_project_option
+@click.option("--timeout", default=300.0, show_default=True, help="Seconds to wait for the healthchecks.")
+@json_option
+@reports_errors
+def up_command(files: tuple[Path, ...], engine: str | None, project: str | None, timeout: float, as_json: bool) -> None:
+    """Start the generated docker-compose.yml in the background and wait until its healthcheck passes.
+
+    Uses `docker compose`, `docker-compose` or `podman-compose`, whichever works here. When the
+    deployment does not become healthy (a mount source that does not exist, a taken port, a model that
+    fails to load), it names the cause, keeps the container's log in .tritonkit/logs/compose/, and
+    takes the deployment down again, so nothing is left running.
+
+    \b
+    Examples:
+      tritonkit build && tritonkit up          # then: tritonkit smoke --url localhost:8000
+      TRITON_ADMIN_KEY=secret tritonkit up -f docker-compose.yml -f local.override.yml --json
+      tritonkit down
+    """
+    chosen, name = _resolve(files, project)
+    runner = find_engine(engine)
+    say = (lambda line: None) if as_json else (lambda line: click.echo(line, err=True))
+    say(f"starting {name} with {runner.name}")
+    started = time.monotonic()
+    proc = subprocess.run(runner.compose(chosen, name, "up", "-d"), capture_output=True, text=True)
+    output = proc.stdout + proc.stderr
+    engine_problems = failures.from_engine(chosen[0], output)
+    if proc.returncode != 0 or engine_problems:
+        last = [line for line in output.splitlines() if line.strip()][-1:] or ["no output"]
+        raise _failed(runner, chosen, name, engine_problems, f"{runner.name} up failed: {last[0]}")
+    try:
+        running = wait_healthy(runner, name, timeout, say)
+    except Unhealthy as exc:
+        log_dir = Path.cwd() / STATE_DIR / "logs" / "compose"
+        problems = []
+        for container in exc.containers:
+            log = save_logs(runner, container, log_dir)
+            say(f"log of {container.name}: {log}")
+            problems += failures.from_triton_log(chosen[0], container.name, log)
+        raise _failed(runner, chosen, name, problems, str(exc)) from None
+    seconds = round(time.monotonic() - started, 1)
+    if as_json:
+        emit_json({"ok": True, "engine": runner.name, "project": name, "seconds": seconds,
+                   "containers": [c.name for c in running]})
+    else:
+        click.echo(f"{name} is up and healthy with {runner.name} in {seconds} s "
+                   f"({', '.join(c.name for c in running)}); stop it with: tritonkit down")
+
+
+@click.command("down")
+@_files_option
+@_engine_option
+@_project_option
+@json_option
+@reports_errors
+def down_command(files: tuple[Path, ...], engine: str | None, project: str | None, as_json: bool) -> None:
+    """Stop and remove what `tritonkit up` started: containers, the project's network and volumes.
+
+    Runs the engine's `down`, then removes anything of the project it left behind (podman-compose 1.0
+    keeps the network), and fails if something still remains.
+
+    \b
+    Examples:
+      tritonkit down
+      tritonkit down -f docker-compose.yml -f local.override.yml --json
+    """
+    chosen, name = _resolve(files, project)
+    runner = find_engine(engine)
+    down(runner, chosen, name)
+    left = leftovers(runner, name)
+    if left:
+        raise TritonkitError(str(chosen[0]), "", f"down left {', '.join(left)}", f"remove them with {runner.runtime}")
+    if as_json:
+        emit_json({"ok": True, "engine": runner.name, "project": name})
+    else:
+        click.echo(f"{name} is down ({runner.name}): no container, network or volume left")

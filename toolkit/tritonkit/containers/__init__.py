@@ -1,0 +1,1 @@
+"""Running the generated deployment in containers: compose engines, `tritonkit up/down`, a stand-in Triton image."""
