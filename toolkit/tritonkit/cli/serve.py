@@ -10,7 +10,7 @@ import click
 
 from tritonkit.cli.output import emit_json, json_option, reports_errors
 from tritonkit.errors import TritonkitError
-from tritonkit.serve.background import running_state, start_background
+from tritonkit.serve.background import running_state, stale_message, start_background, take_stale
 from tritonkit.serve.server import EmbeddedServer, ServerExited, print_progress
 from tritonkit.serve.state import STATE_DIR, clear_state, read_state, state_path, write_state
 
@@ -55,7 +55,7 @@ def _serve_foreground(server: EmbeddedServer, as_json: bool) -> None:
         else:
             _print_summary(server)
         click.echo("Serving; press Ctrl-C to stop.", err=True)
-        server.wait()
+        server.wait(on_restart=lambda event: click.echo(f"warning: {event.describe()}", err=True))
     except ServerExited as exc:
         if read_state(server.work_dir) is None:  # `tritonkit stop` clears the state before it signals
             click.echo("Triton stopped by tritonkit stop.", err=True)
@@ -101,6 +101,9 @@ def serve_command(directory: Path, http_port: int | None, grpc_port: int | None,
       tritonkit serve --background --json          # returns when ready; `tritonkit stop` stops it
     """
     work_dir = Path.cwd() / STATE_DIR
+    stale = take_stale(work_dir)
+    if stale is not None:
+        click.echo(f"note: {stale_message(work_dir, stale)}", err=True)
     server = EmbeddedServer(directory, host=host, http_port=http_port, grpc_port=grpc_port,
                             metrics_port=metrics_port, work_dir=work_dir, startup_timeout=startup_timeout,
                             onnx_threads=onnx_threads, progress=print_progress, detach=not foreground)

@@ -57,3 +57,14 @@ def repository_index(http_url: str) -> list[ModelStatus] | None:
     return [ModelStatus(name=item["name"], version=str(item.get("version", "")),
                         state=item.get("state", ""), reason=item.get("reason", ""))
             for item in json.loads(body)]
+
+
+def load_model(http_url: str, model: str, timeout: float = 120.0) -> tuple[bool, str]:
+    """`POST /v2/repository/models/M/load` (explicit model control): (loaded, Triton's error message if not)."""
+    status, body = _request(f"http://{http_url}/v2/repository/models/{model}/load", data=b"{}", timeout=timeout)
+    if status == 200:
+        return True, ""
+    try:
+        return False, str(json.loads(body).get("error", body.decode(errors="replace")))
+    except ValueError:
+        return False, body.decode(errors="replace") or f"HTTP status {status}"

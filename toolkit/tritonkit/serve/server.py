@@ -21,6 +21,7 @@ from tritonkit.serve.ports import choose_ports, port_taken_error
 from tritonkit.serve.runtime import prepare_runtime
 from tritonkit.serve.serving import ServingRepository, build_serving_repository, uses_response_cache
 from tritonkit.serve.state import STATE_DIR, ServerState
+from tritonkit.serve.stubs import StubRestart, StubWatch, events_path
 
 
 @dataclass(frozen=True)
@@ -68,6 +69,8 @@ class EmbeddedServer:
         """`detach=True` lets the server outlive this process (background mode); otherwise it gets SIGTERM
         when this process dies. Ports left as None are picked free; `work_dir` defaults to ./.tritonkit."""
         self.repository = Path(repository)
+        # An object-store URL (s3://host:port/bucket/prefix) is handed to Triton as is: no serving folder, no fallbacks.
+        self.remote = str(repository) if str(repository).startswith("s3://") else None
         self.host = host
         self.wanted_ports = {"http": http_port, "grpc": grpc_port, "metrics": metrics_port}
         self.work_dir = Path(work_dir) if work_dir else Path.cwd() / STATE_DIR
@@ -102,15 +105,20 @@ class EmbeddedServer:
     def start(self) -> EmbeddedServer:
         """Starts Triton and returns once every model is ready; raises (and stops it) otherwise."""
         self.ports = choose_ports(self.host, self.wanted_ports)
-        self.serving = build_serving_repository(self.repository, self.work_dir, threads=self.onnx_threads)
+        if self.remote is None:
+            self.serving = build_serving_repository(self.repository, self.work_dir, threads=self.onnx_threads)
+            model_repository = str(self.serving.path.resolve())
+        else:
+            model_repository = self.remote
         runtime = prepare_runtime()
         if self.log_path is None:
             stamp = time.strftime("%Y%m%d-%H%M%S")
             self.log_path = self.work_dir / "logs" / f"tritonserver-{stamp}-{self.ports['http']}.log"
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
-        cmd = [str(runtime.tritonserver), f"--model-repository={self.serving.path.resolve()}",
+        cmd = [str(runtime.tritonserver), f"--model-repository={model_repository}",
                f"--backend-directory={runtime.backends}", f"--cache-directory={runtime.caches}",
-               "--model-control-mode=none", "--exit-on-error=false", "--strict-readiness=true",
+               # explicit control so a model whose stub died can be reloaded (serve/stubs.py)
+               "--model-control-mode=explicit", "--load-model=*", "--exit-on-error=false", "--strict-readiness=true",
                f"--exit-timeout-secs={max(1, int(self.exit_timeout // 3))}"]
         for endpoint, port in self.ports.items():
             cmd += [f"--{endpoint}-address={self.host}", f"--{endpoint}-port={port}"]
@@ -128,8 +136,8 @@ class EmbeddedServer:
         return self
 
     def _wait_until_loaded(self) -> None:
-        assert self.proc is not None and self.serving is not None and self.log_path is not None, "set by start()"
-        model_dirs = [p.name for p in self.serving.path.iterdir() if p.is_dir() and not p.name.startswith(".")]
+        assert self.proc is not None and self.log_path is not None, "set by start()"
+        model_dirs = [p.name for p in self.serving.path.iterdir() if p.is_dir() and not p.name.startswith(".")] if self.serving else []
         started, next_report = time.monotonic(), 0.0
         while True:
             elapsed = time.monotonic() - started
@@ -182,10 +190,21 @@ class EmbeddedServer:
             raise ServerExited(self.proc.pid, process.describe_exit(self.proc.returncode), "while serving",
                                self.log_path)
 
-    def wait(self, poll_s: float = 0.5) -> None:
-        """Blocks while the server runs (foreground mode); raises `ServerExited` when it dies."""
+    @property
+    def events_path(self) -> Path:
+        """Where stub restarts of this server are recorded."""
+        assert self.log_path is not None, "set by start()"
+        return events_path(self.log_path)
+
+    def wait(self, poll_s: float = 0.5, on_restart: Callable[[StubRestart], None] | None = None) -> None:
+        """Blocks while the server runs (foreground mode), reloading models whose stub died;
+        raises `ServerExited` when the server dies."""
+        watch = StubWatch(self.pid, self.http_url, self.events_path)
         while True:
             self.check()
+            for event in watch.heal():
+                if on_restart:
+                    on_restart(event)
             time.sleep(poll_s)
 
     def stop(self) -> str:

@@ -5,10 +5,12 @@ from dataclasses import replace
 from pathlib import Path
 
 from tritonkit.model_config import pb
+from tritonkit.serve.state import STATE_DIR, read_state
+from tritonkit.serve.stubs import events_path, read_events
 from tritonkit.smoke import checks
 from tritonkit.smoke.checks import CheckResult
 from tritonkit.smoke.clients import open_client
-from tritonkit.smoke.target import Target
+from tritonkit.smoke.target import Target, same_endpoint
 from tritonkit.validate.model_graph import bls_calls, load_order
 from tritonkit.validate.repository_check import validate_repository
 
@@ -49,3 +51,16 @@ def run_smoke(repository: Path, target: Target, protocols: list[str], progress=N
         finally:
             client.close()
     return [replace(r, served_as=checks.FALLBACK) if r.model in fallbacks else r for r in results]
+
+
+def stub_restart_rows(target: Target, project_dir: Path = Path(".")) -> list[CheckResult]:
+    """One row per Python-backend stub that died while this project's `tritonkit serve` ran the target server
+    (the server reloaded its model; a failed reload fails the row); nothing for a server tritonkit does not run."""
+    state = read_state(project_dir / STATE_DIR)
+    if state is None or target.http_url is None or not same_endpoint(target.http_url, f"{state.host}:{state.http_port}"):
+        return []
+    events = read_events(events_path(Path(state.log)))
+    if not events:
+        return [CheckResult("stub restarts", "-", "-", "pass", "no Python-backend stub died", 0.0)]
+    return [CheckResult("stub restart", e.model, "-", "pass" if e.reloaded else "fail", e.describe(), e.seconds)
+            for e in events]

@@ -37,6 +37,11 @@ def _endpoint(url: str) -> tuple[str, str]:
     return ("loopback" if host in _LOOPBACK else host), port
 
 
+def same_endpoint(a: str, b: str) -> bool:
+    """Whether two host:port strings name the same endpoint (loopback spellings are equal)."""
+    return _endpoint(a) == _endpoint(b)
+
+
 def resolve_target(http_url: str | None, grpc_url: str | None, protocols: list[str],
                    project_dir: Path = Path(".")) -> Target:
     """Both URLs given win; else the background server of this project fills in (or matches) them; else defaults.

@@ -1,0 +1,116 @@
+"""Python-backend stubs of a running server: which model each belongs to, and reloading a model whose stub died.
+
+Triton 2.51 does not restart a dead stub (measured: after a SIGKILL every request to that model fails with
+"Stub process '<model>_0_0' is not healthy." until the model is reloaded), so the foreground server reloads
+such a model itself and records the event for `tritonkit smoke`.
+"""
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from tritonkit.serve import health
+
+STUB_BINARY = b"triton_python_backend_stub"
+
+
+@dataclass(frozen=True)
+class StubRestart:
+    """One dead stub found and its model reloaded (or not: `reloaded` False with Triton's reason)."""
+
+    model: str
+    pid: int
+    at: float
+    reloaded: bool
+    seconds: float
+    detail: str = ""
+
+    def describe(self) -> str:
+        when = time.strftime("%H:%M:%S", time.localtime(self.at))
+        if self.reloaded:
+            return f"stub of model '{self.model}' (pid {self.pid}) died at {when}; model reloaded in {self.seconds:.1f} s"
+        return f"stub of model '{self.model}' (pid {self.pid}) died at {when}; reload failed: {self.detail}"
+
+
+def events_path(log_path: Path) -> Path:
+    """Where a server's stub restarts are recorded: beside its log, so the state file leads to them."""
+    return log_path.with_name(log_path.stem + ".events.jsonl")
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(stat[1]) == pid:
+                found.append(int(entry.name))
+    return found
+
+
+def stub_pids(server_pid: int) -> dict[int, str]:
+    """{stub pid: model name} for the live stubs the server started (the stub's first argument is
+    `<repository>/<model>/<version>/model.py`)."""
+    stubs = {}
+    for pid in _children(server_pid):
+        try:
+            args = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if args and args[0].endswith(STUB_BINARY) and len(args) > 1:
+            stubs[pid] = Path(args[1].decode(errors="replace")).parent.parent.name
+    return stubs
+
+
+def _is_zombie(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()[0] == "Z"
+    except OSError:
+        return False
+
+
+class StubWatch:
+    """Remembers the stubs of one server and reloads the models whose stub has gone."""
+
+    def __init__(self, server_pid: int, http_url: str, events: Path) -> None:
+        self.server_pid, self.http_url, self.events = server_pid, http_url, events
+        self.known = stub_pids(server_pid)
+
+    def heal(self) -> list[StubRestart]:
+        """Reloads every model whose stub died unasked and appends the events to the file.
+
+        A stub that died unasked stays a zombie (Triton does not reap it); stubs Triton stops itself, while
+        unloading or shutting down, are reaped and vanish, so they are not mistaken for crashes."""
+        dead = {pid: model for pid, model in self.known.items() if _is_zombie(pid)}
+        restarts = []
+        for model in sorted(set(dead.values())):
+            pid = min(p for p, m in dead.items() if m == model)
+            started = time.monotonic()
+            ok, detail = health.load_model(self.http_url, model)
+            restarts.append(StubRestart(model, pid, time.time(), ok, round(time.monotonic() - started, 2), detail))
+        if restarts:
+            self.known = stub_pids(self.server_pid)
+            self.events.parent.mkdir(parents=True, exist_ok=True)
+            with self.events.open("a") as out:
+                for event in restarts:
+                    out.write(json.dumps(asdict(event)) + "\n")
+        return restarts
+
+
+def read_events(events: Path) -> list[StubRestart]:
+    """The recorded restarts of a server (none when the file is missing or unreadable)."""
+    try:
+        lines = events.read_text().splitlines()
+    except OSError:
+        return []
+    restarts = []
+    for line in lines:
+        try:
+            restarts.append(StubRestart(**json.loads(line)))
+        except (ValueError, TypeError):
+            continue
+    return restarts
