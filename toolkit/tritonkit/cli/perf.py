@@ -6,13 +6,18 @@ from pathlib import Path
 import click
 
 from tritonkit.cli.output import emit_json, json_option, reports_errors
-from tritonkit.serve.background import running_state
+from tritonkit.serve.background import running_state, stale_error, take_stale
 from tritonkit.serve.perf import PerfOptions, run_perf
 from tritonkit.serve.state import STATE_DIR
 
 
 def _default_url(protocol: str) -> str:
-    """The project's running `tritonkit serve` server if there is one, else Triton's default port."""
+    """The project's running `tritonkit serve` server if there is one, else Triton's default port.
+
+    A state file left by a server that died is an error, not a silent switch to the default port."""
+    stale = take_stale(Path.cwd() / STATE_DIR)
+    if stale is not None:
+        raise stale_error(Path.cwd() / STATE_DIR, stale)
     state = running_state(Path.cwd() / STATE_DIR)
     if state is not None:
         return f"{state.host}:{state.grpc_port if protocol == 'grpc' else state.http_port}"

@@ -8,8 +8,10 @@ from pathlib import Path
 import click
 
 from tritonkit.cli.output import emit_json, json_option, reports_errors
+from tritonkit.serve.background import stale_error, take_stale
+from tritonkit.serve.state import STATE_DIR
 from tritonkit.smoke import report
-from tritonkit.smoke.runner import run_smoke
+from tritonkit.smoke.runner import run_smoke, stub_restart_rows
 from tritonkit.smoke.target import resolve_target
 
 
@@ -30,7 +32,8 @@ def smoke_command(repository: Path, http_url: str | None, grpc_url: str | None, 
     interleaved sequences with uint64 ids, streams of decoupled models), or sends generated inputs,
     and sends bad requests (wrong dtype, wrong shape, missing input, unknown model) that must be refused
     while the server stays healthy: only an inference error from the server counts as refused, a failed
-    connection does not. A decoupled model must stream at least one response and complete. Models the
+    connection does not. On this project's `tritonkit serve` server, a Python-backend stub that died and
+    was reloaded is listed as a `stub restart` row. A decoupled model must stream at least one response and complete. Models the
     server runs through tritonkit's onnxruntime fallback are marked as such. Exits 1 if any check fails.
 
     \b
@@ -40,8 +43,12 @@ def smoke_command(repository: Path, http_url: str | None, grpc_url: str | None, 
       tritonkit smoke --url 127.0.0.1:18000 --protocol http   # HTTP checks only
     """
     protocols = ["http", "grpc"] if protocol == "both" else [protocol]
+    stale = take_stale(Path.cwd() / STATE_DIR)
+    if stale is not None and http_url is None and grpc_url is None:
+        raise stale_error(Path.cwd() / STATE_DIR, stale)
     target = resolve_target(http_url, grpc_url, protocols)
     results = run_smoke(repository, target, protocols, progress=None if as_json else lambda m: click.echo(f"checking {m}", err=True))
+    results += stub_restart_rows(target)
     if as_json:
         emit_json(report.as_json(results, asdict(target)))
     else:

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from tritonkit.cli.output import emit_json, json_option, reports_errors
-from tritonkit.serve.background import stop_recorded
+from tritonkit.serve.background import stale_message, stop_recorded, take_stale
 from tritonkit.serve.state import STATE_DIR
 
 
@@ -29,10 +29,14 @@ def stop_command(timeout: float, as_json: bool) -> None:
     """
     work_dir = Path.cwd() / STATE_DIR
     started = time.monotonic()
+    stale = take_stale(work_dir)
+    if stale is not None:
+        click.echo(f"note: {stale_message(work_dir, stale)}", err=True)
     stopped = stop_recorded(work_dir, timeout=timeout)
     elapsed = time.monotonic() - started
     if as_json:
-        emit_json({"ok": True, "stopped": stopped is not None, "how": stopped.how if stopped else None,
+        emit_json({"ok": True, "stopped": stopped is not None, "stale": stale is not None,
+                   "how": stopped.how if stopped else None,
                    "pid": stopped.state.pid if stopped else None, "seconds": round(elapsed, 2)})
     elif stopped is None:
         click.echo(f"no tritonkit server running for this project ({work_dir})")

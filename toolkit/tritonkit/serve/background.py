@@ -21,6 +21,28 @@ def running_state(work_dir: Path) -> ServerState | None:
     return None
 
 
+def take_stale(work_dir: Path) -> ServerState | None:
+    """The recorded server when it no longer runs (killed, crashed, machine restarted); its state file is removed."""
+    state = read_state(work_dir)
+    if state is None or (process.is_alive(state.pid) and process.is_tritonserver(state.pid)):
+        return None
+    clear_state(work_dir)
+    return state
+
+
+def stale_message(work_dir: Path, state: ServerState) -> str:
+    """One line naming the dead server, its log and what was done about the state file."""
+    return (f"{state_path(work_dir)}: the Triton server it recorded (pid {state.pid}, http {state.host}:"
+            f"{state.http_port}) is no longer running; removed the stale state file (server log: {state.log})")
+
+
+def stale_error(work_dir: Path, state: ServerState) -> TritonkitError:
+    """For commands that needed that server: the stale line, and how to go on."""
+    return TritonkitError(str(state_path(work_dir)), "", f"the Triton server it recorded (pid {state.pid}, http "
+                          f"{state.host}:{state.http_port}) is no longer running (log: {state.log}); the stale state "
+                          "file was removed", "start it again (tritonkit serve --background) or pass --url")
+
+
 def start_background(server: EmbeddedServer) -> ServerState:
     """Starts `server` detached (it must have been made with detach=True) and records it."""
     existing = running_state(server.work_dir)
