@@ -59,6 +59,12 @@ COMMANDS: dict[str, LazyCommand] = {
                         "Run perf_analyzer (tritonclient 2.51) against MODEL and print throughput and latency per concurrency."),
     "tune": LazyCommand("tritonkit.cli.tune:tune_command",
                         "Tune MODEL (or an ensemble/BLS PIPELINE) with Triton Model Analyzer and write the winner back."),
+    "publish": LazyCommand("tritonkit.cli.publish:publish_command",
+                           "Publish the built repository to DEST (a folder or s3://bucket/prefix) as new model versions."),
+    "rollout": LazyCommand("tritonkit.cli.rollout:rollout_command",
+                           "Load the versions published to DEST on running servers, check them, then retire the old ones."),
+    "rollback": LazyCommand("tritonkit.cli.rollout:rollback_command",
+                            "Serve VERSION of MODEL alone on a running server, with the config it runs now."),
 }
 
 

@@ -51,9 +51,11 @@ class HttpClient:
 
     protocol = "http"
 
-    def __init__(self, url: str, timeout: float = 60.0) -> None:
+    def __init__(self, url: str, timeout: float = 60.0, versions: dict[str, int] | None = None) -> None:
+        """`versions` pins requests to a model to one version (rollout checks a candidate next to the live one)."""
         self.url = url
         self.timeout = timeout
+        self.versions = versions or {}
         self.client = httpclient.InferenceServerClient(url, connection_timeout=timeout, network_timeout=timeout)
 
     def live(self) -> bool:
@@ -78,7 +80,8 @@ class HttpClient:
             tensor.set_data_from_numpy(value, binary_data=True)
             tensors.append(tensor)
         kwargs = _sequence_kwargs(sequence)
-        result = self.client.infer(model, tensors, outputs=[httpclient.InferRequestedOutput(o) for o in outputs], **kwargs)
+        result = self.client.infer(model, tensors, model_version=str(self.versions.get(model, "")),
+                                   outputs=[httpclient.InferRequestedOutput(o) for o in outputs], **kwargs)
         return {o: result.as_numpy(o) for o in outputs}
 
     def stream(self, model: str, inputs: Tensors, outputs: list[str], timeout: float = 60.0) -> list[Tensors]:

@@ -1,0 +1,192 @@
+"""Where a repository is published: a local folder or an S3 prefix, behind one small interface.
+
+Keys are `/`-separated paths below the destination root. Every write is whole-object (S3 PUT, or a
+temporary file renamed into place locally), so a reader never sees half a file, and each object carries
+its sha256 (S3 metadata; recomputed locally) so a rerun can skip what is already there.
+S3 credentials come only from boto3's own chain (environment, profile, instance/IRSA role); tritonkit
+never reads, stores or prints them.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Protocol
+
+from tritonkit.errors import TritonkitError
+
+#: S3 object metadata key holding the sha256 of the object's bytes.
+SHA_META = "sha256"
+
+
+def sha256_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+class Destination(Protocol):
+    """What publishing and rollout need from a destination."""
+
+    url: str
+
+    def list(self) -> dict[str, int]: ...
+    def sha256(self, key: str) -> str | None: ...
+    def read(self, key: str) -> bytes | None: ...
+    def write(self, key: str, data: bytes, sha: str) -> None: ...
+    def upload(self, key: str, path: Path, sha: str) -> None: ...
+    def delete(self, key: str) -> None: ...
+
+
+class LocalDestination:
+    """A folder on this machine (or a mounted volume): files renamed into place."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.url = str(root)
+
+    def _path(self, key: str) -> Path:
+        return self.root / key
+
+    def list(self) -> dict[str, int]:
+        if not self.root.is_dir():
+            return {}
+        found = {}
+        for dirpath, dirs, files in os.walk(self.root):
+            rel = Path(dirpath).relative_to(self.root)
+            if not files and not dirs and rel != Path("."):
+                found[f"{rel.as_posix()}/"] = 0  # an empty folder, like an S3 folder marker
+            for name in files:
+                if not name.startswith(".tritonkit-tmp-"):
+                    found[(rel / name).as_posix()] = (Path(dirpath) / name).stat().st_size
+        return found
+
+    def sha256(self, key: str) -> str | None:
+        path = self._path(key)
+        if key.endswith("/"):
+            return sha256_bytes(b"") if path.is_dir() else None
+        return sha256_file(path) if path.is_file() else None
+
+    def read(self, key: str) -> bytes | None:
+        path = self._path(key)
+        return path.read_bytes() if path.is_file() else None
+
+    def write(self, key: str, data: bytes, sha: str) -> None:
+        path = self._path(key)
+        if key.endswith("/"):
+            path.mkdir(parents=True, exist_ok=True)
+            return
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".tritonkit-tmp-", dir=path.parent)
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+
+    def upload(self, key: str, path: Path, sha: str) -> None:
+        self.write(key, path.read_bytes(), sha)
+
+    def delete(self, key: str) -> None:
+        self._path(key).unlink(missing_ok=True)
+
+
+class S3Destination:
+    """`s3://bucket/prefix` through boto3 (any S3-compatible endpoint with `endpoint_url`, e.g. MinIO)."""
+
+    def __init__(self, bucket: str, prefix: str, endpoint_url: str | None = None) -> None:
+        try:
+            import boto3
+            from botocore.config import Config
+        except ImportError as exc:
+            raise TritonkitError(f"s3://{bucket}/{prefix}", "", "publishing to S3 needs boto3",
+                                 "pip install 'tritonkit[publish]'") from exc
+        self.bucket, self.prefix = bucket, prefix.strip("/")
+        self.url = f"s3://{bucket}/{self.prefix}".rstrip("/")
+        self.endpoint_url = endpoint_url
+        # Credentials: boto3's default chain only (env, shared profile, container/instance role, web identity).
+        self.client: Any = boto3.session.Session().client(
+            "s3", endpoint_url=endpoint_url, config=Config(max_pool_connections=16, retries={"max_attempts": 5}))
+
+    def _key(self, key: str) -> str:
+        return f"{self.prefix}/{key}" if self.prefix else key
+
+    def list(self) -> dict[str, int]:
+        found: dict[str, int] = {}
+        start = self._key("")
+        for page in self.client.get_paginator("list_objects_v2").paginate(Bucket=self.bucket, Prefix=start):
+            for item in page.get("Contents", []):
+                found[item["Key"][len(start):]] = item["Size"]
+        return found
+
+    def sha256(self, key: str) -> str | None:
+        from botocore.exceptions import ClientError
+        try:
+            head = self.client.head_object(Bucket=self.bucket, Key=self._key(key))
+        except ClientError:
+            return None
+        return head.get("Metadata", {}).get(SHA_META)
+
+    def read(self, key: str) -> bytes | None:
+        from botocore.exceptions import ClientError
+        try:
+            return self.client.get_object(Bucket=self.bucket, Key=self._key(key))["Body"].read()
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") in ("NoSuchKey", "404"):
+                return None
+            raise
+
+    def write(self, key: str, data: bytes, sha: str) -> None:
+        self.client.put_object(Bucket=self.bucket, Key=self._key(key), Body=data, Metadata={SHA_META: sha})
+
+    def upload(self, key: str, path: Path, sha: str) -> None:
+        self.client.upload_file(str(path), self.bucket, self._key(key), ExtraArgs={"Metadata": {SHA_META: sha}})
+
+    def delete(self, key: str) -> None:
+        self.client.delete_object(Bucket=self.bucket, Key=self._key(key))
+
+
+def open_destination(dest: str, endpoint_url: str | None = None) -> Destination:
+    """`s3://bucket/prefix` or a local folder path."""
+    if dest.startswith("s3://"):
+        bucket, _, prefix = dest[len("s3://"):].partition("/")
+        if not bucket:
+            raise TritonkitError(dest, "", "no bucket in the S3 URL", "write it as s3://BUCKET/PREFIX")
+        return S3Destination(bucket, prefix, endpoint_url)
+    if "://" in dest:
+        raise TritonkitError(dest, "", "unsupported destination scheme", "use a local folder or s3://BUCKET/PREFIX")
+    return LocalDestination(Path(dest))
+
+
+def triton_url(destination: Destination) -> str:
+    """The `--model-repository` value Triton needs for this destination (`s3://host:port/bucket/prefix` for a custom endpoint)."""
+    if isinstance(destination, S3Destination) and destination.endpoint_url:
+        host = destination.endpoint_url.split("://", 1)[-1].rstrip("/")
+        return f"s3://{host}/{destination.bucket}/{destination.prefix}".rstrip("/")
+    return destination.url
+
+
+@contextmanager
+def storage_errors(url: str) -> Iterator[None]:
+    """Object-store and file-system failures as one-line errors (botocore's messages name no credential)."""
+    try:
+        yield
+    except OSError as exc:
+        raise TritonkitError(url, "", f"cannot write: {exc}", "check the path and its permissions") from exc
+    except Exception as exc:
+        if type(exc).__module__.startswith(("botocore", "boto3", "s3transfer")):
+            first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            raise TritonkitError(url, "", f"S3 request failed: {first}",
+                                 "check the bucket, --endpoint-url and the AWS credentials in the environment/profile") from exc
+        raise
