@@ -9,6 +9,6 @@ DATA_PACKAGES = {"tritonkit.templates": "templates", "tritonkit.ensembles": "ens
 
 setup(
     packages=[*find_namespace_packages("toolkit", include=["tritonkit*"], exclude=["*.__pycache__"]), *DATA_PACKAGES,
-              "tritonkit.templates.model_config"],
+              "tritonkit.templates.model_config", "tritonkit.templates.deploy"],
     package_dir={"": "toolkit", **DATA_PACKAGES},
 )

@@ -57,6 +57,8 @@ COMMANDS: dict[str, LazyCommand] = {
                         "Stop the Triton server recorded in ./.tritonkit/server.json (background or foreground)."),
     "perf": LazyCommand("tritonkit.cli.perf:perf_command",
                         "Run perf_analyzer (tritonclient 2.51) against MODEL and print throughput and latency per concurrency."),
+    "deploy": LazyCommand("tritonkit.cli.deploy:deploy_command",
+                          "Write Kubernetes or KServe manifests that serve the published repository, sized from the spec."),
     "tune": LazyCommand("tritonkit.cli.tune:tune_command",
                         "Tune MODEL (or an ensemble/BLS PIPELINE) with Triton Model Analyzer and write the winner back."),
     "publish": LazyCommand("tritonkit.cli.publish:publish_command",

@@ -10,6 +10,7 @@ import yaml
 
 from tritonkit.repository.plan import BuildPlan
 from tritonkit.spec.model import DeploySpec
+from tritonkit.spec.project import Project
 from tritonkit.validate.model_graph import with_callees
 
 DOCKERFILE_NAME = "tritonkit.Dockerfile"
@@ -28,10 +29,10 @@ def needs_gpu(plan: BuildPlan) -> bool:
     return any(g.kind == "KIND_GPU" for spec in plan.project.models.values() for g in spec.instance_group)
 
 
-def python_requirements(plan: BuildPlan) -> list[str]:
+def python_requirements(project: Project) -> list[str]:
     """pip packages the Python models need beyond the image, deduplicated in spec order."""
     seen: dict[str, None] = {}
-    for spec in plan.project.models.values():
+    for spec in project.models.values():
         for req in spec.requirements:
             seen.setdefault(req, None)
     return list(seen)
@@ -117,7 +118,7 @@ def compose_document(plan: BuildPlan, repository: Path, compose_path: Path) -> d
         },
         "restart": "unless-stopped",
     }
-    if python_requirements(plan):
+    if python_requirements(plan.project):
         service["build"] = {"context": ".", "dockerfile": DOCKERFILE_NAME}
         service["image"] = f"tritonkit-{compose_path.absolute().parent.name.lower() or 'project'}-triton:latest"
     if needs_gpu(plan):
@@ -150,7 +151,7 @@ def render_compose(plan: BuildPlan, repository: Path, compose_path: Path) -> str
 
 def render_dockerfile(plan: BuildPlan) -> str | None:
     """A Dockerfile extending the official image with the Python models' packages, or None if not needed."""
-    requirements = python_requirements(plan)
+    requirements = python_requirements(plan.project)
     if not requirements:
         return None
     quoted = " ".join("'" + r.replace("'", "") + "'" for r in requirements)

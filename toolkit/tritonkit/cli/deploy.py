@@ -1,0 +1,97 @@
+"""`tritonkit deploy k8s|kserve`: manifests for Triton serving a published s3:// repository, sized and schema-checked."""
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+
+from tritonkit.cli.output import emit_json, json_option, reports_errors
+from tritonkit.deploy.manifests import Manifest, write
+from tritonkit.deploy.schemas import KUBERNETES_VERSION
+from tritonkit.deploy.target import Options, Target, load_target
+from tritonkit.errors import shown_path
+
+
+def _common(func: Callable[..., Any]) -> Callable[..., Any]:
+    """The options both targets share (click applies them bottom-up, so they are listed in reverse)."""
+    options = [
+        click.option("-f", "--file", "spec", default="tritonkit.yaml", show_default=True, type=click.Path(path_type=Path), help="Spec file."),
+        click.option("--repository", "repository_url", metavar="S3_URL", help="The s3:// repository `tritonkit publish` wrote (required)."),
+        click.option("--repository-dir", type=click.Path(path_type=Path), help="The built repository to size from [default: model_repository next to the spec]."),
+        click.option("--out", "out", type=click.Path(path_type=Path), help="Output folder [default: deploy/<target> next to the spec]."),
+        click.option("--name", help="Name of the Kubernetes objects [default: the project folder's name]."),
+        click.option("--image", help="Triton image, pinned by tag or digest [default: the spec's deploy.image]."),
+        click.option("--load-seconds", type=float, help="Model load time for the startup probe [default: measured by the last tritonkit serve]."),
+        click.option("--min-replicas", type=int, default=1, show_default=True),
+        click.option("--max-replicas", type=int, default=4, show_default=True),
+        click.option("--queue-compute-ratio", type=float, default=0.5, show_default=True, help="Scale out above this queue time per compute time."),
+        click.option("--s3-secret", help="Secret with AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY [default: <name>-s3]."),
+        click.option("--irsa-role-arn", help="IAM role for the service account (EKS IRSA) instead of an S3 key Secret."),
+        click.option("--kubernetes-version", default=KUBERNETES_VERSION, show_default=True, help="Schemas the manifests are checked against."),
+        json_option,
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def _run(target: str, out: Path | None, as_json: bool, make: Callable[[Target, str], list[Manifest]], **kwargs: Any) -> None:
+    t = load_target(Options(**kwargs))
+    folder = out or t.project.root / "deploy" / target
+    written = write(folder, make(t, shown_path(folder)), t.options.kubernetes_version)
+    if as_json:
+        emit_json({"ok": True, "target": target, "out": str(folder), "files": [p.name for p in written], "models": t.models,
+                   "kubernetes_version": t.options.kubernetes_version, "load_seconds": t.load_time.seconds, "load_source": t.load_time.source})
+        return
+    click.echo(f"wrote {len(written)} files to {shown_path(folder)} (schema-checked against Kubernetes {t.options.kubernetes_version})")
+    click.echo(f"startup probe sized from a {t.load_time.seconds:g} s load ({t.load_time.source})")
+
+
+@click.group("deploy")
+def deploy_command() -> None:
+    """Write Kubernetes or KServe manifests that serve the published repository, sized from the spec.
+
+    \b
+    Example:
+      tritonkit build && tritonkit publish s3://models/prod
+      tritonkit deploy k8s --repository s3://models/prod && kubectl apply -k deploy/k8s
+    """
+
+
+@deploy_command.command("k8s")
+@_common
+@reports_errors
+def k8s_command(out: Path | None, as_json: bool, **kwargs: Any) -> None:
+    """Deployment, Service, PodMonitor, HPA (autoscaling/v2), PDB and kustomization, plus prometheus-adapter values.
+
+    Triton runs in explicit mode on the s3:// repository, loading the spec's models (deploy.load_models,
+    BLS callees added). Every file is checked offline against the Kubernetes schemas (kubernetes-validate)
+    and the CRD schemas shipped with tritonkit before any is written.
+
+    \b
+    Example:
+      tritonkit deploy k8s --repository s3://models/prod --max-replicas 8
+      tritonkit deploy k8s --repository s3://models/prod --irsa-role-arn arn:aws:iam::123456789012:role/triton --json
+    """
+    from tritonkit.deploy.k8s import k8s_manifests
+
+    _run("k8s", out, as_json, k8s_manifests, **kwargs)
+
+
+@deploy_command.command("kserve")
+@_common
+@click.option("--prometheus-url", default="http://prometheus-operated.monitoring.svc:9090", show_default=True,
+              help="Prometheus that KEDA queries for the autoscaling metric.")
+@reports_errors
+def kserve_command(out: Path | None, as_json: bool, **kwargs: Any) -> None:
+    """A pinned Triton ServingRuntime and an InferenceService (RawDeployment, KEDA autoscaling), same sizing and probes.
+
+    \b
+    Example:
+      tritonkit deploy kserve --repository s3://models/prod && kubectl apply -f deploy/kserve
+    """
+    from tritonkit.deploy.kserve import kserve_manifests
+
+    _run("kserve", out, as_json, lambda t, _hint: kserve_manifests(t), **kwargs)

@@ -1,0 +1,66 @@
+"""`tritonkit deploy k8s`: plain manifests plus a kustomization for Triton reading an s3:// repository.
+
+Plain manifests rather than a Helm chart: every file is the object that gets applied, so each one is
+checked here against the Kubernetes schemas as written (a chart's Go templates cannot be rendered or
+linted without a helm binary, which is not installable on the machines that build and test tritonkit),
+and `kubectl apply -k` needs nothing beyond kubectl. Values a chart would expose are flags of this
+command; regenerate to change them, or patch with kustomize overlays.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from tritonkit.deploy import pod
+from tritonkit.deploy.manifests import ADAPTER_VALUES, KUSTOMIZATION, Manifest, render
+from tritonkit.deploy.sizing import PROBE_PERIOD_S, mebibytes
+from tritonkit.deploy.target import Target
+
+#: The custom metric the HPA scales on (the prometheus-adapter rule's `as`).
+METRIC = "triton_queue_compute_ratio"
+#: The files `kubectl apply -k` applies, in order; the adapter values go to its own Helm release.
+RESOURCES = ["serviceaccount.yaml", "deployment.yaml", "service.yaml", "podmonitor.yaml", "hpa.yaml", "pdb.yaml"]
+
+
+def labels(t: Target) -> dict[str, str]:
+    return {"app.kubernetes.io/name": "triton", "app.kubernetes.io/instance": t.name, "app.kubernetes.io/managed-by": "tritonkit"}
+
+
+def selector(t: Target) -> dict[str, str]:
+    return {"app.kubernetes.io/name": "triton", "app.kubernetes.io/instance": t.name}
+
+
+def sizing_note(t: Target) -> str:
+    """One line of the numbers the resources came from, for the Deployment's header."""
+    models = ", ".join(f"{f.name} {mebibytes(f.file_bytes)} x{f.cpu_instances} cpu/{f.gpu_instances} gpu"
+                       for f in t.footprints if f.cpu_instances or f.gpu_instances)  # ensembles hold nothing
+    return f"{models}; shm {mebibytes(t.sizing.shm_bytes)}"
+
+
+def context(t: Target, out_hint: str) -> dict[str, Any]:
+    """Values the templates use; every one is computed here (the templates only lay them out)."""
+    deploy = t.project.deploy
+    volumes, mounts = pod.volumes(t)
+    return {
+        "spec": t.project.spec_path.name, "name": t.name, "labels": labels(t), "kserve": False, "selector": selector(t),
+        "image": t.image, "s3_url": t.s3_url, "models": t.models, "min_replicas": t.options.min_replicas,
+        "max_replicas": t.options.max_replicas, "irsa_role_arn": t.options.irsa_role_arn, "s3_secret": t.s3_secret,
+        "args": pod.server_args(t, t.s3_url, deploy.http_port, deploy.grpc_port, deploy.metrics_port),
+        "ports": [{"name": "http", "containerPort": deploy.http_port}, {"name": "grpc", "containerPort": deploy.grpc_port},
+                  {"name": "metrics", "containerPort": deploy.metrics_port}],
+        "env": pod.env(t), "resources": pod.resources(t), "probes": pod.probes(t, deploy.http_port),
+        "pod_security": pod.pod_security(t), "container_security": pod.container_security(t),
+        "volumes": volumes, "mounts": mounts, "sizing_note": sizing_note(t),
+        "startup_window_s": t.sizing.startup_failure_threshold * PROBE_PERIOD_S,
+        "load_seconds": t.load_time.seconds, "load_source": t.load_time.source,
+        "metric": METRIC, "target_ratio": f"{round(t.options.queue_compute_ratio * 1000)}m", "adapter_file": ADAPTER_VALUES,
+        "out_hint": out_hint,
+    }
+
+
+def k8s_manifests(t: Target, out_hint: str) -> list[Manifest]:
+    """Every file of the output folder, rendered and parsed (not yet checked or written)."""
+    ctx = context(t, out_hint)
+    files = [render(f"{f}.j2", f, **ctx) for f in RESOURCES]
+    files.append(render(f"{KUSTOMIZATION}.j2", KUSTOMIZATION, **{**ctx, "resources": RESOURCES}))
+    files.append(render(f"{ADAPTER_VALUES}.j2", ADAPTER_VALUES, **ctx))
+    return files

@@ -1,0 +1,98 @@
+"""The Triton container shared by the Kubernetes Deployment and the KServe ServingRuntime: args, probes, resources, security.
+
+Readiness is per model: an exec probe asks `/v2/models/<m>/ready` of every model loaded at startup, because
+`/v2/health/ready` turns false while *any* model loads (a rollout loading a new version, a model loaded
+by hand), which would take a healthy pod out of its Service. Liveness asks `/v2/health/live` only, so
+Kubernetes never restarts a pod for loading. The startup probe covers the initial load: Triton opens its
+HTTP port only after the models named with `--load-model` are loaded.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from tritonkit.deploy.sizing import PROBE_PERIOD_S, mebibytes
+from tritonkit.deploy.target import Target
+from tritonkit.errors import TritonkitError, shown_path
+
+#: Exec readiness: every model named after the script must answer 200 on its ready endpoint.
+READY_SCRIPT = 'for m in "$@"; do curl -fsS -m 2 -o /dev/null "http://127.0.0.1:{port}/v2/models/$m/ready" || exit 1; done'
+
+
+def server_args(t: Target, repository: str, http_port: int, grpc_port: int, metrics_port: int) -> list[str]:
+    """tritonserver's arguments: explicit mode loading the spec's models (+ BLS callees) from `repository`.
+
+    Load/unload requests need the admin key, which Kubernetes substitutes from the container's
+    environment (`$(VAR)`, filled from a Secret): the key is never in a manifest.
+    """
+    deploy = t.project.deploy
+    args = ["tritonserver", f"--model-repository={repository}", "--model-control-mode=explicit",
+            *[f"--load-model={m}" for m in t.models],
+            "--exit-on-error=true", "--disable-auto-complete-config",
+            f"--http-port={http_port}", f"--grpc-port={grpc_port}", f"--metrics-port={metrics_port}",
+            f"--log-verbose={deploy.log_verbose}",
+            f"--http-restricted-api=model-repository:{t.admin_header}=$({t.admin_key_env})",
+            f"--grpc-restricted-protocol=model-repository:{t.admin_header}=$({t.admin_key_env})"]
+    if t.cache_bytes:
+        args.append(f"--cache-config=local,size={t.cache_bytes}")
+    return args
+
+
+def probes(t: Target, http_port: int) -> dict[str, Any]:
+    """startupProbe, livenessProbe and readinessProbe of the Triton container."""
+    def live() -> dict[str, Any]:  # a fresh dict each time, so the YAML has no anchors
+        return {"httpGet": {"path": "/v2/health/live", "port": http_port}}
+
+    return {
+        "startupProbe": {**live(), "periodSeconds": PROBE_PERIOD_S, "timeoutSeconds": 5,
+                         "failureThreshold": t.sizing.startup_failure_threshold},
+        "livenessProbe": {**live(), "periodSeconds": 10, "timeoutSeconds": 5, "failureThreshold": 3},
+        "readinessProbe": {"exec": {"command": ["sh", "-c", READY_SCRIPT.format(port=http_port), "ready", *t.models]},
+                           "periodSeconds": 10, "timeoutSeconds": 5, "failureThreshold": 3},
+    }
+
+
+def resources(t: Target) -> dict[str, Any]:
+    """Requests and limits (sizing.py says how each is derived); GPUs only when an instance group is KIND_GPU."""
+    s = t.sizing
+    requests: dict[str, Any] = {"cpu": f"{s.cpu_millis}m", "memory": mebibytes(s.memory_bytes),
+                                "ephemeral-storage": mebibytes(s.tmp_bytes)}
+    limits: dict[str, Any] = {"memory": mebibytes(s.memory_bytes), "ephemeral-storage": mebibytes(s.tmp_bytes)}
+    if s.gpus:
+        limits["nvidia.com/gpu"] = s.gpus
+    return {"requests": requests, "limits": limits}
+
+
+def user_ids(t: Target) -> tuple[int, int]:
+    """uid and gid from the spec's `deploy.user` (`1000:1000`); Kubernetes needs numbers to prove non-root."""
+    uid, _, gid = t.project.deploy.user.partition(":")
+    if not uid.isdigit() or not (gid or uid).isdigit() or int(uid) == 0:
+        raise TritonkitError(shown_path(t.project.spec_path), "deploy.user", f"{t.project.deploy.user!r} is not a non-root uid:gid",
+                             "write numeric ids other than 0, e.g. 1000:1000")
+    return int(uid), int(gid or uid)
+
+
+def pod_security(t: Target) -> dict[str, Any]:
+    """Pod-level securityContext: non-root ids, files the volumes create owned by the group."""
+    uid, gid = user_ids(t)
+    return {"runAsNonRoot": True, "runAsUser": uid, "runAsGroup": gid, "fsGroup": gid, "seccompProfile": {"type": "RuntimeDefault"}}
+
+
+def container_security(t: Target) -> dict[str, Any]:
+    """Container-level securityContext: read-only root, no capabilities, no privilege escalation."""
+    uid, gid = user_ids(t)
+    return {"runAsNonRoot": True, "runAsUser": uid, "runAsGroup": gid, "allowPrivilegeEscalation": False,
+            "readOnlyRootFilesystem": True, "capabilities": {"drop": ["ALL"]}}
+
+
+def volumes(t: Target) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(volumes, mounts): /dev/shm in memory for the Python backend's tensors, /tmp for the downloaded repository."""
+    s = t.sizing
+    return ([{"name": "shm", "emptyDir": {"medium": "Memory", "sizeLimit": mebibytes(s.shm_bytes)}},
+             {"name": "tmp", "emptyDir": {"sizeLimit": mebibytes(s.tmp_bytes)}}],
+            [{"name": "shm", "mountPath": "/dev/shm"}, {"name": "tmp", "mountPath": "/tmp"}])
+
+
+def env(t: Target) -> list[dict[str, Any]]:
+    """Environment: the admin key from its Secret, HOME on the writable /tmp (the root filesystem is read-only)."""
+    return [{"name": t.admin_key_env, "valueFrom": {"secretKeyRef": {"name": t.admin_secret, "key": "admin-key"}}},
+            {"name": "HOME", "value": "/tmp"}]

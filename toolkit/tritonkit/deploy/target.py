@@ -1,0 +1,133 @@
+"""What a deployment is made from: the spec, its built repository, the published s3:// URL and the flags, all checked.
+
+Every bad value is found here, before anything is rendered, and reported as `file: field: problem; fix`.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from tritonkit.deploy.load_time import LoadTime, measured_load_time
+from tritonkit.deploy.sizing import Footprint, Sizing, footprint, parse_size, size
+from tritonkit.errors import Problem, TritonkitError, shown_path
+from tritonkit.model_config import pb
+from tritonkit.repository.compose import ADMIN_HEADER, DEFAULT_CACHE_BYTES, python_requirements
+from tritonkit.spec.loader import load_project
+from tritonkit.spec.project import Project
+from tritonkit.validate.model_graph import with_callees
+from tritonkit.validate.repository_check import validate_repository
+
+_S3_URL = re.compile(r"^s3://[A-Za-z0-9][^/\s]*(/\S*)?$")
+_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,38}[a-z0-9])?$")
+_ROLE_ARN = re.compile(r"^arn:aws[a-z-]*:iam::\d{12}:role/[\w+=,.@/-]+$")
+
+
+@dataclass(frozen=True)
+class Options:
+    """The command-line values of `tritonkit deploy k8s|kserve`."""
+
+    spec: Path
+    repository_url: str | None
+    repository_dir: Path | None = None
+    name: str | None = None
+    image: str | None = None
+    load_seconds: float | None = None
+    min_replicas: int = 1
+    max_replicas: int = 4
+    queue_compute_ratio: float = 0.5
+    s3_secret: str | None = None
+    irsa_role_arn: str | None = None
+    kubernetes_version: str = "1.34"
+    prometheus_url: str = "http://prometheus-operated.monitoring.svc:9090"
+
+
+@dataclass(frozen=True)
+class Target:
+    """Everything the templates need, checked."""
+
+    project: Project
+    options: Options
+    name: str
+    image: str
+    s3_url: str
+    models: list[str]  # loaded at startup, in load order (BLS callees included)
+    footprints: list[Footprint]
+    sizing: Sizing
+    load_time: LoadTime
+    s3_secret: str | None
+    admin_secret: str
+    admin_key_env: str
+    cache_bytes: int  # --cache-config size; 0 when no loaded model enables the response cache
+    admin_header: str = ADMIN_HEADER
+
+
+def default_name(project: Project) -> str:
+    """A DNS label from the project folder's name (`My Project` -> `my-project`)."""
+    slug = re.sub(r"[^a-z0-9]+", "-", project.root.name.lower()).strip("-")[:40].strip("-")
+    return slug or "tritonkit"
+
+
+def image_problem(image: str, field: str, file: str) -> Problem | None:
+    """A Triton image must be pinned: a tag other than `latest`, or a digest."""
+    last = image.rsplit("/", 1)[-1]
+    if "@" in last:
+        return None
+    tag = last.partition(":")[2]
+    if not tag or tag == "latest":
+        return Problem(file, field, f"image {image!r} is not pinned", "name a tag or digest, e.g. nvcr.io/nvidia/tritonserver:24.10-py3")
+    return None
+
+
+def _check_options(project: Project, opts: Options, image: str) -> list[Problem]:
+    spec = shown_path(project.spec_path)
+    problems = []
+    if not opts.repository_url:
+        problems.append(Problem("--repository", "", "is missing", "pass the s3:// URL `tritonkit publish` wrote, e.g. --repository s3://bucket/prefix"))
+    elif not _S3_URL.match(opts.repository_url):
+        problems.append(Problem("--repository", "", f"{opts.repository_url!r} is not an s3:// URL", "write s3://bucket/prefix (s3://host:port/bucket/prefix for MinIO)"))
+    if opts.name is not None and not _DNS_LABEL.match(opts.name):
+        problems.append(Problem("--name", "", f"{opts.name!r} is not a Kubernetes name", "use lowercase letters, digits and '-', at most 40"))
+    if opts.irsa_role_arn is not None and not _ROLE_ARN.match(opts.irsa_role_arn):
+        problems.append(Problem("--irsa-role-arn", "", f"{opts.irsa_role_arn!r} is not an IAM role ARN", "e.g. arn:aws:iam::123456789012:role/triton-reader"))
+    if opts.s3_secret is not None and opts.irsa_role_arn is not None:
+        problems.append(Problem("--s3-secret", "", "is given with --irsa-role-arn", "pick one: a Secret with AWS keys, or an IAM role for the service account"))
+    if opts.min_replicas < 1 or opts.max_replicas < opts.min_replicas:
+        problems.append(Problem("--min-replicas", "", f"{opts.min_replicas}..{opts.max_replicas} is not a replica range", "use 1 <= min <= max"))
+    if opts.load_seconds is not None and opts.load_seconds <= 0:
+        problems.append(Problem("--load-seconds", "", f"{opts.load_seconds} is not a duration", "give the seconds the models take to load, e.g. 120"))
+    if not opts.queue_compute_ratio > 0:
+        problems.append(Problem("--queue-compute-ratio", "", f"{opts.queue_compute_ratio} is not positive", "e.g. 0.5: scale out when requests queue half as long as they compute"))
+    requirements = python_requirements(project)
+    if opts.image is None and requirements:
+        problems.append(Problem(spec, "models.*.requirements", f"the Python models need packages beyond {image} ({', '.join(requirements)})",
+                                "build tritonkit.Dockerfile (written by tritonkit build), push it and pass --image REGISTRY/NAME:TAG"))
+    problem = image_problem(image, "" if opts.image else "deploy.image", "--image" if opts.image else spec)
+    return problems + ([problem] if problem else [])
+
+
+def load_target(opts: Options) -> Target:
+    """Loads and checks the spec, the built repository and the flags; raises with every problem found."""
+    project = load_project(opts.spec)
+    image = opts.image or project.deploy.image
+    problems = _check_options(project, opts, image)
+    repository = opts.repository_dir or project.root / "model_repository"
+    if not (repository / next(iter(project.models)) / "config.pbtxt").is_file():
+        problems.append(Problem(shown_path(repository), "", "holds no built repository for this spec", "run tritonkit build first (deploy sizes the pod from the built models)"))
+    if problems:
+        raise TritonkitError.of(problems)
+    configs: dict[str, pb.ModelConfig] = validate_repository(repository)
+    wanted = project.deploy.load_models or list(project.models)
+    models = with_callees(configs, wanted)
+    missing = [m for m in wanted if m not in configs]
+    if missing:
+        raise TritonkitError(shown_path(repository), "", f"has no model {', '.join(missing)}", "run tritonkit build again")
+    footprints = [footprint(m, configs[m], repository / m) for m in models]
+    load_time = measured_load_time(project.root, opts.load_seconds)
+    shm = parse_size(project.deploy.shm_size, "deploy.shm_size", shown_path(project.spec_path))
+    name = opts.name or default_name(project)
+    cache = (project.deploy.cache_size_bytes or DEFAULT_CACHE_BYTES) if any(configs[m].response_cache.enable for m in models) else 0
+    return Target(project=project, options=opts, name=name, image=image, s3_url=str(opts.repository_url), models=models,
+                  footprints=footprints, sizing=size(footprints, shm, load_time.seconds, cache), load_time=load_time, cache_bytes=cache,
+                  s3_secret=None if opts.irsa_role_arn else (opts.s3_secret or f"{name}-s3"),
+                  admin_secret=f"{name}-admin", admin_key_env=project.deploy.admin_key_env)
