@@ -10,7 +10,7 @@ from tritonkit.repository.compose import DOCKERFILE_NAME, render_compose, render
 from tritonkit.repository.exports import run_exports
 from tritonkit.repository.graphs import GraphResult, run_graphs
 from tritonkit.repository.plan import BuildPlan, make_plan
-from tritonkit.repository.writer import write_repository, write_text_atomically
+from tritonkit.repository.writer import reported_write, write_repository, write_text_atomically
 from tritonkit.spec.loader import load_project
 
 
@@ -74,8 +74,10 @@ def build(spec_path: Path, out_dir: Path | None = None, compose_path: Path | Non
     dockerfile = compose.parent / DOCKERFILE_NAME if dockerfile_text else None
     if not dry_run:
         compose_text = render_compose(plan, repository, compose)
-        write_repository(plan, repository)
-        write_text_atomically(compose, compose_text)
-        if dockerfile and dockerfile_text:
-            write_text_atomically(dockerfile, dockerfile_text)
+        with reported_write(repository, "the previous repository is unchanged"):
+            write_repository(plan, repository)
+        with reported_write(compose, f"the new repository is in place, {compose.name} is the previous one"):
+            write_text_atomically(compose, compose_text)
+            if dockerfile and dockerfile_text:
+                write_text_atomically(dockerfile, dockerfile_text)
     return BuildResult(plan, repository, compose, dockerfile, written=not dry_run, graphs=graphs, assets=assets)

@@ -1,11 +1,15 @@
 """Writes files atomically: build into a temporary sibling, then swap it in, so failures leave the old output."""
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
+from tritonkit.errors import TritonkitError, shown_path
 from tritonkit.golden import write_cases
 from tritonkit.repository.plan import BuildPlan
 
@@ -38,6 +42,20 @@ def write_repository(plan: BuildPlan, out_dir: Path) -> None:
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
+
+
+@contextmanager
+def reported_write(target: Path, kept: str) -> Iterator[None]:
+    """Turns a failed write (disk full, file too large, read-only folder) into one line naming the file,
+    the reason and what was kept."""
+    try:
+        yield
+    except OSError as exc:
+        where = shown_path(Path(exc.filename)) if exc.filename else shown_path(target)
+        reason = exc.strerror or str(exc)
+        name = errno.errorcode.get(exc.errno or 0, "")
+        raise TritonkitError(where, "", f"cannot write {shown_path(target)}: {reason}" + (f" ({name})" if name else ""),
+                             f"free disk space or make the folder writable, then build again; {kept}") from None
 
 
 def swap_in(staging: Path, target: Path) -> None:
