@@ -40,7 +40,8 @@ class Speech:
     arrived_s: float = 0.0
 
 
-def _request(module, text: str, voice: str | None, speed: float | None) -> list:
+def request_inputs(module, text: str, voice: str | None = None, speed: float | None = None) -> list:
+    """The inputs of one request to `tts` or `tts_stream`, for `module` tritonclient.http or tritonclient.grpc."""
     values = {"text": np.array([[text.encode()]], dtype=object)}
     if voice is not None:
         values["voice"] = np.array([[voice.encode()]], dtype=object)
@@ -64,7 +65,7 @@ def _speech(result, started: float) -> Speech:
 def synthesize(url: str, text: str, voice: str | None = None, speed: float | None = None) -> Speech:
     """The whole utterance from the `tts` ensemble, over HTTP."""
     started = time.perf_counter()
-    result = httpclient.InferenceServerClient(url).infer("tts", _request(httpclient, text, voice, speed))
+    result = httpclient.InferenceServerClient(url).infer("tts", request_inputs(httpclient, text, voice, speed))
     return _speech(result, started)
 
 
@@ -75,7 +76,7 @@ def stream(grpc_url: str, text: str, voice: str | None = None, speed: float | No
     client.start_stream(callback=lambda result, error: events.put((result, error)))
     started = time.perf_counter()
     try:
-        client.async_stream_infer("tts_stream", _request(grpcclient, text, voice, speed), enable_empty_final_response=True)
+        client.async_stream_infer("tts_stream", request_inputs(grpcclient, text, voice, speed), enable_empty_final_response=True)
         sentences = []
         while True:
             result, error = events.get(timeout=timeout_s)

@@ -102,7 +102,7 @@ def test_tts_starter_passes_smoke_as_written(tmp_path: Path) -> None:
     report = build_serve_smoke(project, build_timeout=300)
     assert {"frontend", "speech", "tts"} <= passed_models(report)
     cases = {(r["model"], r["check"], r["protocol"]) for r in report["results"] if r["status"] == "pass"}
-    assert {("tts_stream", "request:case000", p) for p in ("http", "grpc")} <= cases  # one response per sentence
+    assert {("tts_stream", "stream:case000", p) for p in ("http", "grpc")} <= cases  # one response per sentence
     assert "RUN apt-get" in (project / "tritonkit.Dockerfile").read_text()  # espeak-ng in the Triton image
 
 
