@@ -55,9 +55,9 @@ def graph_shapes(onnx_path: Path) -> dict[str, tuple[str, list[int | str]]]:
     graph = model.graph
     initializers = {i.name for i in graph.initializer}
     shapes: dict[str, tuple[str, list[int | str]]] = {}
-    for value in [*graph.input, *graph.output]:
-        if value.name in initializers:
-            continue
+    # initializers listed as inputs are weights (old exporters do that); an output may be one (a constant the model
+    # returns, e.g. a vocoder's sample rate) and is still an output
+    for value in [*(i for i in graph.input if i.name not in initializers), *graph.output]:
         tensor_type = value.type.tensor_type
         dims: list[int | str] = [d.dim_value if d.HasField("dim_value") else (d.dim_param or "?") for d in tensor_type.shape.dim]
         shapes[value.name] = (onnx.TensorProto.DataType.Name(tensor_type.elem_type), dims)
@@ -74,7 +74,7 @@ def read_signature(onnx_path: Path, max_batch_size: int, *, file: str = "", fiel
     sig = Signature()
     for kind, values, target in (("input", model.graph.input, sig.inputs), ("output", model.graph.output, sig.outputs)):
         for value in values:
-            if value.name in initializers:
+            if kind == "input" and value.name in initializers:
                 continue
             elem, dims = shapes[value.name]
             if elem not in ONNX_TO_TRITON:

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .serving import check_speed
+
 SAMPLE_RATE = 24000
 PAD_ID = 0
 _INPUTS = {"tokens", "style", "speed"}
@@ -49,8 +51,7 @@ class KokoroModel:
         """Float32 PCM at 24 kHz for one segment of at most 510 ids."""
         if not ids:
             raise ValueError("no token ids to synthesize")
-        if not 0.25 <= speed <= 4.0:
-            raise ValueError(f"speed {speed} is out of range; use 0.25 .. 4.0 (1.0 is normal)")
+        check_speed(speed)
         tokens = np.array([[PAD_ID, *ids, PAD_ID]], dtype=np.int64)
         (audio,) = self.session.run(["audio"], {
             "tokens": tokens, "style": self.style(voice, len(ids)), "speed": np.array([speed], dtype=np.float32)})

@@ -29,8 +29,25 @@ def version_folder(model_dir: str | Path, model: str, needs: str) -> Path:
     folder = root / str(versions[0] if versions else 1)
     if not (folder / needs).is_file():
         raise FileNotFoundError(f"{folder} has no {needs}: give the '{model}' model `assets: kokoro-82m` (or files: "
-                                f"{{{needs}: ...}}) in the spec, or set parameter speech_model to the model that has it")
+                                f"{{{needs}: ...}}) in the spec, or name the model that has it in frontend's parameter vocab_models")
     return folder
+
+
+def first_folder_with(model_dir: str | Path, models: Sequence[str], needs: str) -> Path:
+    """The version folder of the first of `models` that exists and holds `needs` (frontend's `vocab_models`).
+
+    The symbol table belongs to whichever model embeds the token ids: the end-to-end `speech` model, or the
+    three-stage pipeline's `acoustic` model.
+    """
+    root = Path(model_dir).parent
+    for model in models:
+        if (root / model).is_dir():
+            try:
+                return version_folder(model_dir, model, needs)
+            except FileNotFoundError:
+                continue
+    raise FileNotFoundError(f"none of the models {', '.join(models)} has {needs} in its version folder: give the one that "
+                            f"embeds the token ids files: {{{needs}: ...}} (or `assets: kokoro-82m`) in the spec")
 
 
 def pack_segments(segments: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:
@@ -49,6 +66,13 @@ def unpack_segments(tokens: np.ndarray, lengths: np.ndarray, max_tokens: int) ->
         raise ValueError(f"a segment of {int(lengths.max())} tokens exceeds the model's {max_tokens}; split it (the frontend does)")
     bounds = np.cumsum(lengths)[:-1]
     return [part.tolist() for part in np.split(tokens.astype(np.int64), bounds)]
+
+
+def check_speed(speed: float) -> float:
+    """A request's speed (1.0 is normal), refused outside 0.25 .. 4.0 (ValueError: the request's error)."""
+    if not 0.25 <= speed <= 4.0:
+        raise ValueError(f"speed {speed} is out of range; use 0.25 .. 4.0 (1.0 is normal)")
+    return speed
 
 
 def text_of(values: np.ndarray) -> str:

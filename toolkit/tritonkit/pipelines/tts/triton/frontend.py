@@ -1,7 +1,8 @@
 """Triton adapter for `frontend`: text (BYTES) -> Kokoro token ids in model-sized segments + unknown symbols.
 
-Voice-independent. The symbol table (vocab.json) is read from the version folder of the model named by
-parameter `speech_model` (the end-to-end model, whose `assets:` put it there); espeak-ng's language comes
+Voice-independent. The symbol table (vocab.json) is read from the version folder of the first model named by
+parameter `vocab_models` that has one (the end-to-end `speech` model, whose `assets:` put it there, or the
+three-stage pipeline's `acoustic` model); espeak-ng's language comes
 from parameter `espeak_voice` (default en-us), the segment size from `max_tokens` (default 510, Kokoro's).
 Empty text, or text with nothing to speak, is the request's INVALID_ARG error.
 """
@@ -14,13 +15,14 @@ import triton_python_backend_utils as pb_utils
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from tts_runtime.frontend import MAX_TOKENS, Frontend
-from tts_runtime.runtime.serving import VOCAB_FILE, pack_segments, parameters, text_of, unknown_json, version_folder
+from tts_runtime.runtime.serving import VOCAB_FILE, first_folder_with, pack_segments, parameters, text_of, unknown_json
 
 
 class TritonPythonModel:
     def initialize(self, args):
         params = parameters(json.loads(args["model_config"]))
-        folder = version_folder(args["model_repository"], params.get("speech_model", "speech"), VOCAB_FILE)
+        models = params.get("vocab_models", "speech").split()
+        folder = first_folder_with(args["model_repository"], models, VOCAB_FILE)
         self.frontend = Frontend.from_vocab(folder / VOCAB_FILE, params.get("espeak_voice", "en-us"),
                                             int(params.get("max_tokens", MAX_TOKENS)))
 
