@@ -1,0 +1,278 @@
+"""Publish to a local S3 endpoint (moto server), serve from s3:// on the embedded Triton, roll out under load.
+
+One server and one bucket for the module (2 cores): the stages run in order inside one test, because each
+needs the state the previous one left (published versions, the live one on the server).
+A tiny project: `scale` (Python, Y = X * K) behind an ensemble `pipeline`, so every version gives a
+different, known answer.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tests.conftest import REPO_ROOT, require, run_cli
+
+boto3 = require("boto3", "pip install 'tritonkit[publish]'")
+moto_server = require("moto.server", "pip install 'moto[server]'")
+httpclient = require("tritonclient.http", "pip install tritonclient[http]")
+
+pytestmark = [pytest.mark.server, pytest.mark.slow]
+
+BUCKET = "models"
+PREFIX = "prod"
+FAKE = {"AWS_ACCESS_KEY_ID": "AKIATRITONKITFAKE0001", "AWS_SECRET_ACCESS_KEY": "tritonkit/fake+secret/4f9c2e7d1b",
+        "AWS_DEFAULT_REGION": "us-east-1"}
+
+MODEL = '''
+import numpy as np
+import triton_python_backend_utils as pb_utils
+
+K = {k}
+
+
+class TritonPythonModel:
+    def execute(self, requests):
+        return [pb_utils.InferenceResponse([pb_utils.Tensor(
+            "Y", (pb_utils.get_input_tensor_by_name(r, "X").as_numpy() * K).astype(np.float32))]) for r in requests]
+'''
+
+SPEC = '''
+version: 1
+models:
+  scale:
+    backend: python
+    max_batch_size: 8
+    input: [{{name: X, data_type: TYPE_FP32, dims: [1]}}]
+    output: [{{name: Y, data_type: TYPE_FP32, dims: [1]}}]
+    instance_group: [{{kind: KIND_CPU, count: 1}}]
+    files: {{{files}}}
+    smoke:
+      - inputs: {{X: [[1.0]]}}
+        outputs: {{Y: [[{expected}]]}}
+  pipeline:
+    platform: ensemble
+    max_batch_size: 8
+    input: [{{name: X, data_type: TYPE_FP32, dims: [1]}}]
+    output: [{{name: Y, data_type: TYPE_FP32, dims: [1]}}]
+    ensemble_scheduling:
+      step:
+        - {{model_name: scale, input_map: {{X: X}}, output_map: {{Y: Y}}}}
+    smoke:
+      - inputs: {{X: [[1.0]]}}
+        outputs: {{Y: [[{expected}]]}}
+'''
+
+
+def build_version(project: Path, k: float, expected: float, pad_mb: int = 0) -> Path:
+    """The project's model multiplies by `k`; its smoke cases expect `expected` (a wrong one makes a bad version)."""
+    project.mkdir(parents=True, exist_ok=True)
+    (project / "models").mkdir(exist_ok=True)
+    (project / "models" / "scale.py").write_text(MODEL.format(k=k))
+    files = "model.py: models/scale.py"
+    if pad_mb:  # a large file, so a publish can be interrupted mid-upload
+        (project / "models" / "pad.bin").write_bytes(np.random.default_rng(int(k)).bytes(pad_mb << 20))
+        files += ", pad.bin: models/pad.bin"
+    (project / "tritonkit.yaml").write_text(SPEC.format(files=files, expected=expected))
+    result = run_cli("build", cwd=project, timeout=180)
+    assert result.returncode == 0, result.stderr
+    return project / "model_repository"
+
+
+def cli(*args: str, cwd: Path, timeout: float = 240) -> subprocess.CompletedProcess[str]:
+    return run_cli(*args, cwd=cwd, timeout=timeout)
+
+
+@pytest.fixture(scope="module")
+def s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
+    """A moto S3 server on a free loopback port holding the bucket; fake credentials in the environment."""
+    server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    saved = {k: os.environ.get(k) for k in FAKE}
+    os.environ.update(FAKE)
+    endpoint = f"http://{host}:{port}"
+    boto3.client("s3", endpoint_url=endpoint).create_bucket(Bucket=BUCKET)
+    try:
+        yield {"endpoint": endpoint, "triton": f"s3://{host}:{port}/{BUCKET}/{PREFIX}", "dest": f"s3://{BUCKET}/{PREFIX}"}
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+        server.stop()
+
+
+def ask(client: httpclient.InferenceServerClient, model: str = "pipeline") -> float:
+    tensor = httpclient.InferInput("X", [1, 1], "FP32")
+    tensor.set_data_from_numpy(np.ones((1, 1), np.float32))
+    return float(client.infer(model, [tensor]).as_numpy("Y")[0, 0])
+
+
+class Traffic:
+    """Clients sending requests without pause: one records answers in order, the others add load; all count failures."""
+
+    def __init__(self, url: str, load_threads: int = 3) -> None:
+        self.url, self.answers, self.failures = url, [], []
+        self.stop = threading.Event()
+        self.threads = [threading.Thread(target=self._run, args=(i == 0,)) for i in range(1 + load_threads)]
+
+    def _run(self, record: bool) -> None:
+        client = httpclient.InferenceServerClient(self.url)
+        while not self.stop.is_set():
+            try:
+                answer = ask(client)
+                if record:
+                    self.answers.append(answer)
+            except Exception as exc:  # noqa: BLE001 - every failed request is counted and shown
+                self.failures.append(str(exc)[:200])
+        client.close()
+
+    def __enter__(self) -> Traffic:
+        for t in self.threads:
+            t.start()
+        time.sleep(0.5)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        time.sleep(0.5)
+        self.stop.set()
+        for t in self.threads:
+            t.join()
+
+    def switches(self) -> list[float]:
+        """The answers with consecutive repeats collapsed: [old, new] means one clean switch."""
+        return [a for i, a in enumerate(self.answers) if i == 0 or a != self.answers[i - 1]]
+
+
+def manifest(s3: dict[str, str]) -> dict:
+    body = boto3.client("s3", endpoint_url=s3["endpoint"]).get_object(Bucket=BUCKET, Key=f"{PREFIX}/.tritonkit-publish.json")["Body"]
+    return json.loads(body.read())
+
+
+def keys(s3: dict[str, str]) -> set[str]:
+    client = boto3.client("s3", endpoint_url=s3["endpoint"])
+    return {o["Key"] for o in client.list_objects_v2(Bucket=BUCKET, Prefix=PREFIX).get("Contents", [])}
+
+
+def test_publish_serve_rollout_rollback_from_s3(s3: dict[str, str], tmp_path: Path) -> None:
+    from tritonkit.serve.server import EmbeddedServer
+
+    project = tmp_path / "project"
+    outputs: list[str] = []  # every line the commands printed, searched for credentials at the end
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        result = cli(*args, cwd=project)
+        outputs.extend([result.stdout, result.stderr])
+        return result
+
+    # 1. first publish: version 1 of both models, config.pbtxt last, manifest marks it complete
+    build_version(project, k=1.0, expected=1.0)
+    first = run("publish", s3["dest"], "--endpoint-url", s3["endpoint"], "--verify", "--json")
+    assert first.returncode == 0, first.stderr
+    report = json.loads(first.stdout)
+    assert report["published"] == {"pipeline": [1], "scale": [1]} and report["verified"] is True
+    assert report["triton_repository"] == s3["triton"]
+    assert f"{PREFIX}/pipeline/1/" in keys(s3)  # the ensemble's empty version folder exists as an object
+    again = run("publish", s3["dest"], "--endpoint-url", s3["endpoint"], "--json")
+    assert json.loads(again.stdout)["unchanged"] == ["pipeline", "scale"] and json.loads(again.stdout)["uploaded"] == 0
+
+    # 2. the embedded Triton reads s3:// itself (explicit model control) and smoke passes
+    with EmbeddedServer(s3["triton"], work_dir=tmp_path / ".tritonkit", log_path=tmp_path / "triton.log") as server:
+        smoke = run("smoke", "-r", "model_repository", "--url", server.http_url, "--grpc-url", server.grpc_url)
+        assert smoke.returncode == 0, smoke.stdout + smoke.stderr
+        client = httpclient.InferenceServerClient(server.http_url)
+        assert ask(client) == 1.0
+
+        # 3. a changed model rolls out under continuous traffic: no failed request, one switch 1 -> 2
+        build_version(project, k=2.0, expected=2.0)
+        second = run("publish", s3["dest"], "--endpoint-url", s3["endpoint"], "--json")
+        # golden samples are part of a model's content: the ensemble's changed expectation makes it a new version too
+        assert json.loads(second.stdout)["published"] == {"pipeline": [2], "scale": [2]}, second.stdout
+        assert ask(client) == 1.0  # published is not live: the server still serves version 1
+        with Traffic(server.http_url) as traffic:
+            rolled = run("rollout", s3["dest"], "--endpoint-url", s3["endpoint"], "--server", server.http_url, "--json")
+        assert rolled.returncode == 0, rolled.stdout + rolled.stderr
+        assert traffic.failures == [] and traffic.switches() == [1.0, 2.0], (traffic.failures[:3], traffic.switches())
+        assert len(traffic.answers) > 20
+        assert not client.is_model_ready("scale", "1") and client.is_model_ready("scale", "2")
+        assert manifest(s3)["models"]["scale"]["live"]["versions"] == [2]  # promoted: a restart serves 2
+
+        # 4. a version failing its golden samples is rolled back; the old version never stops answering
+        build_version(project, k=30.0, expected=3.0)
+        run("publish", s3["dest"], "--endpoint-url", s3["endpoint"])
+        with Traffic(server.http_url) as traffic:
+            bad = run("rollout", s3["dest"], "--endpoint-url", s3["endpoint"], "--server", server.http_url)
+        assert bad.returncode == 1 and "candidate failed its check" in bad.stderr, bad.stderr
+        assert traffic.failures == [] and traffic.switches()[-1] == 2.0 and set(traffic.switches()) <= {2.0, 30.0}
+        assert ask(client) == 2.0 and not client.is_model_ready("scale", "3")
+        assert manifest(s3)["models"]["scale"]["live"]["versions"] == [2]
+
+        # 5. a publish killed mid-upload leaves the served version and the manifest alone; a rerun finishes it
+        build_version(project, k=4.0, expected=4.0, pad_mb=48)
+        before = manifest(s3)
+        proc = subprocess.Popen([sys.executable, "-m", "tritonkit", "publish", s3["dest"], "--endpoint-url", s3["endpoint"],
+                                 "--jobs", "1"], cwd=project, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 60
+        while f"{PREFIX}/scale/4/model.py" not in keys(s3) and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGKILL)
+        out, err = proc.communicate()
+        outputs.extend([out, err])
+        assert proc.returncode == -signal.SIGKILL, "the publish finished before it could be interrupted"
+        assert f"{PREFIX}/.tritonkit-publish.pending.json" in keys(s3) and f"{PREFIX}/scale/4/pad.bin" not in keys(s3)
+        assert manifest(s3) == before and ask(client) == 2.0
+        resumed = run("publish", s3["dest"], "--endpoint-url", s3["endpoint"], "--verify", "--json")
+        assert resumed.returncode == 0, resumed.stderr
+        done = json.loads(resumed.stdout)
+        assert done["published"] == {"pipeline": [4], "scale": [4]} and done["skipped"] >= 1 and done["verified"] is True
+        assert f"{PREFIX}/.tritonkit-publish.pending.json" not in keys(s3)
+        assert ask(client) == 2.0
+
+        # 6. rollback on its own: back to version 1
+        back = run("rollback", "scale", "--to", "1", "--server", server.http_url)
+        assert back.returncode == 0, back.stderr
+        assert ask(client) == 1.0 and not client.is_model_ready("scale", "2")
+        client.close()
+
+    # no credential in any output, log or generated file
+    texts = outputs + [(tmp_path / "triton.log").read_text(errors="replace")]
+    texts += [p.read_text(errors="replace") for p in project.rglob("*") if p.is_file() and p.suffix != ".bin"]
+    for secret in (FAKE["AWS_ACCESS_KEY_ID"], FAKE["AWS_SECRET_ACCESS_KEY"]):
+        assert not any(secret in text for text in texts)
+    client_s3 = boto3.client("s3", endpoint_url=s3["endpoint"])
+    for key in keys(s3):
+        if not key.endswith((".bin", "/")):
+            body = client_s3.get_object(Bucket=BUCKET, Key=key)["Body"].read().decode(errors="replace")
+            assert FAKE["AWS_SECRET_ACCESS_KEY"] not in body and FAKE["AWS_ACCESS_KEY_ID"] not in body
+
+
+def test_local_folder_publish_verify_catches_tampering(tmp_path: Path) -> None:
+    """A folder destination: the same staging and manifest; --verify re-reads files and names a changed one."""
+    project = tmp_path / "project"
+    build_version(project, k=1.0, expected=1.0)
+    dest = tmp_path / "published"
+    first = cli("publish", str(dest), "--verify", "--json", cwd=project)
+    assert first.returncode == 0, first.stderr
+    assert (dest / "scale" / "1" / "model.py").is_file() and (dest / "pipeline" / "1").is_dir()
+    config = (dest / "scale" / "config.pbtxt").read_text()
+    assert "specific" in config and "versions: 1" in config
+    (dest / "scale" / "1" / "model.py").write_text("tampered")
+    checked = cli("publish", str(dest), "--verify", cwd=project)
+    assert checked.returncode == 2 and "scale/1/model.py" in checked.stderr, checked.stderr
+
+
+def test_publish_without_repository_is_one_line(tmp_path: Path) -> None:
+    result = cli("publish", str(tmp_path / "out"), "--repository", str(tmp_path / "missing"), cwd=REPO_ROOT)
+    assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert "model repository not found" in result.stderr
