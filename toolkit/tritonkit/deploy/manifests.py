@@ -11,7 +11,7 @@ from typing import Any
 import jinja2
 import yaml
 
-from tritonkit.deploy.schemas import check_adapter_rules, check_manifest
+from tritonkit.deploy.schema_check import check_adapter_rules, check_manifest
 from tritonkit.errors import Problem, TritonkitError, shown_path
 from tritonkit.render.model_config import template_environment
 

@@ -1,0 +1,266 @@
+"""`tritonkit deploy k8s|kserve` on starters built into temporary folders: schema-valid, sized and safe manifests."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from tests.conftest import require, run_cli
+
+require("kubernetes_validate", "pip install tritonkit[deploy]")
+
+S3 = "s3://models-bucket/prod"
+FAKE_SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzzFAKESECRET"
+FAKE_ADMIN_KEY = "admin-key-value-that-must-not-leak-4711"
+
+
+def init_and_build(root: Path, pipeline: str, edit: Any = None) -> Path:
+    project = root / pipeline
+    assert run_cli("init", "--pipeline", pipeline, str(project)).returncode == 0
+    if edit is not None:
+        spec = project / "tritonkit.yaml"
+        data = yaml.safe_load(spec.read_text())
+        edit(data)
+        spec.write_text(yaml.safe_dump(data, sort_keys=False))
+    built = run_cli("build", cwd=project)
+    assert built.returncode == 0, built.stderr
+    return project
+
+
+def deploy(project: Path, target: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """The real CLI, with a fake AWS secret and admin key in its environment (neither may reach a file)."""
+    env = {**os.environ, "AWS_SECRET_ACCESS_KEY": FAKE_SECRET, "AWS_ACCESS_KEY_ID": "AKIAFAKEFAKEFAKE", "TRITON_ADMIN_KEY": FAKE_ADMIN_KEY}
+    return subprocess.run([sys.executable, "-m", "tritonkit", "deploy", target, *args], cwd=project, env=env,
+                          capture_output=True, text=True, timeout=120)
+
+
+def documents(folder: Path) -> dict[str, Any]:
+    """kind -> the object, for every file in `folder` that holds a Kubernetes object."""
+    out = {}
+    for path in sorted(folder.glob("*.yaml")):
+        for doc in yaml.safe_load_all(path.read_text()):
+            if isinstance(doc, dict) and "kind" in doc:
+                out[doc["kind"]] = doc
+    return out
+
+
+def containers(docs: dict[str, Any]) -> list[dict[str, Any]]:
+    if "Deployment" in docs:
+        return docs["Deployment"]["spec"]["template"]["spec"]["containers"]
+    return docs["ServingRuntime"]["spec"]["containers"]
+
+
+@pytest.fixture(scope="module")
+def classifier(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return init_and_build(tmp_path_factory.mktemp("deploy"), "classifier")
+
+
+@pytest.fixture(scope="module")
+def k8s(classifier: Path) -> Path:
+    done = deploy(classifier, "k8s", "--repository", S3)
+    assert done.returncode == 0, done.stderr
+    return classifier / "deploy" / "k8s"
+
+
+@pytest.fixture(scope="module")
+def kserve(classifier: Path) -> Path:
+    done = deploy(classifier, "kserve", "--repository", S3)
+    assert done.returncode == 0, done.stderr
+    return classifier / "deploy" / "kserve"
+
+
+def test_every_file_passes_the_offline_schemas(k8s: Path, kserve: Path) -> None:
+    from tritonkit.deploy.manifests import ADAPTER_VALUES, KUSTOMIZATION, Manifest, check
+
+    files = sorted(k8s.glob("*.yaml")) + sorted(kserve.glob("*.yaml"))
+    assert {p.name for p in k8s.glob("*.yaml")} == {"serviceaccount.yaml", "deployment.yaml", "service.yaml", "podmonitor.yaml",
+                                                     "hpa.yaml", "pdb.yaml", KUSTOMIZATION, ADAPTER_VALUES}
+    manifests = [Manifest(p.name, p.read_text(), list(yaml.safe_load_all(p.read_text()))) for p in files]
+    assert check(manifests, "1.34") == []
+    kustomization = yaml.safe_load((k8s / KUSTOMIZATION).read_text())
+    assert all((k8s / f).is_file() for f in kustomization["resources"])
+
+
+def test_the_schema_check_catches_what_kubectl_would_refuse(k8s: Path) -> None:
+    """The check is real: an unknown field, a wrong type and an unknown CRD field each fail it."""
+    from tritonkit.deploy.schema_check import check_adapter_rules, check_manifest
+
+    deployment = yaml.safe_load((k8s / "deployment.yaml").read_text())
+    deployment["spec"]["replicas"] = "two"
+    assert check_manifest(deployment, "deployment.yaml")
+    service = yaml.safe_load((k8s / "service.yaml").read_text())
+    service["spec"]["portz"] = []
+    assert "portz" in check_manifest(service, "service.yaml")[0].problem
+    monitor = yaml.safe_load((k8s / "podmonitor.yaml").read_text())
+    monitor["spec"]["podMetricsEndpoints"][0]["scrapeEvery"] = "15s"
+    assert "scrapeEvery" in check_manifest(monitor, "podmonitor.yaml")[0].problem
+    rules = yaml.safe_load((k8s / "prometheus-adapter-values.yaml").read_text())["rules"]["custom"]
+    del rules[0]["metricsQuery"]
+    assert check_adapter_rules(rules, "values")
+
+
+def test_triton_args_explicit_mode_on_s3(k8s: Path) -> None:
+    args = containers(documents(k8s))[0]["args"]
+    assert f"--model-repository={S3}" in args and "--model-control-mode=explicit" in args
+    assert [a for a in args if a.startswith("--load-model=")] == ["--load-model=classifier", "--load-model=preprocess", "--load-model=classify"]
+    assert "--http-restricted-api=model-repository:admin-key=$(TRITON_ADMIN_KEY)" in args
+
+
+def test_probes_point_at_liveness_and_each_models_readiness(k8s: Path, kserve: Path) -> None:
+    for folder, port in ((k8s, 8000), (kserve, 8080)):
+        c = containers(documents(folder))[0]
+        assert c["livenessProbe"]["httpGet"] == {"path": "/v2/health/live", "port": port}
+        assert c["startupProbe"]["httpGet"] == {"path": "/v2/health/live", "port": port}
+        command = c["readinessProbe"]["exec"]["command"]
+        assert command[:2] == ["sh", "-c"] and f"http://127.0.0.1:{port}/v2/models/$m/ready" in command[2]
+        assert command[4:] == ["classifier", "preprocess", "classify"]
+
+
+def test_readiness_script_asks_every_model(tmp_path: Path) -> None:
+    """The probe's script itself: exits 0 only when every model's URL answers (curl replaced by a recorder)."""
+    from tritonkit.deploy.pod import READY_SCRIPT
+
+    fake = tmp_path / "curl"
+    fake.write_text('#!/bin/sh\nfor a; do last="$a"; done\necho "$last" >> "$LOG"\ncase "$last" in *"/bad/"*) exit 22;; esac\n')
+    fake.chmod(0o755)
+    env = {**os.environ, "PATH": f"{tmp_path}:{os.environ['PATH']}", "LOG": str(tmp_path / "log")}
+    ok = subprocess.run(["sh", "-c", READY_SCRIPT.format(port=8000), "ready", "a", "b"], env=env)
+    assert ok.returncode == 0
+    assert (tmp_path / "log").read_text().split() == ["http://127.0.0.1:8000/v2/models/a/ready", "http://127.0.0.1:8000/v2/models/b/ready"]
+    assert subprocess.run(["sh", "-c", READY_SCRIPT.format(port=8000), "ready", "a", "bad", "b"], env=env).returncode != 0
+
+
+def test_startup_window_comes_from_the_load_time(classifier: Path, tmp_path: Path) -> None:
+    out = tmp_path / "slow"
+    done = deploy(classifier, "k8s", "--repository", S3, "--load-seconds", "600", "--out", str(out), "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["load_source"] == "--load-seconds"
+    slow = containers(documents(out))[0]["startupProbe"]
+    fast = containers(documents(classifier / "deploy" / "k8s"))[0]["startupProbe"]
+    assert slow["failureThreshold"] * slow["periodSeconds"] >= 3 * 600 > fast["failureThreshold"] * fast["periodSeconds"]
+
+
+def test_load_time_is_read_from_a_serve_log(tmp_path: Path) -> None:
+    from tritonkit.deploy.load_time import measured_load_time
+
+    logs = tmp_path / ".tritonkit" / "logs"
+    logs.mkdir(parents=True)
+    (logs / "tritonserver-1.log").write_text('I1130 23:59:58.500000 1 server.cc:1] "start"\n'
+                                             'I1201 00:00:05.000000 1 http_server.cc:1] "Started HTTPService at 127.0.0.1:8000"\n')
+    measured = measured_load_time(tmp_path, None)
+    assert measured.seconds == 6.5 and "tritonkit serve" in measured.source
+    assert measured_load_time(tmp_path / "none", None).source.startswith("default")
+
+
+def test_hpa_is_autoscaling_v2_on_the_adapter_metric(k8s: Path) -> None:
+    from tritonkit.deploy.k8s import METRIC
+
+    hpa = documents(k8s)["HorizontalPodAutoscaler"]
+    assert hpa["apiVersion"] == "autoscaling/v2"
+    assert hpa["spec"]["metrics"][0]["pods"]["metric"]["name"] == METRIC == "triton_queue_compute_ratio"
+    rule = yaml.safe_load((k8s / "prometheus-adapter-values.yaml").read_text())["rules"]["custom"][0]
+    assert rule["name"]["as"] == METRIC
+    assert "nv_inference_queue_duration_us" in rule["metricsQuery"] and "nv_inference_compute_infer_duration_us" in rule["metricsQuery"]
+
+
+def test_adapter_rule_is_namespace_independent(k8s: Path) -> None:
+    text = (k8s / "prometheus-adapter-values.yaml").read_text()
+    rule = yaml.safe_load(text)["rules"]["custom"][0]
+    assert rule["resources"]["overrides"]["namespace"] == {"resource": "namespace"}
+    assert rule["metricsQuery"].count("<<.LabelMatchers>>") == 2
+    assert not re.search(r'namespace="', rule["metricsQuery"] + rule["seriesQuery"])
+    assert all("namespace" not in doc.get("metadata", {}) for doc in documents(k8s).values())
+
+
+def test_images_are_pinned_and_containers_locked_down(k8s: Path, kserve: Path) -> None:
+    for folder in (k8s, kserve):
+        docs = documents(folder)
+        for c in containers(docs):
+            image = c["image"]
+            assert ":" in image.rsplit("/", 1)[-1] and not image.endswith(":latest"), image
+            sc = c["securityContext"]
+            assert sc["runAsNonRoot"] is True and sc["runAsUser"] == 1000 and sc["allowPrivilegeEscalation"] is False
+            assert sc["readOnlyRootFilesystem"] is True and sc["capabilities"]["drop"] == ["ALL"]
+            assert {m["mountPath"] for m in c["volumeMounts"]} == {"/dev/shm", "/tmp"}
+    pod = documents(k8s)["Deployment"]["spec"]["template"]["spec"]
+    shm = next(v for v in pod["volumes"] if v["name"] == "shm")
+    assert shm["emptyDir"] == {"medium": "Memory", "sizeLimit": "1024Mi"}
+
+
+def test_no_gpu_without_kind_gpu_and_resources_follow_instances(k8s: Path, kserve: Path) -> None:
+    for folder in (k8s, kserve):
+        text = "".join(p.read_text() for p in folder.glob("*.yaml"))
+        assert "nvidia.com/gpu" not in text
+    resources = containers(documents(k8s))[0]["resources"]
+    # 500m for Triton + 1000m for each of the two single-threaded CPU instances (the ensemble has none)
+    assert resources["requests"]["cpu"] == "2500m"
+    assert resources["requests"]["memory"] == resources["limits"]["memory"]
+    assert documents(kserve)["InferenceService"]["spec"]["predictor"]["model"]["resources"] == resources
+
+
+def test_gpu_limit_exactly_when_an_instance_group_is_kind_gpu(tmp_path: Path) -> None:
+    def gpu_classifier(spec: dict[str, Any]) -> None:
+        spec["models"]["classifier"]["instance_group"] = [{"kind": "KIND_GPU", "count": 2, "gpus": [0, 1]}]
+
+    project = init_and_build(tmp_path, "classifier", gpu_classifier)
+    done = deploy(project, "k8s", "--repository", S3)
+    assert done.returncode == 0, done.stderr
+    resources = containers(documents(project / "deploy" / "k8s"))[0]["resources"]
+    assert resources["limits"]["nvidia.com/gpu"] == 2 and "nvidia.com/gpu" not in resources["requests"]
+    assert resources["requests"]["cpu"] == "2000m"  # 500m + 1000m (preprocess on CPU) + 2 x 250m GPU instances
+
+
+def test_bls_callees_are_loaded_with_their_caller(tmp_path: Path) -> None:
+    def route_only(spec: dict[str, Any]) -> None:
+        spec["deploy"] = {"model_control_mode": "explicit", "load_models": ["route"]}
+
+    project = init_and_build(tmp_path, "bls", route_only)
+    done = deploy(project, "k8s", "--repository", S3)
+    assert done.returncode == 0, done.stderr
+    args = containers(documents(project / "deploy" / "k8s"))[0]["args"]
+    loaded = {a.split("=", 1)[1] for a in args if a.startswith("--load-model=")}
+    assert "route" in loaded and {"double", "negate"} <= loaded
+
+
+def test_nothing_secret_in_any_file_or_output(classifier: Path, k8s: Path, kserve: Path) -> None:
+    done = deploy(classifier, "k8s", "--repository", S3, "--irsa-role-arn", "arn:aws:iam::123456789012:role/triton", "--out", "deploy/irsa")
+    assert done.returncode == 0, done.stderr
+    irsa = classifier / "deploy" / "irsa"
+    assert documents(irsa)["ServiceAccount"]["metadata"]["annotations"] == {"eks.amazonaws.com/role-arn": "arn:aws:iam::123456789012:role/triton"}
+    assert "envFrom" not in containers(documents(irsa))[0]
+    assert containers(documents(k8s))[0]["envFrom"] == [{"secretRef": {"name": "classifier-s3"}}]
+    for folder in (k8s, kserve, irsa):
+        for path in folder.iterdir():
+            text = path.read_text()
+            assert FAKE_SECRET not in text and FAKE_ADMIN_KEY not in text and "AKIAFAKE" not in text, path
+    assert FAKE_SECRET not in done.stdout + done.stderr and FAKE_ADMIN_KEY not in done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("args, expected", [
+    ((), "--repository: is missing; pass the s3:// URL"),
+    (("--repository", "https://bucket/prefix"), "--repository: 'https://bucket/prefix' is not an s3:// URL"),
+    (("--repository", S3, "--image", "nvcr.io/nvidia/tritonserver"), "--image: image 'nvcr.io/nvidia/tritonserver' is not pinned"),
+    (("--repository", S3, "--image", "nvcr.io/nvidia/tritonserver:latest"), "--image: image 'nvcr.io/nvidia/tritonserver:latest' is not pinned"),
+    (("--repository", S3, "--name", "Bad_Name"), "--name: 'Bad_Name' is not a Kubernetes name"),
+])
+def test_bad_input_is_one_line_exit_2_and_writes_nothing(classifier: Path, tmp_path: Path, args: tuple[str, ...], expected: str) -> None:
+    out = tmp_path / "out"
+    done = deploy(classifier, "k8s", *args, "--out", str(out))
+    assert done.returncode == 2
+    assert done.stderr.strip().startswith(expected) and len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert not out.exists()
+
+
+def test_unbuilt_project_is_refused(tmp_path: Path) -> None:
+    project = tmp_path / "fresh"
+    assert run_cli("init", "--pipeline", "classifier", str(project)).returncode == 0
+    done = deploy(project, "kserve", "--repository", S3)
+    assert done.returncode == 2 and "holds no built repository for this spec; run tritonkit build first" in done.stderr
+    assert not (project / "deploy").exists()
