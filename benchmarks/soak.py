@@ -1,0 +1,220 @@
+"""Soak: the example project and the LLM starter on the embedded Triton, every model driven at once.
+
+Builds both projects in a scratch folder, serves each repository on its own embedded server (both have a
+model named `preprocess`), then runs `--concurrency`
+workers (half HTTP, half gRPC) for `--seconds`, each replaying the smoke golden cases (`read_cases`) of
+every model in turn: plain requests, sequences (interleaved correlation ids unique per replay), decoupled
+streams and the ensembles. Every answer is compared with its golden value. Reports requests, errors, wrong
+answers and p50/p99 per model, and the resident memory of the server and its stubs at start and end.
+
+    .venv/bin/python benchmarks/soak.py --seconds 60 --concurrency 64
+
+Last line: {"requests": n, "errors": e, "wrong": w, "p99_ms_max": p, "rss_growth_mb": g}
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import itertools
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import psutil
+
+from tritonkit.golden import GoldenCase, read_cases, tolerance_for
+from tritonkit.serve.server import EmbeddedServer
+from tritonkit.smoke.clients import Sequence, open_client
+from tritonkit.smoke.compare import value_mismatch
+from tritonkit.validate.repository_check import validate_repository
+
+ROOT = Path(__file__).resolve().parents[1]
+_IDS = itertools.count((1 << 40) + 1)  # correlation ids, unique per sequence replayed
+_IDS_LOCK = threading.Lock()
+
+
+@dataclass
+class Job:
+    server: EmbeddedServer
+    model: str
+    case: GoldenCase
+    golden_dir: Path
+    outputs: list[str]
+    slots: threading.Semaphore  # a sequence model's free sequence slots, two per replay
+
+
+@dataclass
+class Stats:
+    latencies: list[float] = field(default_factory=list)
+    errors: int = 0
+    wrong: int = 0
+    first_problem: str = ""
+
+
+def _cli(*args: str, cwd: Path) -> None:
+    done = subprocess.run([sys.executable, "-m", "tritonkit", *args], cwd=cwd, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"tritonkit {' '.join(args)} failed in {cwd}:\n{done.stderr[-3000:]}")
+
+
+def build_projects(scratch: Path) -> list[Path]:
+    """Both projects built; their repositories."""
+    example = scratch / "example"
+    example.mkdir()
+    shutil.copy(ROOT / "tritonkit.yaml", example)
+    for folder in ("ensembles", "models", "examples"):
+        shutil.copytree(ROOT / folder, example / folder, ignore=shutil.ignore_patterns("__pycache__"))
+    _cli("build", cwd=example)
+    _cli("init", str(scratch / "llm"), "--pipeline", "llm", cwd=scratch)
+    _cli("build", cwd=scratch / "llm")
+    return [example / "model_repository", scratch / "llm" / "model_repository"]
+
+
+def jobs_for(server: EmbeddedServer, repository: Path) -> list[Job]:
+    configs = validate_repository(repository)
+    jobs = []
+    for name, config in sorted(configs.items()):
+        golden = repository / name / "golden"
+        outputs = [t.name for t in config.output]
+        # More live sequences than slots starve: a client holding one sequence open while its other one waits
+        # for a slot lets the first time out (max_sequence_idle_microseconds), so replays share the slots.
+        slots = max(1, config.max_batch_size) * sum(max(1, g.count) for g in config.instance_group or [None])
+        gate = threading.Semaphore(max(1, slots // 2))
+        jobs += [Job(server, f"{repository.parent.name}/{name}", case, golden, outputs, gate) for case in read_cases(golden)]
+    return jobs
+
+
+def _problems(job: Job, expected: dict[str, np.ndarray], actual: dict[str, np.ndarray]) -> list[str]:
+    found = []
+    for name, want in expected.items():
+        tol = tolerance_for(job.golden_dir, job.case, name)
+        problem = value_mismatch(name, want, actual.get(name), tol["atol"], tol["rtol"])
+        if problem:
+            found.append(problem)
+    return found
+
+
+def replay(clients: dict[int, object], job: Job) -> list[str]:
+    """One replay of `job`; the mismatches found (an exception is an error)."""
+    client: Any = clients[id(job.server)]
+    case, model = job.case, job.model.split("/", 1)[1]
+    if case.kind == "request":
+        inputs, expected = case.steps[0]
+        return _problems(job, expected, client.infer(model, inputs, job.outputs))
+    if case.kind == "sequence":
+        with _IDS_LOCK:
+            ids = (next(_IDS), next(_IDS))
+        last, found = len(case.steps) - 1, []
+        with job.slots:
+            for k, (inputs, expected) in enumerate(case.steps):
+                for seq_id in ids:  # two sequences interleaved step by step
+                    got = client.infer(model, inputs, job.outputs, Sequence(seq_id, start=k == 0, end=k == last))
+                    found += _problems(job, expected, got)
+        return found
+    inputs, _ = case.steps[0]
+    got = client.stream(model, inputs, job.outputs)
+    if len(got) != len(case.responses):
+        return [f"expected {len(case.responses)} streamed responses, got {len(got)}"]
+    return [p for want, have in zip(case.responses, got) for p in _problems(job, want, have)]
+
+
+def _usable(job: Job, protocol: str) -> bool:
+    """HTTP generate_stream takes scalar inputs only (as in smoke)."""
+    return not (job.case.kind == "stream" and protocol == "http"
+                and any(v.size > 1 for v in job.case.steps[0][0].values()))
+
+
+def worker(index: int, servers: list[EmbeddedServer], jobs: list[Job], deadline: float,
+           stats: dict[str, Stats], lock: threading.Lock) -> None:
+    protocol = "http" if index % 2 == 0 else "grpc"
+    clients = {id(s): open_client(protocol, s.http_url if protocol == "http" else s.grpc_url) for s in servers}
+    mine = [j for j in jobs if _usable(j, protocol)]
+    try:
+        for job in itertools.islice(itertools.cycle(mine), index, None):
+            if time.monotonic() > deadline:
+                return
+            started = time.perf_counter()
+            try:
+                problems, error = replay(clients, job), ""
+            except Exception as exc:  # noqa: BLE001 - counted and reported
+                problems, error = [], f"{type(exc).__name__}: {str(exc)[:200]}"
+            elapsed = time.perf_counter() - started
+            with lock:
+                entry = stats[job.model]
+                entry.latencies.append(elapsed)
+                if error:
+                    entry.errors += 1
+                elif problems:
+                    entry.wrong += 1
+                if (error or problems) and not entry.first_problem:
+                    entry.first_problem = f"{protocol} {job.case.kind}:{job.case.name}: {error or problems[0]}"
+    finally:
+        for client in clients.values():
+            client.close()
+
+
+def rss_mb(servers: list[EmbeddedServer]) -> tuple[float, float]:
+    """(servers, all their stubs) resident memory in MiB."""
+    procs = [psutil.Process(s.pid) for s in servers]
+    stubs = sum(p.memory_info().rss for proc in procs for p in proc.children(recursive=True) if p.is_running())
+    return sum(p.memory_info().rss for p in procs) / 2**20, stubs / 2**20
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=60.0)
+    parser.add_argument("--concurrency", type=int, default=64)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="tritonkit-soak-") as tmp:
+        scratch = Path(tmp)
+        repositories = build_projects(scratch)
+        with contextlib.ExitStack() as stack:
+            servers = [stack.enter_context(EmbeddedServer(repo, work_dir=repo.parent / ".tritonkit")) for repo in repositories]
+            jobs = [job for server, repo in zip(servers, repositories) for job in jobs_for(server, repo)]
+            kinds = sorted({j.case.kind for j in jobs})
+            print(f"{len(jobs)} golden cases over {len({j.model for j in jobs})} models ({', '.join(kinds)})",
+                  file=sys.stderr)
+            load_before = psutil.getloadavg()
+            rss_start = rss_mb(servers)
+            stats: dict[str, Stats] = defaultdict(Stats)
+            lock = threading.Lock()
+            deadline = time.monotonic() + args.seconds
+            threads = [threading.Thread(target=worker, args=(i, servers, jobs, deadline, stats, lock))
+                       for i in range(args.concurrency)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+            for server in servers:
+                server.check()
+            rss_end = rss_mb(servers)
+            load_after = psutil.getloadavg()
+    print(f"{'model':<22} {'requests':>8} {'errors':>6} {'wrong':>5} {'p50 ms':>8} {'p99 ms':>8}")
+    p99s = []
+    for model, entry in sorted(stats.items()):
+        lat = np.array(entry.latencies) * 1000
+        p50, p99 = (float(np.percentile(lat, 50)), float(np.percentile(lat, 99))) if lat.size else (0.0, 0.0)
+        p99s.append(p99)
+        print(f"{model:<22} {lat.size:>8} {entry.errors:>6} {entry.wrong:>5} {p50:>8.1f} {p99:>8.1f}"
+              + (f"  first problem: {entry.first_problem}" if entry.first_problem else ""))
+    print(f"RSS MiB server {rss_start[0]:.0f} -> {rss_end[0]:.0f}, stubs {rss_start[1]:.0f} -> {rss_end[1]:.0f}; "
+          f"load average {load_before[0]:.1f} -> {load_after[0]:.1f} on {psutil.cpu_count()} cores; "
+          f"{args.seconds:.0f} s at concurrency {args.concurrency}")
+    summary = {"requests": sum(len(e.latencies) for e in stats.values()),
+               "errors": sum(e.errors for e in stats.values()), "wrong": sum(e.wrong for e in stats.values()),
+               "p99_ms_max": round(max(p99s, default=0.0), 1),
+               "rss_growth_mb": round(sum(rss_end) - sum(rss_start), 1)}
+    print(json.dumps(summary))
+
+
+if __name__ == "__main__":
+    main()
