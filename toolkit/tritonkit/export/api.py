@@ -16,7 +16,7 @@ from tritonkit.export import onnx2trt
 from tritonkit.export.cache import CACHE_FORMAT, ExportCache, code_fingerprint, key_of, sha256_file, tool_versions
 from tritonkit.export.isolation import run_child
 from tritonkit.export.progress import Progress, StderrProgress
-from tritonkit.export.signature import Signature, reconcile
+from tritonkit.export.signature import Signature, check_output_sizes, reconcile
 from tritonkit.spec.export import ExportSpec, SourceSpec
 
 #: Files an export may own inside a version directory (stale ones are removed when not produced again).
@@ -178,6 +178,7 @@ def export_model(name: str, source: SourceSpec | dict[str, Any], export_options:
         wanted.append(tensorrt["engine"])
     model_files, golden_files = _install(entry.artifacts, Path(version_dir), Path(golden_dir), wanted)
     signature = reconcile(Signature.from_dict(result["signature"]), inputs, outputs, file=spec_file, field=where)
+    check_output_sizes(signature, result.get("output_sizes", {}), max_batch_size, outputs, file=spec_file, field=where)
     report("installed " + ", ".join(p.name for p in model_files))
     return ExportResult(
         name=name, model_files=model_files, signature=signature, exporter=result["exporter"],

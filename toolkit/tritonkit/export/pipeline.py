@@ -200,6 +200,7 @@ def run_job(job: dict[str, Any], progress: Progress) -> dict[str, Any]:
         "exporter": outcome["exporter"], "exporter_reason": outcome["exporter_reason"], "attempts": outcome["attempts"],
         "signature": signature.as_dict(), "dynamic_axes": outcome["axes"],
         "max_errors": {n: asdict(e) for n, e in report.errors.items()}, "cases": report.cases,
+        "output_sizes": report.output_sizes,
         "golden": [p.name for p in golden_files], "weights_sha256": outcome["weights_sha256"], "deps": deps,
         "example_shapes": {n: list(v.shape) for n, v in outcome["example"].items()},
     }

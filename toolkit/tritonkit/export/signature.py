@@ -141,6 +141,27 @@ def _reconcile_one(graph: list[TensorSig], declared: list[Any] | None, kind: str
     return [chosen.get(t.name, t) for t in graph]
 
 
+def check_output_sizes(sig: Signature, seen: dict[str, list[list[int]]], max_batch_size: int, outputs: list[Any] | None,
+                       *, file: str = "", field: str = "") -> None:
+    """A fixed output dim of the config must be the size verification saw in every case.
+
+    The graph leaves a size dynamic when it depends on the inputs' lengths or values (a length regulator's frame
+    count is the sum of predicted durations); fixing it in the spec would make Triton refuse most responses.
+    """
+    skip = 1 if max_batch_size > 0 else 0
+    index_of = {_get(entry, "name"): i for i, entry in enumerate(outputs or [])}
+    for tensor in sig.outputs:
+        shapes = [shape[skip:] for shape in seen.get(tensor.name, [])]
+        for axis, dim in enumerate(tensor.dims):
+            sizes = sorted({shape[axis] for shape in shapes if len(shape) == len(tensor.dims)})
+            if dim == -1 or not sizes or sizes == [dim]:
+                continue
+            where = f"{field}.output[{index_of[tensor.name]}].dims".lstrip(".") if tensor.name in index_of else field
+            raise SignatureError(file, where, f"output '{tensor.name}' dims[{axis}] is {dim} but verification saw sizes "
+                                 f"{', '.join(map(str, sizes[:8]))} there (it depends on the inputs' lengths or values)",
+                                 f"write -1 at dims[{axis}]")
+
+
 def reconcile(graph: Signature, inputs: list[Any] | None = None, outputs: list[Any] | None = None,
               *, file: str = "", field: str = "") -> Signature:
     """The config signature: the spec's `input`/`output` entries where given, checked against the graph.

@@ -35,6 +35,8 @@ class VerifyReport:
     errors: dict[str, OutputError] = field(default_factory=dict)
     cases: list[str] = field(default_factory=list)
     pairs: list[tuple[dict[str, np.ndarray], dict[str, np.ndarray]]] = field(default_factory=list)
+    #: every distinct shape each output had over the cases: a size that varies must stay -1 in the spec
+    output_sizes: dict[str, list[list[int]]] = field(default_factory=dict)
 
 
 def check_graph(onnx_path: Path, model: str, file: str, where: str) -> None:
@@ -77,6 +79,18 @@ def _declared_ok(declared: list[int | str], actual: tuple[int, ...]) -> bool:
     return len(declared) == len(actual) and all(not isinstance(d, int) or d <= 0 or d == a for d, a in zip(declared, actual))
 
 
+def _shape_mismatch(name: str, outputs: dict[str, np.ndarray], expected: dict[str, np.ndarray], model: str, file: str,
+                    where: str, shape_note: str) -> VerificationError:
+    """An output whose size or dtype differs between onnxruntime and PyTorch while the others agree."""
+    ours, ref = outputs[name], expected[name]
+    return VerificationError(
+        file, where, f"model '{model}': output '{name}' is {ours.dtype}{list(ours.shape)} in onnxruntime but "
+        f"{ref.dtype}{list(ref.shape)} in PyTorch {shape_note}",
+        "if the size is computed from values (e.g. rounded durations), return those values as an output too so "
+        "verification names the one that differs; otherwise make the size independent of the example values "
+        "(no Python branches on tensor data)")
+
+
 def verify(onnx_path: Path, reference: Reference | None, cases: list[Case], output_names: list[str],
            tolerance, *, model: str, file: str = "", where: str = "", keep: int = 4,
            progress: Callable[[str], None] = lambda _msg: None) -> VerifyReport:
@@ -97,19 +111,18 @@ def verify(onnx_path: Path, reference: Reference | None, cases: list[Case], outp
                                     f"example does not provide", "name the example inputs like the graph's inputs")
         outputs = dict(zip(output_names, sess.run(output_names, {k: case.inputs[k] for k in ort_inputs})))
         expected = reference(case.inputs) if reference is not None else outputs
+        shape_note = f"at inputs {case.shapes()} ({case.label})"
         for name in output_names:
+            if not _declared_ok(declared[name][1], outputs[name].shape):
+                raise VerificationError(
+                    file, where, f"model '{model}': output '{name}' has shape {list(outputs[name].shape)} {shape_note} but "
+                    f"the graph declares {declared[name][1]}", "the exporter froze a size from the example; try "
+                    "export.exporter: torchscript or name the dim in export.dynamic_axes")
+        # outputs of the same shape first: when a size is computed from values (a length regulator repeating each
+        # token by its rounded duration), the output that decides it (the durations) names the cause, not the mel
+        unequal = [n for n in output_names if outputs[n].shape != expected[n].shape or outputs[n].dtype != expected[n].dtype]
+        for name in [n for n in output_names if n not in unequal]:
             ours, ref = outputs[name], expected[name]
-            shape_note = f"at inputs {case.shapes()} ({case.label})"
-            if not _declared_ok(declared[name][1], ours.shape):
-                raise VerificationError(
-                    file, where, f"model '{model}': output '{name}' has shape {list(ours.shape)} {shape_note} but the graph "
-                    f"declares {declared[name][1]}", "the exporter froze a size from the example; try export.exporter: "
-                    "torchscript or name the dim in export.dynamic_axes")
-            if ours.shape != ref.shape or ours.dtype != ref.dtype:
-                raise VerificationError(
-                    file, where, f"model '{model}': output '{name}' is {ours.dtype}{list(ours.shape)} in onnxruntime but "
-                    f"{ref.dtype}{list(ref.shape)} in PyTorch {shape_note}",
-                    "make the size or dtype independent of the example values (no Python branches on tensor data)")
             tol = tolerance.for_output(name)
             max_abs, max_rel, diff = differences(ours, ref)
             bad = diff > tol.atol + tol.rtol * np.abs(ref.astype(np.float64))
@@ -124,7 +137,13 @@ def verify(onnx_path: Path, reference: Reference | None, cases: list[Case], outp
                     f"({int(bad.sum())} of {bad.size} elements; at {list(index)} onnx {float(ours[index]):.6g} vs torch {float(ref[index]):.6g})",
                     "if the model branches on tensor values in Python, use torch.where/torch.cond; if this is float "
                     f"noise, raise export.tolerance.outputs.{name}.atol")
-        report.cases.append(f"{case.label}: {case.shapes()}")
+        if unequal:
+            raise _shape_mismatch(unequal[0], outputs, expected, model, file, where, shape_note)
+        for name in output_names:
+            seen = report.output_sizes.setdefault(name, [])
+            if list(outputs[name].shape) not in seen:
+                seen.append(list(outputs[name].shape))
+        report.cases.append(f"{case.label}: {case.shapes()} -> " + " ".join(f"{n}={list(outputs[n].shape)}" for n in output_names))
         if len(report.pairs) < keep:
             report.pairs.append((case.inputs, expected))
     return report
