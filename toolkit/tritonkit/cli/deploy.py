@@ -9,7 +9,7 @@ import click
 
 from tritonkit.cli.output import emit_json, json_option, reports_errors
 from tritonkit.deploy.manifests import Manifest, write
-from tritonkit.deploy.schemas import KUBERNETES_VERSION
+from tritonkit.deploy.schema_check import KUBERNETES_VERSION
 from tritonkit.deploy.target import Options, Target, load_target
 from tritonkit.errors import shown_path
 
