@@ -87,7 +87,7 @@ def jobs_for(server: EmbeddedServer, repository: Path) -> list[Job]:
         outputs = [t.name for t in config.output]
         # More live sequences than slots starve: a client holding one sequence open while its other one waits
         # for a slot lets the first time out (max_sequence_idle_microseconds), so replays share the slots.
-        slots = max(1, config.max_batch_size) * sum(max(1, g.count) for g in config.instance_group or [None])
+        slots = max(1, config.max_batch_size) * max(1, sum(g.count for g in config.instance_group))
         gate = threading.Semaphore(max(1, slots // 2))
         jobs += [Job(server, f"{repository.parent.name}/{name}", case, golden, outputs, gate) for case in read_cases(golden)]
     return jobs
