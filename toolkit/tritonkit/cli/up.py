@@ -61,6 +61,9 @@ def up_command(files: tuple[Path, ...], engine: str | None, project: str | None,
       tritonkit down
     """
     chosen, name = _resolve(files, project)
+    missing = failures.missing_mounts(chosen)
+    if missing:
+        raise TritonkitError.of(missing)
     runner = find_engine(engine)
     say = (lambda line: None) if as_json else (lambda line: click.echo(line, err=True))
     say(f"starting {name} with {runner.name}")

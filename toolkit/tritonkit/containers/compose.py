@@ -82,6 +82,8 @@ class Container:
     status: str
     exit_code: int
     has_healthcheck: bool
+    #: Times the engine restarted it (`restart: unless-stopped` brings back a server that exited).
+    restarts: int
 
 
 def containers(engine: Engine, project: str) -> list[Container]:
@@ -96,7 +98,8 @@ def containers(engine: Engine, project: str) -> list[Container]:
         state: dict[str, Any] = item.get("State") or {}
         check = (item.get("Config") or {}).get("Healthcheck") or {}
         found.append(Container(item["Id"], item["Name"].lstrip("/"), state.get("Status", ""),
-                               int(state.get("ExitCode") or 0), bool(check.get("Test"))))
+                               int(state.get("ExitCode") or 0), bool(check.get("Test")),
+                               int(item.get("RestartCount") or 0)))
     return found
 
 
@@ -131,11 +134,12 @@ def wait_healthy(engine: Engine, project: str, timeout: float,
         current = containers(engine, project)
         if not current:
             raise Unhealthy([], "no container of the project exists (the engine did not create it)")
-        exited = [c for c in current if c.status in ("exited", "dead", "stopped") and
+        exited = [c for c in current if (c.status in ("exited", "dead", "stopped") or c.restarts) and
                   (c.has_healthcheck or c.exit_code != 0)]
         if exited:
             first = exited[0]
-            raise Unhealthy(exited, f"container {first.name} exited with code {first.exit_code}")
+            how = f"was restarted {first.restarts} times" if first.restarts else "exited"
+            raise Unhealthy(exited, f"container {first.name} {how} (exit code {first.exit_code})")
         created = [c for c in current if c.status in ("created", "configured")]
         waiting = [c for c in current if c.has_healthcheck and not is_healthy(engine, c)]
         elapsed = time.monotonic() - started

@@ -1,7 +1,8 @@
 """Names why a compose deployment did not come up, from the engine's output and the container's log.
 
-The engine reports what stopped a container from starting (a mount source that does not exist, a
-published port that is taken); Triton's own log, read with the embedded server's log reader, names the
+A bind mount whose source does not exist is caught before anything starts: compose engines create the
+missing folder, and Triton then serves an empty repository and reports healthy. The engine's output names
+a published port that is taken; Triton's own log, read with the embedded server's log reader, names the
 models that failed to load and why.
 """
 from __future__ import annotations
@@ -9,20 +10,41 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import yaml
+
 from tritonkit.errors import Problem
 from tritonkit.serve import serverlog
 
-_MISSING_MOUNT = re.compile(r"statfs (\S+): no such file or directory")
 _PORT_TAKEN = re.compile(r"listen tcp[46]? (\S+):(\d+): bind: address already in use")
 
 
+def missing_mounts(files: list[Path]) -> list[Problem]:
+    """Bind-mount sources that do not exist, per service and container path, the last compose file winning.
+
+    Relative sources are relative to the first file's folder, as compose resolves them.
+    """
+    base = files[0].absolute().parent
+    sources: dict[tuple[str, str], tuple[Path, str]] = {}
+    for path in files:
+        document = yaml.safe_load(path.read_text()) or {}
+        for service, spec in (document.get("services") or {}).items():
+            for volume in (spec or {}).get("volumes") or []:
+                parts = volume.split(":") if isinstance(volume, str) else []
+                if len(parts) >= 2 and parts[0].startswith((".", "/", "~")) and "$" not in parts[0]:
+                    sources[(service, parts[1])] = (path, parts[0])
+    problems = []
+    for (service, _), (path, source) in sorted(sources.items()):
+        if not (base / Path(source).expanduser()).exists():
+            problems.append(Problem(str(path), f"services.{service}.volumes", f"mount source {source} does not exist "
+                                    "(compose would create it empty and Triton would serve no models)",
+                                    "build the repository first (tritonkit build) or correct the path"))
+    return problems
+
+
 def from_engine(compose_file: Path, output: str) -> list[Problem]:
-    """Problems the engine's `up` output names (a missing mount source, a taken port)."""
+    """Problems the engine's `up` output names (a published port that is taken)."""
     where = str(compose_file)
-    problems = [Problem(where, "volumes", f"mount source {m.group(1)} does not exist",
-                        "build the repository first (tritonkit build) or correct the volume's path")
-                for m in _MISSING_MOUNT.finditer(output)]
-    problems += [Problem(where, "ports", f"port {m.group(2)} on {m.group(1)} is already in use",
+    problems = [Problem(where, "ports", f"port {m.group(2)} on {m.group(1)} is already in use",
                          "stop what listens there, or change deploy.*_port in tritonkit.yaml and rebuild")
                  for m in _PORT_TAKEN.finditer(output)]
     return _unique(problems)
