@@ -26,6 +26,7 @@ from tritonkit.errors import TritonkitError
 from tritonkit.model_config import pb
 from tritonkit.publish.destination import Destination, sha256_bytes, sha256_file
 from tritonkit.publish.manifest import (
+    MANIFEST,
     PENDING,
     Manifest,
     ModelEntry,
@@ -138,8 +139,9 @@ def _foreign_live(dest: Destination, name: str, highest: int) -> Release | None:
 
 def plan_publish(repository: Path, dest: Destination, listing: dict[str, int]) -> Plan:
     configs = validate_repository(repository)
-    manifest = read_manifest(dest) or Manifest()
-    pending = read_pending(dest)
+    # the listing says whether there is a manifest or journal to read (saves two round trips on a fresh prefix)
+    manifest = (read_manifest(dest) if MANIFEST in listing else None) or Manifest()
+    pending = read_pending(dest) if PENDING in listing else {}
     highest = _highest_versions(listing, manifest)
     staged: list[Item] = []
     new_extras: list[Item] = []
