@@ -10,7 +10,15 @@ import numpy as np
 import pytest
 
 from tritonkit.pipelines.tts.frontend import Frontend, FrontendError
-from tritonkit.pipelines.tts.runtime.serving import VOCAB_FILE, pack_segments, text_of, unknown_json, unpack_segments, version_folder
+from tritonkit.pipelines.tts.runtime.serving import (
+    VOCAB_FILE,
+    first_folder_with,
+    pack_segments,
+    text_of,
+    unknown_json,
+    unpack_segments,
+    version_folder,
+)
 from tritonkit.pipelines.tts.runtime.streaming import stream_sentences
 
 
@@ -54,6 +62,18 @@ def test_the_sibling_models_highest_version_holds_the_file(tmp_path: Path) -> No
     assert version_folder(tmp_path / "frontend", "speech", VOCAB_FILE) == tmp_path / "speech" / "3"
     with pytest.raises(FileNotFoundError, match="has no vocab.json: give the 'voice' model `assets: kokoro-82m`"):
         version_folder(tmp_path / "frontend", "voice", VOCAB_FILE)
+
+
+def test_the_vocab_comes_from_the_first_model_that_has_one(tmp_path: Path) -> None:
+    """frontend's vocab_models "speech acoustic": Kokoro's speech holds it, the three-stage acoustic model otherwise."""
+    (tmp_path / "speech" / "1").mkdir(parents=True)   # the three-stage speech model: BLS code, no vocab
+    (tmp_path / "acoustic" / "1").mkdir(parents=True)
+    (tmp_path / "acoustic" / "1" / VOCAB_FILE).write_text("{}")
+    assert first_folder_with(tmp_path / "frontend", ["speech", "acoustic"], VOCAB_FILE) == tmp_path / "acoustic" / "1"
+    (tmp_path / "speech" / "1" / VOCAB_FILE).write_text("{}")
+    assert first_folder_with(tmp_path / "frontend", ["speech", "acoustic"], VOCAB_FILE) == tmp_path / "speech" / "1"
+    with pytest.raises(FileNotFoundError, match="none of the models voice, other has vocab.json in its version folder"):
+        first_folder_with(tmp_path / "frontend", ["voice", "other"], VOCAB_FILE)
 
 
 def _frontend_ids(frontend: Frontend, spoken: list[str]):

@@ -141,7 +141,10 @@ def test_streamed_sentences_are_the_whole_utterance_per_sentence(served, in_proc
     assert start == whole.size
 
 
-def test_a_voice_is_refused_with_the_reason(served) -> None:
+def test_a_voice_or_a_speed_out_of_range_is_refused_with_the_reason(served) -> None:
     with pytest.raises(InferenceServerException) as info:
         httpclient.InferenceServerClient(served.http_url).infer("tts", request_inputs(httpclient, SHORT, voice="jf_alpha"))
     assert "has one voice; leave voice out" in info.value.message()
+    with pytest.raises(InferenceServerException) as info:
+        _grpc_whole(served.grpc_url, SHORT, speed=9.0)
+    assert "speed 9.0 is out of range; use 0.25 .. 4.0" in info.value.message()
