@@ -3,8 +3,8 @@
 They make no sound worth hearing; they have the shapes and the data-dependent lengths of the real ones, so the
 three-stage template (frontend -> acoustic -> vocoder) is exported, verified and served in seconds.
 - acoustic: `tokens` int64 [T] + `pace` float32 [1] -> `mel` float32 [sum(durations), N_MELS] and `durations`
-  int64 [T]. Each token's duration is predicted from the encoded text, divided by the pace, rounded and clamped
-  to 1..MAX_FRAMES, and the length regulator repeats the token's encoding that many frames: the output length
+  int64 [T]. Each token's duration is predicted from the encoded text, divided by the pace (clamped to 0.25..4),
+  rounded and clamped to 1..MAX_FRAMES, and the length regulator repeats the token's encoding that many frames: the output length
   depends on the token values, not only on their count.
 - vocoder: `mel` float32 [F, N_MELS] -> `audio` float32 [F * HOP] and `sample_rate` int32 [1] (the vocoder says
   its own rate; the three-stage `speech` model passes it on).
@@ -42,7 +42,7 @@ class TinyAcoustic(nn.Module):
 
     def forward(self, tokens: torch.Tensor, pace: torch.Tensor) -> dict[str, torch.Tensor]:
         hidden = self.encoder(self.embed(tokens).T.unsqueeze(0)).squeeze(0).T          # [T, C]
-        frames = torch.exp(self.duration(hidden).squeeze(-1)) / pace                    # [T]
+        frames = torch.exp(self.duration(hidden).squeeze(-1)) / torch.clamp(pace, 0.25, 4.0)   # [T]
         durations = torch.clamp(torch.round(frames), 1, MAX_FRAMES).to(torch.int64)
         expanded = torch.repeat_interleave(hidden, durations, dim=0)                     # [sum(durations), C]
         mel = self.decoder(expanded.T.unsqueeze(0)).squeeze(0).T                        # [sum(durations), N_MELS]
