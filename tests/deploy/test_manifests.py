@@ -264,3 +264,12 @@ def test_unbuilt_project_is_refused(tmp_path: Path) -> None:
     done = deploy(project, "kserve", "--repository", S3)
     assert done.returncode == 2 and "holds no built repository for this spec; run tritonkit build first" in done.stderr
     assert not (project / "deploy").exists()
+
+
+def test_system_packages_need_a_custom_image(tmp_path: Path) -> None:
+    """A Python model that needs a Debian package cannot run on the stock image: deploy asks for --image."""
+    project = init_and_build(tmp_path, "classifier", lambda data: data["models"]["preprocess"].update(system_packages=["libespeak-ng1"]))
+    done = deploy(project, "k8s", "--repository", S3)
+    assert done.returncode == 2 and "need packages beyond" in done.stderr and "libespeak-ng1" in done.stderr, done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+    assert deploy(project, "k8s", "--repository", S3, "--image", "registry.example/triton-tts:1.0").returncode == 0

@@ -12,7 +12,7 @@ from tritonkit.deploy.load_time import LoadTime, measured_load_time
 from tritonkit.deploy.sizing import Footprint, Sizing, footprint, parse_size, size
 from tritonkit.errors import Problem, TritonkitError, shown_path
 from tritonkit.model_config import pb
-from tritonkit.repository.compose import ADMIN_HEADER, DEFAULT_CACHE_BYTES, python_requirements
+from tritonkit.repository.compose import ADMIN_HEADER, DEFAULT_CACHE_BYTES, python_requirements, system_packages
 from tritonkit.spec.loader import load_project
 from tritonkit.spec.project import Project
 from tritonkit.validate.model_graph import with_callees
@@ -98,7 +98,7 @@ def _check_options(project: Project, opts: Options, image: str) -> list[Problem]
         problems.append(Problem("--load-seconds", "", f"{opts.load_seconds} is not a duration", "give the seconds the models take to load, e.g. 120"))
     if not opts.queue_compute_ratio > 0:
         problems.append(Problem("--queue-compute-ratio", "", f"{opts.queue_compute_ratio} is not positive", "e.g. 0.5: scale out when requests queue half as long as they compute"))
-    requirements = python_requirements(project)
+    requirements = python_requirements(project) + system_packages(project)
     if opts.image is None and requirements:
         problems.append(Problem(spec, "models.*.requirements", f"the Python models need packages beyond {image} ({', '.join(requirements)})",
                                 "build tritonkit.Dockerfile (written by tritonkit build), push it and pass --image REGISTRY/NAME:TAG"))
