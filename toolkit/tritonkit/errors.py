@@ -14,6 +14,12 @@ def shown_path(path: Path) -> str:
         return str(path)
 
 
+def one_line(text: str) -> str:
+    """`text` with control and line-separator characters escaped (`\\n`, `\\u2028`): a message is one line
+    even when it quotes a name or value from user input."""
+    return text if text.isprintable() else "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in text)
+
+
 @dataclass
 class Problem:
     """One thing wrong with user input: where it is, what is wrong, how to fix it."""
@@ -26,7 +32,7 @@ class Problem:
     def line(self) -> str:
         """The one-line form users see: `file: field: problem; fix`."""
         where = f"{self.file}: {self.field}" if self.field else self.file
-        return f"{where}: {self.problem}; {self.fix}"
+        return one_line(f"{where}: {self.problem}; {self.fix}")
 
 
 class TritonkitError(Exception):

@@ -65,6 +65,7 @@ def make_plan(project: Project, exports: dict[str, ExportResult] | None = None, 
     """
     plan = BuildPlan(project, exports=exports or {})
     problems: list[Problem] = []
+    unparsed: set[str] = set()   # their own problem is reported; models that call them are not blamed again
     for name, spec in project.models.items():
         shown = shown_path(project.origin(name))
         if name in pending:
@@ -76,6 +77,7 @@ def make_plan(project: Project, exports: dict[str, ExportResult] | None = None, 
             config = parse_model_config(text, shown, f"models.{name}.")
         except TritonkitError as exc:
             problems += exc.problems
+            unparsed.add(name)
             continue
         model = ModelPlan(name, text, config)
         model.copies, copy_problems = _collect_copies(name, spec, project.origin(name), project.root, shown)
@@ -86,7 +88,7 @@ def make_plan(project: Project, exports: dict[str, ExportResult] | None = None, 
         problems += golden_problems
         plan.models[name] = model
     versions = {n: loaded_versions(m.config, project.models[n].versions) for n, m in plan.models.items()}
-    for finding in semantic_findings({n: m.config for n, m in plan.models.items()}, pending, versions):
+    for finding in semantic_findings({n: m.config for n, m in plan.models.items()}, pending | unparsed, versions):
         shown = shown_path(project.origin(finding.model))
         path = f"models.{finding.model}" + ("" if finding.field == "name" else f".{finding.field}")
         found = Problem(shown, path, finding.problem, finding.fix)
@@ -109,9 +111,14 @@ def _collect_copies(name: str, spec: ModelSpec, origin: Path, root: Path, shown:
         src = resolve_spec_path(source, origin.parent)
         dest = PurePosixPath(rel_dest)
         where = f"{prefix}.{field_path}"
+        try:
+            is_dir, is_file = src.is_dir(), src.is_file()
+        except OSError as exc:   # a name too long for the file system, a symlink loop
+            problems.append(Problem(shown, where, f"cannot read '{source}' ({exc.strerror})", f"fix the path (relative to {shown})"))
+            continue
         if dest.is_absolute() or ".." in dest.parts or not dest.parts:
             problems.append(Problem(shown, where, f"destination '{rel_dest}' leaves the model directory", "use a plain file name such as model.py"))
-        elif src.is_dir():
+        elif is_dir:
             for path in sorted(p for p in src.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
                 inner = f"{source}/{path.relative_to(src).as_posix()}"
                 outside = outside_problem(shown, where, inner, path, root)
@@ -119,7 +126,7 @@ def _collect_copies(name: str, spec: ModelSpec, origin: Path, root: Path, shown:
                     problems.append(outside)
                 else:
                     copies[str(dest / path.relative_to(src).as_posix())] = path
-        elif not src.is_file():
+        elif not is_file:
             problems.append(Problem(shown, where, f"file '{source}' not found (looked in {shown_path(src)})", f"fix the path (relative to {shown})"))
         else:
             copies[str(dest)] = src

@@ -1,6 +1,7 @@
 """Turns the spec's `smoke:` cases into typed golden samples, checked against the model's inputs and outputs."""
 from __future__ import annotations
 
+import warnings
 import wave
 from pathlib import Path
 
@@ -14,6 +15,14 @@ from tritonkit.package_files import resolve_spec_path
 from tritonkit.spec.loader import shown_path
 from tritonkit.spec.project import SmokeCases
 from tritonkit.spec.smoke import tensor_file
+
+
+def _as_type(value: object, dtype: np.dtype) -> np.ndarray:
+    """`value` as an array of `dtype`; numpy's warnings raise, since it would otherwise wrap an integer that
+    does not fit (2**40 as INT32) or turn a float too large for FP32 into inf, and the golden would be wrong."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        return np.array(value, dtype=dtype)
 
 
 def numpy_dtype(data_type: int) -> np.dtype:
@@ -48,7 +57,11 @@ def golden_from_spec(model: str, config: pb.ModelConfig, sources: list[SmokeCase
                 if config.max_batch_size > 0:   # a file holds one request's tensor
                     value = value[None]
             try:
-                array = np.array(value, dtype=numpy_dtype(tensor.data_type))
+                array = _as_type(value, numpy_dtype(tensor.data_type))
+            except (OverflowError, Warning):
+                problems.append(Problem(shown, f"{where}.{name}", f"a value is out of range for {pb.DataType.Name(tensor.data_type)}",
+                                        "write values the type can hold, or declare a wider data_type"))
+                continue
             except (TypeError, ValueError) as exc:
                 problems.append(Problem(shown, f"{where}.{name}", f"value does not convert to {pb.DataType.Name(tensor.data_type)} ({exc})", "write numbers (or strings) in nested lists"))
                 continue

@@ -15,6 +15,9 @@ from tritonkit.spec.tuned import apply_tuned
 from tritonkit.spec.yaml_source import read_yaml_mapping
 from tritonkit.validate.model_checks import NAME_FIX, unsafe_name_reason
 
+#: how many files deep includes may nest: far beyond any real pipeline, well within Python's recursion limit
+MAX_INCLUDE_DEPTH = 64
+
 
 def _parse(path: Path, schema: type[PipelineFile]) -> PipelineFile:
     shown = shown_path(path)
@@ -106,7 +109,16 @@ def _merge(project: Project, part: PipelineFile, path: Path, chain: list[Path], 
             loop = " -> ".join(shown_path(c) for c in chain[chain.index(target.resolve()):] + [target.resolve()])
             problems.append(Problem(shown_path(path), f"include[{index}]", f"'{rel}' closes an include cycle ({loop})", "remove the circular include"))
             continue
-        if not target.is_file():
+        if len(chain) >= MAX_INCLUDE_DEPTH:
+            problems.append(Problem(shown_path(path), f"include[{index}]", f"includes nest more than {MAX_INCLUDE_DEPTH} files deep "
+                                    f"(from {shown_path(chain[0])})", "include the pipeline files from fewer levels"))
+            continue
+        try:
+            found = target.is_file()
+        except OSError as exc:   # a name too long for the file system, a symlink loop
+            problems.append(Problem(shown_path(path), f"include[{index}]", f"cannot read '{rel}' ({exc.strerror})", "fix the path"))
+            continue
+        if not found:
             problems.append(Problem(shown_path(path), f"include[{index}]", f"included file '{rel}' not found", "fix the path (relative to this file, or tritonkit:ensembles/<name>.yaml for a shipped pipeline)"))
             continue
         _merge(project, _parse(target, PipelineFile), target, chain + [target.resolve()], problems)

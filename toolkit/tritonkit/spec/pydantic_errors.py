@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import re
+import reprlib
 from typing import Any
 
 from pydantic import ValidationError
@@ -9,6 +10,9 @@ from pydantic_core import ErrorDetails
 
 from tritonkit.errors import Problem
 
+#: how a bad value is quoted in a message: cut short, however big or deeply nested it is
+_SHORT = reprlib.Repr()   # keyword arguments need Python 3.12
+_SHORT.maxlevel, _SHORT.maxlist, _SHORT.maxdict, _SHORT.maxstring, _SHORT.maxother, _SHORT.maxlong = 2, 4, 4, 40, 40, 40
 _TYPE_TAG = re.compile(r"^(function-\w+|[a-z_]+\[.*\]|str|int|float|bool|list|dict|none|literal\[.*\])$")
 
 
@@ -43,21 +47,21 @@ def _problem_and_fix(err: ErrorDetails) -> tuple[str, str, str]:
     if kind == "data_type":
         return "", *_split(msg, "use a Triton type such as TYPE_FP32")
     if kind == "literal_error":
-        return "", f"{value!r} is not allowed", "use one of " + ctx.get("expected", "the allowed values")
+        return "", f"{_SHORT.repr(value)} is not allowed", "use one of " + ctx.get("expected", "the allowed values")
     if kind in ("int_parsing", "int_type", "int_from_float"):
-        return "", f"expected a whole number, got {value!r}", "write an integer"
+        return "", f"expected a whole number, got {_SHORT.repr(value)}", "write an integer"
     if kind in ("float_parsing", "float_type"):
-        return "", f"expected a number, got {value!r}", "write a number"
+        return "", f"expected a number, got {_SHORT.repr(value)}", "write a number"
     if kind in ("bool_parsing", "bool_type"):
-        return "", f"expected true or false, got {value!r}", "write true or false"
+        return "", f"expected true or false, got {_SHORT.repr(value)}", "write true or false"
     if kind in ("string_type",):
-        return "", f"expected a string, got {type(value).__name__} {value!r}", "quote the value"
+        return "", f"expected a string, got {type(value).__name__} {_SHORT.repr(value)}", "quote the value"
     if kind in ("list_type",):
-        return "", f"expected a list, got {type(value).__name__} {value!r}", "write a YAML list, e.g. [1, 2]"
+        return "", f"expected a list, got {type(value).__name__} {_SHORT.repr(value)}", "write a YAML list, e.g. [1, 2]"
     if kind in ("dict_type", "model_type", "model_attributes_type"):
-        return "", f"expected a mapping, got {type(value).__name__} {value!r}", "write key: value pairs"
+        return "", f"expected a mapping, got {type(value).__name__} {_SHORT.repr(value)}", "write key: value pairs"
     if kind in ("greater_than_equal", "greater_than", "less_than_equal", "less_than"):
-        return "", f"{value!r} is out of range", msg.replace("Input should be", "it must be")
+        return "", f"{_SHORT.repr(value)} is out of range", msg.replace("Input should be", "it must be")
     if kind in ("too_short", "string_too_short"):
         return "", "is empty", "give at least one entry" if kind == "too_short" else "give a non-empty value"
     if kind == "value_error":

@@ -27,6 +27,40 @@ def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool
 
 _StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
 
+#: values a spec may hold once its aliases are expanded: far above any real spec, far below an alias bomb
+#: ("billion laughs": nine aliases of nine aliases ... expand a 1 kB file to 10^9 values)
+MAX_EXPANDED_VALUES = 1_000_000
+
+
+def _expanded_size(node: yaml.Node, sizes: dict[int, int]) -> int:
+    """How many values `node` stands for with every alias expanded; shared nodes are counted once per use.
+
+    Memoized on node identity, so the count costs one pass over the composed nodes however large the
+    expansion; a node that contains itself (`&a [*a]`) counts 1 here and is refused by the constructor.
+    """
+    key = id(node)
+    if key in sizes:
+        return sizes[key]
+    sizes[key] = 1
+    if isinstance(node, yaml.SequenceNode):
+        sizes[key] = 1 + sum(_expanded_size(child, sizes) for child in node.value)
+    elif isinstance(node, yaml.MappingNode):
+        sizes[key] = 1 + sum(_expanded_size(k, sizes) + _expanded_size(v, sizes) for k, v in node.value)
+    return sizes[key]
+
+
+def _load(text: str, shown: str) -> Any:
+    """yaml.load with the strict loader, refusing documents whose aliases expand past MAX_EXPANDED_VALUES."""
+    loader = _StrictLoader(text)
+    try:
+        node = loader.get_single_node()
+        if node is not None and _expanded_size(node, {}) > MAX_EXPANDED_VALUES:
+            raise TritonkitError(shown, "top level", f"YAML aliases expand to more than {MAX_EXPANDED_VALUES:,} values",
+                                 "write the values out instead of nesting aliases of aliases")
+        return None if node is None else loader.construct_document(node)
+    finally:
+        loader.dispose()
+
 
 def read_yaml_mapping(path: Path, shown: str) -> dict[str, Any]:
     """Loads `path` as a mapping; `shown` is how the file is named in errors."""
@@ -37,7 +71,9 @@ def read_yaml_mapping(path: Path, shown: str) -> dict[str, Any]:
     except (OSError, UnicodeDecodeError) as exc:
         raise TritonkitError(shown, "", f"cannot read file ({exc.__class__.__name__})", "check the path and that it is UTF-8 text") from None
     try:
-        data = yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - _StrictLoader derives from SafeLoader
+        data = _load(text, shown)
+    except RecursionError:
+        raise TritonkitError(shown, "top level", "invalid YAML: values are nested too deeply to read", "flatten the nesting (a spec needs a few levels)") from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else ""
