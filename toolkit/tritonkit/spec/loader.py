@@ -7,6 +7,7 @@ from pydantic import ValidationError
 
 from tritonkit.errors import Problem, TritonkitError, shown_path
 from tritonkit.package_files import resolve_spec_path
+from tritonkit.spec.limits import apply_limits
 from tritonkit.spec.paths import escaping_paths, outside_problem
 from tritonkit.spec.project import PipelineFile, Project, ProjectFile
 from tritonkit.spec.pydantic_errors import problems_from_validation
@@ -44,6 +45,7 @@ def load_project(spec_path: Path) -> Project:
             problems.append(Problem(shown_path(spec_path), f"tuned.{name}", f"tuned settings for unknown model '{name}'", "remove the entry or re-run tritonkit tune"))
         else:
             project.models[name] = apply_tuned(project.models[name], tuned)
+    project.models = {name: apply_limits(model, top.deploy.limits) for name, model in project.models.items()}
     problems += _added_smoke(project, top.smoke)
     problems += _load_models_problems(project, shown_path(spec_path))
     if not project.models and not problems:

@@ -13,6 +13,7 @@ from tritonkit.spec.base import StrictModel
 from tritonkit.spec.bls import BlsSpec
 from tritonkit.spec.export import ExportSpec, SourceSpec
 from tritonkit.spec.instances import InstanceGroup, VersionPolicy
+from tritonkit.spec.limits import DeployLimits
 from tritonkit.spec.optimization import Optimization
 from tritonkit.spec.scheduling import DynamicBatching, EnsembleScheduling, SequenceBatching
 from tritonkit.spec.smoke import SmokeCase
@@ -173,6 +174,7 @@ class DeploySpec(StrictModel):
     user: str = "1000:1000"
     log_verbose: int = Field(default=0, ge=0)
     cache_size_bytes: int = Field(default=0, ge=0, description="Response cache size; 0 = off unless a model enables it.")
+    limits: DeployLimits = Field(default_factory=DeployLimits, description="Bounds on waiting requests, applied to the built repository.")
 
     @field_validator("admin_key_env")
     @classmethod
