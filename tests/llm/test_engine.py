@@ -16,6 +16,7 @@ from tritonkit.pipelines.llm.runtime.engine import (
     LENGTH,
     STOP,
     Engine,
+    GenerationLimitError,
     plan_calls,
 )
 from tritonkit.pipelines.llm.runtime.kv_cache import MIB, CacheBudgetError, KVCachePool
@@ -138,6 +139,18 @@ def test_budget_rejects_what_does_not_fit_with_the_numbers(decoder, tiny, codec)
     assert "b" not in engine and engine.pool.reserved_bytes == per_token * 60
     engine.cancel("a")
     engine.admit("b", codec.encode("Hello"), SamplingParams(max_tokens=45))
+
+
+def test_max_streams_refuses_the_extra_generation_until_one_ends(decoder, tiny, codec):
+    engine = make_engine(decoder, tiny, codec, max_streams=2)
+    for key in ("a", "b"):
+        engine.admit(key, codec.encode("Hello"), SamplingParams(max_tokens=3, ignore_eos=True))
+    with pytest.raises(GenerationLimitError, match=r"2 generations are live, the limit \(max_streams\) is 2"):
+        engine.admit("c", codec.encode("Hello"), SamplingParams(max_tokens=3))
+    assert "c" not in engine and len(engine.pool) == 2  # nothing reserved for the refused one
+    while "a" in engine:
+        engine.step(["a"])
+    engine.admit("c", codec.encode("Hello"), SamplingParams(max_tokens=3))
 
 
 def test_requests_beyond_the_context_or_vocabulary_are_refused(decoder, tiny, codec):

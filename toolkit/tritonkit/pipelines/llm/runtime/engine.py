@@ -22,6 +22,10 @@ from .text import Decode, visible_text
 STOP, LENGTH, CANCELLED = "stop", "length", "cancelled"
 
 
+class GenerationLimitError(ValueError):
+    """A new request arrived while `max_streams` generations are live (refused, not queued)."""
+
+
 @dataclass
 class Generation:
     """One request in flight."""
@@ -68,7 +72,8 @@ class Engine:
     """Generations keyed by request id over one decoder and one KV-cache pool."""
 
     def __init__(self, decoder: OnnxDecoder, pool: KVCachePool, eos_token_ids: Iterable[int], max_context: int,
-                 decode: Decode | None = None, max_tokens_limit: int | None = None, call_cost: int = 32) -> None:
+                 decode: Decode | None = None, max_tokens_limit: int | None = None, call_cost: int = 32,
+                 max_streams: int = 0) -> None:
         self.decoder = decoder
         self.pool = pool
         self.eos_token_ids = frozenset(int(i) for i in eos_token_ids)
@@ -76,6 +81,7 @@ class Engine:
         self.decode = decode
         self.max_tokens_limit = max_tokens_limit
         self.call_cost = call_cost
+        self.max_streams = max_streams  # live generations at most; 0 = bounded by the KV budget only
         self.generations: dict[Hashable, Generation] = {}
         self.calls = 0
 
@@ -86,6 +92,9 @@ class Engine:
         """Checks the request and reserves its cache; ValueError or CacheBudgetError say why it cannot run."""
         if key in self.generations:
             raise ValueError(f"request {key!r} is already generating")
+        if self.max_streams and len(self.generations) >= self.max_streams:
+            raise GenerationLimitError(f"{len(self.generations)} generations are live, the limit (max_streams) is "
+                                       f"{self.max_streams}; retry when one ends, or raise the model's max_streams parameter")
         prompt = np.asarray(prompt_ids, dtype=np.int64).reshape(-1)
         params.validate(self.max_tokens_limit)
         if prompt.size == 0:
