@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.tritonkit-installed
 
-.PHONY: setup system demo test clean
+.PHONY: setup system demo test fuzz clean
 
 $(STAMP): pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
@@ -28,6 +28,10 @@ test: setup
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 	$(BIN)/python -m pytest -q
+
+# The fuzz tests (tests/fuzz) with many more examples than CI's budget; TRITONKIT_FUZZ_EXAMPLES=N to choose.
+fuzz: setup
+	TRITONKIT_FUZZ_EXAMPLES=$${TRITONKIT_FUZZ_EXAMPLES:-2000} $(BIN)/python -m pytest -q tests/fuzz
 
 clean:
 	rm -rf $(VENV) .tritonkit model_repository/*/

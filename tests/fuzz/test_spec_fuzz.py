@@ -207,7 +207,7 @@ def dump(tree: Any) -> str:
 
 
 # -- the tests ---------------------------------------------------------------------------------------
-@fuzz_settings(150)
+@fuzz_settings(600)
 @given(seed=st.sampled_from(SEEDS), data=st.data(), full=st.booleans())
 def test_mutated_specs_build_or_fail_cleanly(seeds: dict[str, Path], seed: str, data: st.DataObject, full: bool) -> None:
     spec = yaml.safe_load((seeds[seed] / "tritonkit.yaml").read_text(encoding="utf-8"))
@@ -244,7 +244,7 @@ def test_alias_bombs_are_refused_quickly(seeds: dict[str, Path], levels: int, wi
 
 
 @fuzz_settings(30)
-@given(depth=st.integers(1, 20000), kind=st.sampled_from(["[", "{a: "]), place=st.sampled_from(sorted(PLACES)))
+@given(depth=st.integers(1, 3000), kind=st.sampled_from(["[", "{a: "]), place=st.sampled_from(sorted(PLACES)))
 @example(depth=5000, kind="[", place="description")
 @example(depth=900, kind="[", place="parameters")
 def test_deeply_nested_values_are_refused(seeds: dict[str, Path], depth: int, kind: str, place: str) -> None:
@@ -256,7 +256,7 @@ PYTHON_MODEL_SPEC = {"backend": "python", "max_batch_size": 0, "input": [{"name"
                      "output": [{"name": "Y", "data_type": "TYPE_FP32", "dims": [1]}], "files": {"model.py": "../models/classifier.py"}}
 
 
-@fuzz_settings(40)
+@fuzz_settings(100)
 @given(count=st.integers(1, 8), data=st.data())
 def test_include_graphs_with_cycles_and_diamonds(seeds: dict[str, Path], count: int, data: st.DataObject) -> None:
     """Random include graphs over `count` pipeline files (each defining one model): a tree builds, anything
