@@ -3,10 +3,12 @@ and requests failed while a rollout swaps a model version under load.
 
 Usage: python benchmarks/publish.py [--rounds 7] [--concurrency 8]
 Part 1 builds the example project (tritonkit.yaml at the repository root) into a temporary folder and, in
-alternating rounds, publishes it to a fresh prefix of a moto S3 server with `tritonkit.publish.publish`
-(listing, sha256 of every file, pending journal, manifest) and uploads the same files with boto3's
-`upload_file` and the same number of parallel uploads (what `aws s3 sync` does). Both in-process, so Python
-start-up is not counted. Part 2 serves the classifier starter (`tritonkit init`) from s3:// on the embedded
+alternating rounds, publishes it to a fresh prefix of a moto S3 server (its own process, like a real
+endpoint) with `tritonkit.publish.publish` (listing, manifest read, sha256 of every file, configs after
+their model's files, manifest last) and uploads the same files plainly: the same boto3 client settings and
+number of parallel uploads, one PUT per file below the multipart threshold (what `aws s3 sync` does), with
+and without the destination listing `aws s3 sync` starts with. All in-process (no Python start-up counted);
+boto3 client creation is untimed on every side. Part 2 serves the classifier starter (`tritonkit init`) from s3:// on the embedded
 Triton, publishes a changed preprocess model and runs `tritonkit rollout` while `--concurrency` clients send
 requests to the ensemble without pause.
 Prints a table; the LAST line is {"publish_over_plain_upload": x, "failed_requests_during_rollout": n}.
@@ -28,13 +30,13 @@ from pathlib import Path
 import boto3
 import numpy as np
 import tritonclient.http as httpclient
-from moto.server import ThreadedMotoServer
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))
 
-from tritonkit.publish.destination import S3Destination  # noqa: E402
+from tritonkit.publish.destination import MULTIPART_THRESHOLD, S3Destination  # noqa: E402
 from tritonkit.publish.publish import publish  # noqa: E402
+from tritonkit.serve.ports import choose_ports  # noqa: E402
 from tritonkit.serve.server import EmbeddedServer  # noqa: E402
 
 BUCKET = "bench"
@@ -48,24 +50,61 @@ def cli(*args: str, cwd: Path) -> str:
     return result.stdout
 
 
-def plain_upload(client: object, repository: Path, prefix: str) -> None:
-    files = [p for p in repository.rglob("*") if p.is_file()]
+def model_files(repository: Path) -> list[Path]:
+    """The files publish uploads: everything inside the model folders (not the repository's README)."""
+    return [p for p in repository.rglob("*") if p.is_file() and len(p.relative_to(repository).parts) > 1]
+
+
+def plain_upload(dest: S3Destination, repository: Path, listing: bool) -> None:
+    """`aws s3 sync` without its checks: optionally the destination listing, then every file in parallel."""
+    client = dest.client
+    if listing:
+        client.list_objects_v2(Bucket=BUCKET, Prefix=dest.prefix + "/")
+
+    def put(path: Path) -> None:
+        key = f"{dest.prefix}/{path.relative_to(repository).as_posix()}"
+        if path.stat().st_size < MULTIPART_THRESHOLD:
+            with open(path, "rb") as body:
+                client.put_object(Bucket=BUCKET, Key=key, Body=body)
+        else:
+            client.upload_file(str(path), BUCKET, key)
+
     with ThreadPoolExecutor(max_workers=JOBS) as pool:
-        list(pool.map(lambda p: client.upload_file(str(p), BUCKET, f"{prefix}/{p.relative_to(repository).as_posix()}"), files))  # type: ignore[attr-defined]
+        list(pool.map(put, model_files(repository)))
 
 
-def upload_rounds(endpoint: str, repository: Path, rounds: int) -> tuple[list[float], list[float]]:
+def upload_rounds(endpoint: str, repository: Path, rounds: int) -> dict[str, list[float]]:
+    times: dict[str, list[float]] = {"publish": [], "plain": [], "sync": []}
+    for k in range(rounds):  # alternating, so drift on a shared machine hits every side alike
+        for side in times:
+            # a fresh prefix and client each time; client creation (0.1-0.9 s in botocore) is not timed
+            dest = S3Destination(BUCKET, f"{side}-{k}", endpoint)
+            started = time.perf_counter()
+            if side == "publish":
+                publish(repository, dest, jobs=JOBS)
+            else:
+                plain_upload(dest, repository, listing=side == "sync")
+            times[side].append(time.perf_counter() - started)
+    return times
+
+
+def start_moto() -> tuple[subprocess.Popen, str]:
+    """moto's S3 server in its own process on a free loopback port, with the benchmark's bucket."""
+    port = choose_ports("127.0.0.1", {"http": None})["http"]
+    proc = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    endpoint = f"http://127.0.0.1:{port}"
     client = boto3.client("s3", endpoint_url=endpoint)
-    ours, plain = [], []
-    for k in range(rounds):  # alternating, so drift on a shared machine hits both sides alike
-        dest = S3Destination(BUCKET, f"publish-{k}", endpoint)  # client creation (0.1-0.9 s in botocore) not timed on either side
-        started = time.perf_counter()
-        publish(repository, dest, jobs=JOBS)
-        ours.append(time.perf_counter() - started)
-        started = time.perf_counter()
-        plain_upload(client, repository, f"plain-{k}")
-        plain.append(time.perf_counter() - started)
-    return ours, plain
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            client.create_bucket(Bucket=BUCKET)
+            return proc, endpoint
+        except Exception:  # noqa: BLE001 - not up yet
+            if proc.poll() is not None or time.monotonic() > deadline:
+                proc.kill()
+                sys.exit("moto server did not start")
+            time.sleep(0.2)
 
 
 def rollout_under_load(endpoint: str, work: Path, concurrency: int) -> tuple[int, int, float]:
@@ -115,29 +154,28 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=8)
     args = parser.parse_args()
     os.environ.update({"AWS_ACCESS_KEY_ID": "bench", "AWS_SECRET_ACCESS_KEY": "bench", "AWS_DEFAULT_REGION": "us-east-1"})
-    moto = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    moto.start()
-    host, port = moto.get_host_and_port()
-    endpoint = f"http://{host}:{port}"
-    boto3.client("s3", endpoint_url=endpoint).create_bucket(Bucket=BUCKET)
+    moto, endpoint = start_moto()
     try:
         with tempfile.TemporaryDirectory(prefix="tritonkit-bench-publish-") as tmp:
             work = Path(tmp)
             repository = work / "example_repository"
             cli("build", "-o", str(repository), "--compose", str(work / "docker-compose.yml"), cwd=REPO_ROOT)
-            files = [p for p in repository.rglob("*") if p.is_file()]
+            files = model_files(repository)
             size_kb = sum(p.stat().st_size for p in files) / 1e3
-            ours, plain = upload_rounds(endpoint, repository, args.rounds)
+            times = upload_rounds(endpoint, repository, args.rounds)
             failed, answered, seconds = rollout_under_load(endpoint, work, args.concurrency)
     finally:
-        moto.stop()
-    ratio = statistics.median(ours) / statistics.median(plain)
-    print(f"example repository: {len(files)} files, {size_kb:.0f} kB; "
-          f"{args.rounds} alternating rounds, {JOBS} parallel uploads, medians")
-    print("| step | seconds |")
-    print("|---|---|")
-    print(f"| tritonkit publish (list, sha256, journal, manifest) | {statistics.median(ours):.3f} |")
-    print(f"| plain boto3 upload_file of the same files | {statistics.median(plain):.3f} |")
+        moto.kill()
+        moto.wait()
+    median = {side: statistics.median(t) for side, t in times.items()}
+    ratio = median["publish"] / median["plain"]
+    print(f"example repository: {len(files)} files, {size_kb:.0f} kB; {args.rounds} alternating rounds, "
+          f"{JOBS} parallel uploads, medians; load average {os.getloadavg()[0]:.1f}")
+    print("| step | seconds | over plain |")
+    print("|---|---|---|")
+    print(f"| tritonkit publish (listing, manifest, sha256, configs after files, manifest last) | {median['publish']:.3f} | {ratio:.2f}x |")
+    print(f"| plain parallel upload of the same files | {median['plain']:.3f} | 1.00x |")
+    print(f"| aws s3 sync-equivalent (listing, then the plain upload) | {median['sync']:.3f} | {median['sync'] / median['plain']:.2f}x |")
     print(f"| rollout of classifier-starter preprocess v2, {args.concurrency} clients | {seconds:.2f} |")
     print(f"rollout under load: {answered} requests answered, {failed} failed")
     print(json.dumps({"publish_over_plain_upload": round(ratio, 2), "failed_requests_during_rollout": failed}))

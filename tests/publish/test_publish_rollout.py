@@ -230,13 +230,15 @@ def test_publish_serve_rollout_rollback_from_s3(s3: dict[str, str], tmp_path: Pa
         out, err = proc.communicate()
         outputs.extend([out, err])
         assert proc.returncode == -signal.SIGKILL, "the publish finished before it could be interrupted"
-        assert f"{PREFIX}/.tritonkit-publish.pending.json" in keys(s3) and f"{PREFIX}/scale/4/pad.bin" not in keys(s3)
+        assert f"{PREFIX}/scale/4/pad.bin" not in keys(s3) and not any("pending" in k for k in keys(s3))  # no journal
         assert manifest(s3) == before and ask(client) == 2.0
         resumed = run("publish", s3["dest"], "--endpoint-url", s3["endpoint"], "--verify", "--json")
         assert resumed.returncode == 0, resumed.stderr
         done = json.loads(resumed.stdout)
+        # the versions the killed run chose (above the manifest's 3) are reused, not skipped to 5
         assert done["published"] == {"pipeline": [4], "scale": [4]} and done["skipped"] >= 1 and done["verified"] is True
-        assert f"{PREFIX}/.tritonkit-publish.pending.json" not in keys(s3)
+        assert {k for k in keys(s3) if k.startswith(f"{PREFIX}/scale/4/")} == {
+            f"{PREFIX}/{k}" for k in manifest(s3)["files"] if k.startswith("scale/4/")}
         assert ask(client) == 2.0
 
         # 6. rollback on its own: back to version 1
@@ -270,6 +272,19 @@ def test_local_folder_publish_verify_catches_tampering(tmp_path: Path) -> None:
     (dest / "scale" / "1" / "model.py").write_text("tampered")
     checked = cli("publish", str(dest), "--verify", cwd=project)
     assert checked.returncode == 2 and "scale/1/model.py" in checked.stderr, checked.stderr
+
+    # what an interrupted publish of other content leaves: a version folder above the manifest's (no config serves it)
+    (dest / "scale" / "1" / "model.py").write_bytes((project / "model_repository" / "scale" / "1" / "model.py").read_bytes())
+    (dest / "scale" / "2").mkdir()
+    (dest / "scale" / "2" / "model.py").write_text("half of another model")
+    (dest / "scale" / "2" / "left_over.bin").write_bytes(b"x" * 10)
+    build_version(project, k=2.0, expected=2.0)
+    second = cli("publish", str(dest), "--verify", "--json", cwd=project)
+    assert second.returncode == 0, second.stderr
+    assert json.loads(second.stdout)["published"] == {"pipeline": [2], "scale": [2]}  # the folder's number reused
+    assert sorted(p.name for p in (dest / "scale" / "2").iterdir()) == ["model.py"]  # the left-over file removed
+    assert "K = 2.0" in (dest / "scale" / "2" / "model.py").read_text()
+    assert "versions: 1" in (dest / "scale" / "config.pbtxt").read_text()  # the live config untouched until rollout
 
 
 def test_publish_without_repository_is_one_line(tmp_path: Path) -> None:

@@ -20,6 +20,8 @@ from tritonkit.errors import TritonkitError
 
 #: S3 object metadata key holding the sha256 of the object's bytes.
 SHA_META = "sha256"
+#: Files this size or larger go up in parts (s3transfer's default threshold, what `aws s3 cp/sync` uses).
+MULTIPART_THRESHOLD = 8 << 20
 
 
 def sha256_bytes(data: bytes) -> str:
@@ -99,7 +101,10 @@ class LocalDestination:
         self.write(key, path.read_bytes(), sha)
 
     def delete(self, key: str) -> None:
-        self._path(key).unlink(missing_ok=True)
+        if key.endswith("/"):  # an empty folder (the listing shows no other kind)
+            self._path(key).rmdir()
+        else:
+            self._path(key).unlink(missing_ok=True)
 
 
 class S3Destination:
@@ -116,19 +121,25 @@ class S3Destination:
         self.url = f"s3://{bucket}/{self.prefix}".rstrip("/")
         self.endpoint_url = endpoint_url
         # Credentials: boto3's default chain only (env, shared profile, container/instance role, web identity).
+        # A connection per parallel upload (--jobs is at most 64), so no upload waits for a free connection.
         self.client: Any = boto3.session.Session().client(
-            "s3", endpoint_url=endpoint_url, config=Config(max_pool_connections=16, retries={"max_attempts": 5}))
+            "s3", endpoint_url=endpoint_url, config=Config(max_pool_connections=64, retries={"max_attempts": 5}))
 
     def _key(self, key: str) -> str:
         return f"{self.prefix}/{key}" if self.prefix else key
 
     def list(self) -> dict[str, int]:
+        # pages by hand: botocore's paginator loads its JSON model on first use (~15 ms per client)
         found: dict[str, int] = {}
         start = self._key("")
-        for page in self.client.get_paginator("list_objects_v2").paginate(Bucket=self.bucket, Prefix=start):
+        more: dict[str, str] = {}
+        while True:
+            page = self.client.list_objects_v2(Bucket=self.bucket, Prefix=start, **more)
             for item in page.get("Contents", []):
                 found[item["Key"][len(start):]] = item["Size"]
-        return found
+            if not page.get("IsTruncated"):
+                return found
+            more = {"ContinuationToken": page["NextContinuationToken"]}
 
     def sha256(self, key: str) -> str | None:
         from botocore.exceptions import ClientError
@@ -151,6 +162,10 @@ class S3Destination:
         self.client.put_object(Bucket=self.bucket, Key=self._key(key), Body=data, Metadata={SHA_META: sha})
 
     def upload(self, key: str, path: Path, sha: str) -> None:
+        if path.stat().st_size < MULTIPART_THRESHOLD:  # one PUT, as s3transfer itself does below its threshold
+            with open(path, "rb") as body:
+                self.client.put_object(Bucket=self.bucket, Key=self._key(key), Body=body, Metadata={SHA_META: sha})
+            return
         self.client.upload_file(str(path), self.bucket, self._key(key), ExtraArgs={"Metadata": {SHA_META: sha}})
 
     def delete(self, key: str) -> None:

@@ -1,8 +1,8 @@
 """The publish manifest at the destination root: which versions are live, which wait for rollout, every file's sha256.
 
-`.tritonkit-publish.json` is written last, so its presence marks a complete publish. While a publish
-runs, `.tritonkit-publish.pending.json` records the version numbers it chose, so an interrupted run
-resumes into the same versions instead of leaving a half-written one behind and starting another.
+`.tritonkit-publish.json` is written last, so its presence marks a complete publish. There is no
+separate journal: version folders above the ones the manifest names can only be an interrupted publish's
+(no config.pbtxt serves them), so a rerun reuses their numbers (publish.py).
 """
 from __future__ import annotations
 
@@ -18,7 +18,6 @@ from tritonkit.model_config import pb
 from tritonkit.publish.destination import Destination, sha256_bytes
 
 MANIFEST = ".tritonkit-publish.json"
-PENDING = ".tritonkit-publish.pending.json"
 FORMAT = 1
 
 
@@ -88,19 +87,3 @@ def write_manifest(dest: Destination, manifest: Manifest) -> None:
     manifest.published_at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     data = manifest.to_json()
     dest.write(MANIFEST, data, sha256_bytes(data))
-
-
-def read_pending(dest: Destination) -> dict[str, Release]:
-    """Version numbers an interrupted publish chose, by model (empty when none is pending)."""
-    raw = dest.read(PENDING)
-    if raw is None:
-        return {}
-    try:
-        return {name: _release(r) for name, r in json.loads(raw).items()}
-    except (ValueError, KeyError, TypeError):
-        return {}  # a torn journal only costs new version numbers
-
-
-def write_pending(dest: Destination, releases: dict[str, Release]) -> None:
-    data = json.dumps({name: asdict(r) for name, r in releases.items()}, indent=1).encode()
-    dest.write(PENDING, data, sha256_bytes(data))

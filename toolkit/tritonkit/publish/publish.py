@@ -1,22 +1,26 @@
 """`tritonkit publish`: a built repository to a destination as new, never-overwritten model versions.
 
 Order makes every intermediate state safe for a server reading the destination:
-1. the pending journal (the version numbers chosen, so a rerun resumes into them);
-2. new version folders and, for models already live, their other files (golden/, warmup/) staged under
-   `<model>/.tritonkit/<version>/` (Triton ignores non-numeric folders);
-3. a model new to the destination gets its other files, then `config.pbtxt` last;
-4. the manifest, whose presence marks the publish complete.
+1. new version folders and, for models already live, their other files (golden/, warmup/) staged under
+   `<model>/.tritonkit/<version>/` (Triton ignores non-numeric folders); a model new to the destination
+   gets its other files in place;
+2. a model new to the destination gets its `config.pbtxt` as soon as its own files are there (Triton
+   loads no model without one), while other models' files still upload;
+3. the manifest, once everything else is there: its presence marks the publish complete.
 A model already live keeps its `config.pbtxt`, which pins `version_policy` to the live versions: a server
 that restarts or reloads keeps serving them until `tritonkit rollout` loads the candidate (the candidate
 config is in the manifest) and promotes it.
+No journal: the manifest names every version a server may load, so version folders above those were left
+by an interrupted publish. A rerun publishes into the same numbers, skips files already there with the
+right sha256 and removes files its content lacks. The listing, the manifest read and the local hashing
+run side by side: the only requests in sequence with the uploads are the listing and the manifest write.
 """
 from __future__ import annotations
 
 import hashlib
 import re
-import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -25,18 +29,7 @@ from google.protobuf import text_format
 from tritonkit.errors import TritonkitError
 from tritonkit.model_config import pb
 from tritonkit.publish.destination import Destination, sha256_bytes, sha256_file
-from tritonkit.publish.manifest import (
-    MANIFEST,
-    PENDING,
-    Manifest,
-    ModelEntry,
-    Release,
-    pinned,
-    read_manifest,
-    read_pending,
-    write_manifest,
-    write_pending,
-)
+from tritonkit.publish.manifest import Manifest, ModelEntry, Release, pinned, read_manifest, write_manifest
 from tritonkit.validate.repository_check import validate_repository
 
 STAGING = ".tritonkit"
@@ -45,8 +38,9 @@ _VERSION_KEY = re.compile(r"^([^/]+)/(\d+)/")
 
 @dataclass(frozen=True)
 class Item:
-    """One object to put: from a local file or from bytes."""
+    """One object to put for `model`: from a local file or from bytes."""
 
+    model: str
     key: str
     sha: str
     size: int
@@ -56,12 +50,26 @@ class Item:
 
 @dataclass
 class Plan:
-    """What a publish writes, phase by phase, and the manifest it ends with."""
+    """What a publish writes and removes, and the manifest it ends with."""
 
-    phases: list[list[Item]]
+    files: list[Item]                     # version files and other files, any order
+    configs: dict[str, Item]              # config.pbtxt of models new to the destination, each after its model's files
+    stale: list[tuple[str, str]]          # (model, key): left in a reused version folder by an interrupted publish
     manifest: Manifest
     releases: dict[str, Release]          # models published now, with their destination versions
     unchanged: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class LocalModel:
+    """A built model's files, their sha256 and the fingerprint of the whole."""
+
+    root: Path
+    config: pb.ModelConfig
+    versions: dict[int, list[Path]]
+    extras: list[Path]
+    hashes: dict[Path, str]
+    fingerprint: str
 
 
 @dataclass
@@ -117,17 +125,25 @@ def _fingerprint(config: pb.ModelConfig, model_dir: Path, versions: dict[int, li
     return digest.hexdigest()
 
 
-def _highest_versions(listing: dict[str, int], manifest: Manifest) -> dict[str, int]:
-    """Highest version number per model anywhere at the destination (files or manifest)."""
+def scan(repository: Path) -> dict[str, LocalModel]:
+    """Validates the built repository and hashes every model file (no destination needed: runs beside the listing)."""
+    models = {}
+    for name, config in sorted(validate_repository(repository).items()):
+        model_dir = repository / name
+        versions, extras = _model_files(model_dir)
+        hashes = {p: sha256_file(p) for p in [*extras, *(p for files in versions.values() for p in files)]}
+        models[name] = LocalModel(model_dir, config, versions, extras, hashes,
+                                  _fingerprint(config, model_dir, versions, extras, hashes))
+    return models
+
+
+def _listed_versions(listing: dict[str, int]) -> dict[str, int]:
+    """Highest version folder per model at the destination."""
     highest: dict[str, int] = {}
     for key in listing:
         match = _VERSION_KEY.match(key)
         if match:
             highest[match[1]] = max(highest.get(match[1], 0), int(match[2]))
-    for name, entry in manifest.models.items():
-        for release in (entry.live, entry.candidate):
-            if release:
-                highest[name] = max([highest.get(name, 0), *release.versions])
     return highest
 
 
@@ -137,65 +153,64 @@ def _foreign_live(dest: Destination, name: str, highest: int) -> Release | None:
     return Release([highest], text.decode(), "") if text is not None and highest else None
 
 
-def plan_publish(repository: Path, dest: Destination, listing: dict[str, int]) -> Plan:
-    configs = validate_repository(repository)
-    # the listing says whether there is a manifest or journal to read (saves two round trips on a fresh prefix)
-    manifest = (read_manifest(dest) if MANIFEST in listing else None) or Manifest()
-    pending = read_pending(dest) if PENDING in listing else {}
-    highest = _highest_versions(listing, manifest)
-    staged: list[Item] = []
-    new_extras: list[Item] = []
-    new_configs: list[Item] = []
+def _stale(name: str, roots: list[str], listing: dict[str, int], planned: set[str]) -> list[tuple[str, str]]:
+    """Keys under the reused folders `roots` that this publish does not write (an interrupted publish's other content)."""
+    return [(name, key) for key in listing if key not in planned and any(key.startswith(root) for root in roots)]
+
+
+def plan_publish(local: dict[str, LocalModel], dest: Destination, listing: dict[str, int], manifest: Manifest | None) -> Plan:
+    """Chooses each changed model's version numbers and the objects that carry it.
+
+    Numbers follow the highest version the manifest names (for a model tritonkit did not publish, the
+    highest at the destination): folders above that belong to an interrupted publish and are reused.
+    """
+    manifest = manifest or Manifest()
+    highest = _listed_versions(listing)
+    files: list[Item] = []
+    configs: dict[str, Item] = {}
+    stale: list[tuple[str, str]] = []
     releases: dict[str, Release] = {}
     unchanged: list[str] = []
-    for name, config in sorted(configs.items()):
-        model_dir = repository / name
-        versions, extras = _model_files(model_dir)
-        hashes = {p: sha256_file(p) for p in [*extras, *(p for files in versions.values() for p in files)]}
-        fingerprint = _fingerprint(config, model_dir, versions, extras, hashes)
+    for name, model in local.items():
         entry = manifest.models.get(name)
         if entry is None and f"{name}/config.pbtxt" in listing:
             live = _foreign_live(dest, name, highest.get(name, 0))
             entry = ModelEntry(live=live) if live else None
-        if entry and fingerprint in (entry.live.fingerprint, entry.candidate.fingerprint if entry.candidate else None):
+        if entry and model.fingerprint in (entry.live.fingerprint, entry.candidate.fingerprint if entry.candidate else None):
             unchanged.append(name)
             continue
-        local = sorted(versions)
-        resumed = pending.get(name)
-        if resumed and resumed.fingerprint == fingerprint and len(resumed.versions) == len(local):
-            numbers = resumed.versions  # the interrupted run's versions: finish them, skipping what is there
-        else:
-            numbers = list(range(highest.get(name, 0) + 1, highest.get(name, 0) + 1 + len(local)))
-        mapping = dict(zip(local, numbers))
-        served = [mapping[v] for v in _selected(config, local)]
-        release = Release(served, text_format.MessageToString(pinned(config, served)), fingerprint)
+        local_versions = sorted(model.versions)
+        base = max([*entry.live.versions, *(entry.candidate.versions if entry.candidate else [])]) if entry else 0
+        numbers = list(range(base + 1, base + 1 + len(local_versions)))
+        mapping = dict(zip(local_versions, numbers))
+        served = [mapping[v] for v in _selected(model.config, local_versions)]
+        release = Release(served, text_format.MessageToString(pinned(model.config, served)), model.fingerprint)
         releases[name] = release
-        for v in local:
-            if not versions[v]:  # an ensemble's empty folder: Triton on S3 needs the folder object itself
-                staged.append(Item(f"{name}/{mapping[v]}/", sha256_bytes(b""), 0, data=b""))
-            for path in versions[v]:
-                rel = path.relative_to(model_dir / str(v)).as_posix()
-                staged.append(Item(f"{name}/{mapping[v]}/{rel}", hashes[path], path.stat().st_size, path=path))
+        items: list[Item] = []
+        for v in local_versions:
+            if not model.versions[v]:  # an ensemble's empty folder: Triton on S3 needs the folder object itself
+                items.append(Item(name, f"{name}/{mapping[v]}/", sha256_bytes(b""), 0, data=b""))
+            for path in model.versions[v]:
+                rel = path.relative_to(model.root / str(v)).as_posix()
+                items.append(Item(name, f"{name}/{mapping[v]}/{rel}", model.hashes[path], path.stat().st_size, path=path))
+        roots = [f"{name}/{n}/" for n in numbers]
+        if entry:
+            roots.append(f"{name}/{STAGING}/{numbers[0]}/")
         extra_root = f"{name}/{STAGING}/{numbers[0]}" if entry else name
-        for path in extras:
-            item = Item(f"{extra_root}/{path.relative_to(model_dir).as_posix()}", hashes[path], path.stat().st_size, path=path)
-            (staged if entry else new_extras).append(item)
+        for path in model.extras:
+            items.append(Item(name, f"{extra_root}/{path.relative_to(model.root).as_posix()}", model.hashes[path],
+                              path.stat().st_size, path=path))
+        stale += _stale(name, roots, listing, {item.key for item in items})
+        files += items
         if entry:
             manifest.models[name] = ModelEntry(live=entry.live, candidate=release)
         else:
             manifest.models[name] = ModelEntry(live=release)
             data = release.config.encode()
-            new_configs.append(Item(f"{name}/config.pbtxt", sha256_bytes(data), len(data), data=data))
-    for item in [*staged, *new_extras, *new_configs]:
+            configs[name] = Item(name, f"{name}/config.pbtxt", sha256_bytes(data), len(data), data=data)
+    for item in [*files, *configs.values()]:
         manifest.files[item.key] = item.sha
-    return Plan([staged, new_extras, new_configs], manifest, releases, unchanged)
-
-
-def _put(dest: Destination, item: Item) -> None:
-    if item.path is not None:
-        dest.upload(item.key, item.path, item.sha)
-    else:
-        dest.write(item.key, item.data or b"", item.sha)
+    return Plan(files, configs, stale, manifest, releases, unchanged)
 
 
 def _already_there(dest: Destination, listing: dict[str, int], item: Item) -> bool:
@@ -206,39 +221,72 @@ def _already_there(dest: Destination, listing: dict[str, int], item: Item) -> bo
 ProgressFn = Callable[[int, int, int, int], None]
 
 
+def _write(dest: Destination, plan: Plan, listing: dict[str, int], pool: ThreadPoolExecutor,
+           progress: ProgressFn | None) -> list[Item]:
+    """Removes stale keys and puts every file, each new model's config.pbtxt once that model's own files are
+    there; returns the items actually uploaded. Nothing else waits on a barrier."""
+    total = len(plan.files) + len(plan.configs)
+    total_bytes = sum(i.size for i in [*plan.files, *plan.configs.values()])
+    uploaded: list[Item] = []
+    done = {"files": 0, "bytes": 0}
+
+    def put(item: Item) -> Item | None:
+        if _already_there(dest, listing, item):
+            return None
+        if item.path is not None:
+            dest.upload(item.key, item.path, item.sha)
+        else:
+            dest.write(item.key, item.data or b"", item.sha)
+        return item
+
+    jobs: dict[Future, tuple[str, Item | None]] = {pool.submit(dest.delete, key): (model, None) for model, key in plan.stale}
+    jobs |= {pool.submit(put, item): (item.model, item) for item in plan.files}
+    waiting = {name: sum(1 for model, _ in jobs.values() if model == name) for name in plan.configs}
+    jobs |= {pool.submit(put, plan.configs[name]): (name, plan.configs[name]) for name, count in waiting.items() if not count}
+    pending = set(jobs)
+    try:
+        while pending:
+            finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+            for future in finished:
+                model, item = jobs[future]
+                result = future.result()
+                if result is not None:
+                    uploaded.append(result)
+                if item is None:
+                    continue
+                done["files"] += 1
+                done["bytes"] += item.size
+                if progress:
+                    progress(done["files"], total, done["bytes"], total_bytes)
+                if model in waiting and item is not plan.configs[model]:
+                    waiting[model] -= 1
+                    if not waiting[model]:  # the model's own files are all there: its config may go
+                        config = pool.submit(put, plan.configs[model])
+                        jobs[config] = (model, plan.configs[model])
+                        pending.add(config)
+    except BaseException:
+        for future in pending:
+            future.cancel()
+        raise
+    return uploaded
+
+
 def publish(repository: Path, dest: Destination, *, jobs: int = 8, progress: ProgressFn | None = None) -> Outcome:
     """Publishes `repository` to `dest`; rerunning after an interruption completes the same publish."""
     if not repository.is_dir():
         raise TritonkitError(str(repository), "", "model repository not found", "build it first (tritonkit build) or pass --repository DIR")
-    listing = dest.list()
-    plan = plan_publish(repository, dest, listing)
-    items = [item for phase in plan.phases for item in phase]
-    total_bytes = sum(i.size for i in items)
-    done = {"files": 0, "bytes": 0, "uploaded": 0, "uploaded_bytes": 0}
-    lock = threading.Lock()
-
-    def one(item: Item) -> None:
-        uploaded = not _already_there(dest, listing, item)
-        if uploaded:
-            _put(dest, item)
-        with lock:
-            done["uploaded"] += uploaded
-            done["uploaded_bytes"] += item.size if uploaded else 0
-            done["files"] += 1
-            done["bytes"] += item.size
-            if progress:
-                progress(done["files"], len(items), done["bytes"], total_bytes)
-
+    with ThreadPoolExecutor(max_workers=max(2, jobs)) as pool:
+        listed, read = pool.submit(dest.list), pool.submit(read_manifest, dest)  # both while the files hash here
+        local = scan(repository)
+        listing, manifest = listed.result(), read.result()
+        plan = plan_publish(local, dest, listing, manifest)
+        uploaded = _write(dest, plan, listing, pool, progress) if plan.releases else []
     if plan.releases:
-        write_pending(dest, plan.releases)
-        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-            for phase in plan.phases:  # each phase completes before the next begins
-                list(pool.map(one, phase))
         write_manifest(dest, plan.manifest)
-        dest.delete(PENDING)
+    count = len(plan.files) + len(plan.configs) if plan.releases else 0
     return Outcome(destination=dest.url, published={n: r.versions for n, r in plan.releases.items()},
                    live={n: e.live.versions for n, e in plan.manifest.models.items()}, unchanged=plan.unchanged,
-                   uploaded=done["uploaded"], skipped=len(items) - done["uploaded"], bytes_uploaded=done["uploaded_bytes"])
+                   uploaded=len(uploaded), skipped=count - len(uploaded), bytes_uploaded=sum(i.size for i in uploaded))
 
 
 def verify(dest: Destination) -> list[str]:
