@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import signal
 import subprocess
 import sys
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import ExitStack
 from pathlib import Path
 
 import numpy as np
@@ -25,6 +27,7 @@ from tests.conftest import REPO_ROOT, require, run_cli
 boto3 = require("boto3", "pip install 'tritonkit[publish]'")
 moto_server = require("moto.server", "pip install 'moto[server]'")
 httpclient = require("tritonclient.http", "pip install tritonclient[http]")
+grpcclient = require("tritonclient.grpc", "pip install tritonclient[grpc]")
 
 pytestmark = [pytest.mark.server, pytest.mark.slow]
 
@@ -155,9 +158,13 @@ class Traffic:
         return [a for i, a in enumerate(self.answers) if i == 0 or a != self.answers[i - 1]]
 
 
-def manifest(s3: dict[str, str]) -> dict:
-    body = boto3.client("s3", endpoint_url=s3["endpoint"]).get_object(Bucket=BUCKET, Key=f"{PREFIX}/.tritonkit-publish.json")["Body"]
+def manifest_at(s3: dict[str, str], prefix: str) -> dict:
+    body = boto3.client("s3", endpoint_url=s3["endpoint"]).get_object(Bucket=BUCKET, Key=f"{prefix}/.tritonkit-publish.json")["Body"]
     return json.loads(body.read())
+
+
+def manifest(s3: dict[str, str]) -> dict:
+    return manifest_at(s3, PREFIX)
 
 
 def keys(s3: dict[str, str]) -> set[str]:
@@ -257,6 +264,81 @@ def test_publish_serve_rollout_rollback_from_s3(s3: dict[str, str], tmp_path: Pa
         if not key.endswith((".bin", "/")):
             body = client_s3.get_object(Bucket=BUCKET, Key=key)["Body"].read().decode(errors="replace")
             assert FAKE["AWS_SECRET_ACCESS_KEY"] not in body and FAKE["AWS_ACCESS_KEY_ID"] not in body
+
+
+def test_rollout_to_two_servers_with_restricted_repository_api(s3: dict[str, str], tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """Servers that restrict their model-repository API, as production ones should: rollout without the key is
+    refused in one line and changes nothing; with TRITON_ADMIN_KEY both servers switch; a second server that
+    refuses the key has the first rolled back under traffic. The key is in no output or log."""
+    from tritonkit.serve.server import EmbeddedServer
+
+    key, other_key = secrets.token_hex(16), secrets.token_hex(16)
+    monkeypatch.setenv("TRITON_ADMIN_KEY", key)
+    monkeypatch.setenv("OTHER_ADMIN_KEY", other_key)
+    project = tmp_path / "project"
+    dest = [f"s3://{BUCKET}/fleet", "--endpoint-url", s3["endpoint"]]
+    repository = s3["triton"].rsplit("/", 1)[0] + "/fleet"
+    outputs: list[str] = []
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        result = cli(*args, cwd=project)
+        outputs.extend([result.stdout, result.stderr])
+        return result
+
+    def server(name: str, key_env: str) -> EmbeddedServer:
+        return EmbeddedServer(repository, work_dir=tmp_path / ".tritonkit", log_path=tmp_path / f"{name}.log",
+                              admin_key_env=key_env)
+
+    build_version(project, k=1.0, expected=1.0)
+    assert run("publish", *dest).returncode == 0
+    with ExitStack() as stack:
+        a, b = (stack.enter_context(server(n, "TRITON_ADMIN_KEY")) for n in ("a", "b"))
+        clients = [httpclient.InferenceServerClient(s.http_url) for s in (a, b)]
+        # the restriction is real on both protocols: no key, no load; the key in each protocol's header, load
+        with pytest.raises(Exception, match="admin-key"):
+            clients[0].load_model("scale")
+        grpc = grpcclient.InferenceServerClient(a.grpc_url)
+        with pytest.raises(Exception, match="admin-key"):
+            grpc.load_model("scale")
+        grpc.load_model("scale", headers={"triton-grpc-protocol-admin-key": key})
+        grpc.close()
+        clients[0].load_model("scale", headers={"admin-key": key})
+
+        build_version(project, k=2.0, expected=2.0)
+        assert run("publish", *dest).returncode == 0
+        monkeypatch.delenv("TRITON_ADMIN_KEY")
+        refused = run("rollout", *dest, "--server", a.http_url, "--server", b.http_url)
+        problems = [line for line in refused.stderr.splitlines() if "load failed" in line]
+        assert refused.returncode == 1 and len(problems) == 1, refused.stderr
+        assert "restricts its model-repository API: set TRITON_ADMIN_KEY" in problems[0]
+        assert [ask(c) for c in clients] == [1.0, 1.0] and manifest_at(s3, "fleet")["models"]["scale"]["live"]["versions"] == [1]
+
+        monkeypatch.setenv("TRITON_ADMIN_KEY", key)
+        rolled = run("rollout", *dest, "--server", a.http_url, "--server", b.http_url, "--json")
+        assert rolled.returncode == 0, rolled.stdout + rolled.stderr
+        assert json.loads(rolled.stdout)["models"]["scale"] == {"from": [1], "to": [2]}
+        assert [ask(c) for c in clients] == [2.0, 2.0]
+        assert not any(c.is_model_ready("scale", "1") for c in clients)
+
+        # the second server wants another key: the first has switched to version 3 by then and goes back to 2
+        clients.pop().close()
+        b.stop()
+        c = stack.enter_context(server("c", "OTHER_ADMIN_KEY"))
+        build_version(project, k=3.0, expected=3.0)
+        assert run("publish", *dest).returncode == 0
+        with Traffic(a.http_url) as traffic:
+            failed = run("rollout", *dest, "--server", a.http_url, "--server", c.http_url)
+        assert failed.returncode == 1 and f"{c.http_url}: scale: load failed" in failed.stderr, failed.stderr
+        assert f"{a.http_url}: retiring scale version [2]" in failed.stderr  # the first had fully switched
+        assert traffic.failures == [] and traffic.switches() == [2.0, 3.0, 2.0], (traffic.failures[:3], traffic.switches())
+        assert ask(clients[0]) == 2.0 and not clients[0].is_model_ready("scale", "3")
+        assert ask(httpclient.InferenceServerClient(c.http_url)) == 2.0
+        assert manifest_at(s3, "fleet")["models"]["scale"]["live"]["versions"] == [2]
+        clients[0].close()
+
+    texts = outputs + [(tmp_path / f"{n}.log").read_text(errors="replace") for n in ("a", "b", "c")]
+    assert not any(k in text for text in texts for k in (key, other_key))
 
 
 def test_local_folder_publish_verify_catches_tampering(tmp_path: Path) -> None:

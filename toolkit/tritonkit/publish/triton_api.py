@@ -8,7 +8,6 @@ the server restricts the repository API, the key comes from the environment and 
 from __future__ import annotations
 
 import json
-import os
 import time
 import urllib.error
 import urllib.request
@@ -17,7 +16,7 @@ from google.protobuf import json_format
 
 from tritonkit.errors import TritonkitError
 from tritonkit.model_config import pb
-from tritonkit.repository.compose import ADMIN_HEADER
+from tritonkit.serve.health import admin_header
 
 # Servers are addressed directly, never through an HTTP proxy from the environment.
 _OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
@@ -41,10 +40,7 @@ class RepositoryApi:
         self.timeout = timeout
 
     def _call(self, path: str, body: dict | None = None, timeout: float | None = None) -> tuple[int, bytes]:
-        headers = {"Content-Type": "application/json"}
-        key = os.environ.get(self.admin_key_env)
-        if key:
-            headers[ADMIN_HEADER] = key
+        headers = {"Content-Type": "application/json", **admin_header(self.admin_key_env)}
         data = json.dumps(body).encode() if body is not None else None
         request = urllib.request.Request(f"http://{self.url}{path}", data=data, headers=headers,
                                          method="POST" if data is not None else "GET")

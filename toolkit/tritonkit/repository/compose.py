@@ -63,7 +63,8 @@ def server_command(plan: BuildPlan) -> list[str]:
         else:
             configs = {name: model.config for name, model in plan.models.items()}
             args += [f"--load-model={name}" for name in with_callees(configs, deploy.load_models)]
-        args += restricted_api_args(deploy.admin_key_env)
+        key = f"${{{deploy.admin_key_env}:?set {deploy.admin_key_env} to the key that model load and unload requests send in the {ADMIN_HEADER} header}}"
+        args += restricted_api_args(key)
     if deploy.model_control_mode == "poll":
         args.append("--repository-poll-secs=30")
     if any(spec.response_cache is not None and spec.response_cache.enable for spec in plan.project.models.values()):
@@ -71,13 +72,13 @@ def server_command(plan: BuildPlan) -> list[str]:
     return args
 
 
-def restricted_api_args(key_env: str) -> list[str]:
-    """Triton flags that make load/unload (the model-repository API) demand the key in `ADMIN_HEADER`.
+def restricted_api_args(key: str) -> list[str]:
+    """Triton flags that make load/unload (the model-repository API) demand `key` in `ADMIN_HEADER`
+    (over gRPC in `triton-grpc-protocol-` + `ADMIN_HEADER`).
 
-    The key is a compose `${VAR:?...}` reference: compose substitutes it at `docker compose up` and
+    In compose the key is a `${VAR:?...}` reference: compose substitutes it at `docker compose up` and
     refuses to start without it, so the value never lands in a generated file.
     """
-    key = f"${{{key_env}:?set {key_env} to the key that model load and unload requests send in the {ADMIN_HEADER} header}}"
     return [f"--http-restricted-api=model-repository:{ADMIN_HEADER}={key}",
             f"--grpc-restricted-protocol=model-repository:{ADMIN_HEADER}={key}"]
 

@@ -6,9 +6,12 @@ its own reason for a failed load, so load failures are named from it rather than
 from __future__ import annotations
 
 import json
+import os
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
+
+from tritonkit.repository.compose import ADMIN_HEADER
 
 # Local endpoints must never go through an HTTP proxy from the environment.
 _OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
@@ -28,8 +31,14 @@ class ModelStatus:
         return self.state == "READY"
 
 
-def _request(url: str, data: bytes | None = None, timeout: float = 2.0) -> tuple[int, bytes]:
-    req = urllib.request.Request(url, data=data, method="POST" if data is not None else "GET")
+def admin_header(key_env: str | None) -> dict[str, str]:
+    """The header a restricted model-repository API wants, its key read from `key_env` at each request (never kept)."""
+    key = os.environ.get(key_env) if key_env else None
+    return {ADMIN_HEADER: key} if key else {}
+
+
+def _request(url: str, data: bytes | None = None, timeout: float = 2.0, key_env: str | None = None) -> tuple[int, bytes]:
+    req = urllib.request.Request(url, data=data, headers=admin_header(key_env), method="POST" if data is not None else "GET")
     try:
         with _OPENER.open(req, timeout=timeout) as resp:
             return resp.status, resp.read()
@@ -49,9 +58,10 @@ def is_ready(http_url: str) -> bool:
     return _request(f"http://{http_url}/v2/health/ready")[0] == 200
 
 
-def repository_index(http_url: str) -> list[ModelStatus] | None:
-    """Every model version the server knows, with state and reason; None if the server does not answer."""
-    status, body = _request(f"http://{http_url}/v2/repository/index", data=b"{}", timeout=5.0)
+def repository_index(http_url: str, key_env: str | None = None) -> list[ModelStatus] | None:
+    """Every model version the server knows, with state and reason; None if the server does not answer.
+    `key_env`: where the admin key is, when the server restricts its model-repository API."""
+    status, body = _request(f"http://{http_url}/v2/repository/index", data=b"{}", timeout=5.0, key_env=key_env)
     if status != 200:
         return None
     return [ModelStatus(name=item["name"], version=str(item.get("version", "")),
@@ -59,9 +69,10 @@ def repository_index(http_url: str) -> list[ModelStatus] | None:
             for item in json.loads(body)]
 
 
-def load_model(http_url: str, model: str, timeout: float = 120.0) -> tuple[bool, str]:
+def load_model(http_url: str, model: str, timeout: float = 120.0, key_env: str | None = None) -> tuple[bool, str]:
     """`POST /v2/repository/models/M/load` (explicit model control): (loaded, Triton's error message if not)."""
-    status, body = _request(f"http://{http_url}/v2/repository/models/{model}/load", data=b"{}", timeout=timeout)
+    status, body = _request(f"http://{http_url}/v2/repository/models/{model}/load", data=b"{}", timeout=timeout,
+                            key_env=key_env)
     if status == 200:
         return True, ""
     try:

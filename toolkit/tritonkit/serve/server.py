@@ -6,6 +6,7 @@ names every model that failed to load with Triton's own reason (from the reposit
 """
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
@@ -14,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tritonkit.errors import Problem, TritonkitError
-from tritonkit.repository.compose import DEFAULT_CACHE_BYTES
+from tritonkit.repository.compose import DEFAULT_CACHE_BYTES, restricted_api_args
 from tritonkit.serve import health, process, serverlog
 from tritonkit.serve.health import ModelStatus
 from tritonkit.serve.ports import choose_ports, port_taken_error
@@ -65,9 +66,11 @@ class EmbeddedServer:
                  work_dir: str | Path | None = None, log_path: str | Path | None = None,
                  startup_timeout: float = 180.0, exit_timeout: float = 15.0, onnx_threads: int | None = None,
                  extra_args: Sequence[str] = (), progress: Callable[[Progress], None] | None = None,
-                 detach: bool = False) -> None:
+                 detach: bool = False, admin_key_env: str | None = None) -> None:
         """`detach=True` lets the server outlive this process (background mode); otherwise it gets SIGTERM
-        when this process dies. Ports left as None are picked free; `work_dir` defaults to ./.tritonkit."""
+        when this process dies. Ports left as None are picked free; `work_dir` defaults to ./.tritonkit.
+        `admin_key_env` restricts the model-repository API (load/unload/index) to requests carrying the key
+        that environment variable holds, as a production deployment does; the server's own requests send it."""
         self.repository = Path(repository)
         # An object-store URL (s3://host:port/bucket/prefix) is handed to Triton as is: no serving folder, no fallbacks.
         self.remote = str(repository) if str(repository).startswith("s3://") else None
@@ -77,7 +80,7 @@ class EmbeddedServer:
         self.log_path = Path(log_path) if log_path else None
         self.startup_timeout, self.exit_timeout = startup_timeout, exit_timeout
         self.onnx_threads, self.extra_args = onnx_threads, list(extra_args)
-        self.progress, self.detach = progress, detach
+        self.progress, self.detach, self.admin_key_env = progress, detach, admin_key_env
         self.ports: dict[str, int] = {}
         self.serving: ServingRepository | None = None
         self.models: list[ModelStatus] = []
@@ -124,6 +127,12 @@ class EmbeddedServer:
             cmd += [f"--{endpoint}-address={self.host}", f"--{endpoint}-port={port}"]
         if uses_response_cache(self.repository):
             cmd.append(f"--cache-config=local,size={DEFAULT_CACHE_BYTES}")
+        if self.admin_key_env:  # Triton takes the key only as a flag: it is in the process's arguments, not the log
+            key = os.environ.get(self.admin_key_env)
+            if not key:
+                raise TritonkitError("", self.admin_key_env, "no admin key in the environment",
+                                     f"set {self.admin_key_env} to the key model load/unload requests must send")
+            cmd += restricted_api_args(key)
         with open(self.log_path, "ab") as log:
             self.proc = subprocess.Popen(cmd + self.extra_args, stdin=subprocess.DEVNULL, stdout=log,
                                          stderr=subprocess.STDOUT, env=runtime.env, start_new_session=True,
@@ -144,7 +153,7 @@ class EmbeddedServer:
             if self.proc.poll() is not None:
                 self._raise_startup_exit()
             if health.is_live(self.http_url):
-                index = health.repository_index(self.http_url)
+                index = health.repository_index(self.http_url, self.admin_key_env)
                 if index is not None and not any(m.state == "LOADING" for m in index):
                     self.models = index
                     break
@@ -199,7 +208,7 @@ class EmbeddedServer:
     def wait(self, poll_s: float = 0.5, on_restart: Callable[[StubRestart], None] | None = None) -> None:
         """Blocks while the server runs (foreground mode), reloading models whose stub died;
         raises `ServerExited` when the server dies."""
-        watch = StubWatch(self.pid, self.http_url, self.events_path)
+        watch = StubWatch(self.pid, self.http_url, self.events_path, self.admin_key_env)
         while True:
             self.check()
             for event in watch.heal():

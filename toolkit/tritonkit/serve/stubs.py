@@ -76,8 +76,8 @@ def _is_zombie(pid: int) -> bool:
 class StubWatch:
     """Remembers the stubs of one server and reloads the models whose stub has gone."""
 
-    def __init__(self, server_pid: int, http_url: str, events: Path) -> None:
-        self.server_pid, self.http_url, self.events = server_pid, http_url, events
+    def __init__(self, server_pid: int, http_url: str, events: Path, key_env: str | None = None) -> None:
+        self.server_pid, self.http_url, self.events, self.key_env = server_pid, http_url, events, key_env
         self.known = stub_pids(server_pid)
 
     def heal(self) -> list[StubRestart]:
@@ -90,7 +90,7 @@ class StubWatch:
         for model in sorted(set(dead.values())):
             pid = min(p for p, m in dead.items() if m == model)
             started = time.monotonic()
-            ok, detail = health.load_model(self.http_url, model)
+            ok, detail = health.load_model(self.http_url, model, key_env=self.key_env)
             restarts.append(StubRestart(model, pid, time.time(), ok, round(time.monotonic() - started, 2), detail))
         if restarts:
             self.known = stub_pids(self.server_pid)
