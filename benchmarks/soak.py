@@ -4,7 +4,9 @@ Builds both projects in a scratch folder, serves each repository on its own embe
 model named `preprocess`), then runs `--concurrency`
 workers (half HTTP, half gRPC) for `--seconds`, each replaying the smoke golden cases (`read_cases`) of
 every model in turn: plain requests, sequences (interleaved correlation ids unique per replay), decoupled
-streams and the ensembles. Every answer is compared with its golden value. Reports requests, errors, wrong
+streams and the ensembles. The LLM pipeline's `generate` (gRPC streams), `complete` and `llm` ensemble (streamed
+text over HTTP and gRPC) have no golden files: their greedy outputs for fixed prompts are computed in process at
+start (`llm_jobs`). Every answer is compared with its known value. Reports requests, errors, wrong
 answers and p50/p99 per model, and the resident memory of the server and its stubs at start and end.
 
     .venv/bin/python benchmarks/soak.py --seconds 60 --concurrency 64
@@ -32,6 +34,10 @@ import numpy as np
 import psutil
 
 from tritonkit.golden import GoldenCase, read_cases, tolerance_for
+from tritonkit.pipelines.llm.runtime.engine import StepOutput
+from tritonkit.pipelines.llm.runtime.loading import load_engine
+from tritonkit.pipelines.llm.runtime.sampling import SamplingParams
+from tritonkit.pipelines.llm.runtime.text import text_delta
 from tritonkit.serve.server import EmbeddedServer
 from tritonkit.smoke.clients import Sequence, open_client
 from tritonkit.smoke.compare import value_mismatch
@@ -49,7 +55,9 @@ class Job:
     case: GoldenCase
     golden_dir: Path
     outputs: list[str]
-    slots: threading.Semaphore  # a sequence model's free sequence slots, two per replay
+    #: held for the whole replay: a sequence model's free slots (two per replay), the LLM's live-stream limit
+    gate: threading.Semaphore | None = None
+    flat: bool = False  # compare values whatever the shape (the LLM's ids arrive [1, n], [n] or [0])
 
 
 @dataclass
@@ -89,7 +97,55 @@ def jobs_for(server: EmbeddedServer, repository: Path) -> list[Job]:
         # for a slot lets the first time out (max_sequence_idle_microseconds), so replays share the slots.
         slots = max(1, config.max_batch_size) * max(1, sum(g.count for g in config.instance_group))
         gate = threading.Semaphore(max(1, slots // 2))
-        jobs += [Job(server, f"{repository.parent.name}/{name}", case, golden, outputs, gate) for case in read_cases(golden)]
+        jobs += [Job(server, f"{repository.parent.name}/{name}", case, golden, outputs, gate if case.kind == "sequence" else None)
+                 for case in read_cases(golden)]
+    return jobs
+
+
+#: Prompts the LLM models are driven with; their greedy outputs are computed in process at start.
+LLM_PROMPTS = ("Hello", "Triton soak", "in-flight batching")
+LLM_MAX_TOKENS = 8
+
+
+def _reason(out: StepOutput) -> np.ndarray:
+    return np.array([(out.finish_reason or "").encode()], dtype=object)
+
+
+def llm_jobs(server: EmbeddedServer, repository: Path) -> list[Job]:
+    """Known answers for `generate` (gRPC stream of ids), `complete` (one response) and the `llm` ensemble
+    (streamed text over HTTP and gRPC): each prompt's greedy generation run step by step in process by the same
+    engine code, over the built decoder, so every streamed response is known before the load starts."""
+    folder = repository / "decoder" / "1"
+    loaded = load_engine(folder, {})
+    engine, codec = loaded.engine, loaded.codec
+    # generate refuses generations beyond its max_streams (as it should): the replays streaming through it share
+    # that many places, as clients that respect the limit do, so a refusal here would be an error
+    limit_param = validate_repository(repository)["generate"].parameters.get("max_streams")
+    streams = threading.Semaphore(int(limit_param.string_value) if limit_param else 1 << 20)
+    jobs = []
+    for k, prompt in enumerate(LLM_PROMPTS):
+        ids = codec.encode(prompt)
+        engine.admit(k, ids, SamplingParams(max_tokens=LLM_MAX_TOKENS))
+        steps = []
+        while k in engine:
+            steps += engine.step([k])
+        last = steps[-1]
+        limit = np.array([[LLM_MAX_TOKENS]], np.int32)
+        by_ids: dict[str, np.ndarray] = {"input_ids": np.asarray(ids, np.int64)[None], "max_tokens": limit}
+        by_text: dict[str, np.ndarray] = {"text_input": np.array([[prompt.encode()]], dtype=object), "max_tokens": limit}
+        generate = GoldenCase(f"greedy-{k}", "stream", [(by_ids, {})], atol=0, rtol=0, responses=[
+            {"token_ids": np.asarray(out.token_ids, np.int64), "finish_reason": _reason(out)} for out in steps])
+        complete = GoldenCase(f"greedy-{k}", "request", [(by_ids, {
+            "generated_ids": np.asarray(last.generated, np.int64), "finish_reason": _reason(last)})], atol=0, rtol=0)
+        ensemble = GoldenCase(f"greedy-{k}", "stream", [(by_text, {})], atol=0, rtol=0, responses=[
+            {"output_ids": np.asarray(out.token_ids, np.int64), "finish_reason": _reason(out),
+             "text_output": np.array([text_delta(codec.decode, out.generated, len(out.token_ids), (),
+                                                 out.finish_reason is not None).encode()], dtype=object)}
+            for out in steps])
+        for model, case in (("generate", generate), ("complete", complete), ("llm", ensemble)):
+            outputs = list(case.responses[0] if case.responses else case.steps[0][1])
+            jobs.append(Job(server, f"{repository.parent.name}/{model}", case, repository / model / "golden", outputs,
+                            None if model == "complete" else streams, flat=True))
     return jobs
 
 
@@ -97,14 +153,22 @@ def _problems(job: Job, expected: dict[str, np.ndarray], actual: dict[str, np.nd
     found = []
     for name, want in expected.items():
         tol = tolerance_for(job.golden_dir, job.case, name)
-        problem = value_mismatch(name, want, actual.get(name), tol["atol"], tol["rtol"])
+        got = actual.get(name)
+        if job.flat and got is not None:
+            got = np.asarray(got).reshape(-1)
+        problem = value_mismatch(name, want, got, tol["atol"], tol["rtol"])
         if problem:
             found.append(problem)
     return found
 
 
 def replay(clients: dict[int, object], job: Job) -> list[str]:
-    """One replay of `job`; the mismatches found (an exception is an error)."""
+    """One replay of `job` (within its gate); the mismatches found (an exception is an error)."""
+    with job.gate or contextlib.nullcontext():
+        return _replay(clients, job)
+
+
+def _replay(clients: dict[int, object], job: Job) -> list[str]:
     client: Any = clients[id(job.server)]
     case, model = job.case, job.model.split("/", 1)[1]
     if case.kind == "request":
@@ -114,11 +178,10 @@ def replay(clients: dict[int, object], job: Job) -> list[str]:
         with _IDS_LOCK:
             ids = (next(_IDS), next(_IDS))
         last, found = len(case.steps) - 1, []
-        with job.slots:
-            for k, (inputs, expected) in enumerate(case.steps):
-                for seq_id in ids:  # two sequences interleaved step by step
-                    got = client.infer(model, inputs, job.outputs, Sequence(seq_id, start=k == 0, end=k == last))
-                    found += _problems(job, expected, got)
+        for k, (inputs, expected) in enumerate(case.steps):
+            for seq_id in ids:  # two sequences interleaved step by step
+                got = client.infer(model, inputs, job.outputs, Sequence(seq_id, start=k == 0, end=k == last))
+                found += _problems(job, expected, got)
         return found
     inputs, _ = case.steps[0]
     got = client.stream(model, inputs, job.outputs)
@@ -180,8 +243,9 @@ def main() -> None:
         with contextlib.ExitStack() as stack:
             servers = [stack.enter_context(EmbeddedServer(repo, work_dir=repo.parent / ".tritonkit")) for repo in repositories]
             jobs = [job for server, repo in zip(servers, repositories) for job in jobs_for(server, repo)]
+            jobs += llm_jobs(servers[-1], repositories[-1])
             kinds = sorted({j.case.kind for j in jobs})
-            print(f"{len(jobs)} golden cases over {len({j.model for j in jobs})} models ({', '.join(kinds)})",
+            print(f"{len(jobs)} known-answer cases over {len({j.model for j in jobs})} models ({', '.join(kinds)})",
                   file=sys.stderr)
             load_before = psutil.getloadavg()
             rss_start = rss_mb(servers)
