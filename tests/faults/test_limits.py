@@ -136,9 +136,9 @@ def _flood(call) -> tuple[list[np.ndarray], list[str]]:
 
 def _check(answers: list[np.ndarray], errors: list[str]) -> None:
     assert len(answers) + len(errors) == FLOOD
-    # one running + two queued at any moment; a refused request never ran
+    # at most one running + two queued at any moment (two when the flood lands before the first is dequeued)
     assert errors and all("Exceeds maximum queue size" in e for e in errors), errors
-    assert 3 <= len(answers) < FLOOD
+    assert 2 <= len(answers) <= 3 + 2, answers  # a few more only if some ran before the others arrived
 
 
 @pytest.mark.server
