@@ -4,8 +4,9 @@ Order makes every intermediate state safe for a server reading the destination:
 1. new version folders and, for models already live, their other files (golden/, warmup/) staged under
    `<model>/.tritonkit/<version>/` (Triton ignores non-numeric folders); a model new to the destination
    gets its other files in place;
-2. a model new to the destination gets its `config.pbtxt` as soon as its own files are there (Triton
-   loads no model without one), while other models' files still upload;
+2. a model new to the destination gets its `config.pbtxt` as soon as the files Triton reads are there
+   (Triton loads no model without one), while other files still upload: its `golden/` samples, which only
+   tritonkit reads and only once the manifest names them, do not hold the config back;
 3. the manifest, once everything else is there: its presence marks the publish complete.
 A model already live keeps its `config.pbtxt`, which pins `version_policy` to the live versions: a server
 that restarts or reloads keeps serving them until `tritonkit rollout` loads the candidate (the candidate
@@ -26,6 +27,7 @@ from pathlib import Path
 
 from google.protobuf import text_format
 
+from tritonkit.deploy.sizing import NOT_LOADED
 from tritonkit.errors import TritonkitError
 from tritonkit.model_config import pb
 from tritonkit.publish.destination import Destination, sha256_bytes, sha256_file
@@ -46,6 +48,7 @@ class Item:
     size: int
     path: Path | None = None
     data: bytes | None = None
+    read_by_triton: bool = True           # a new model's config.pbtxt waits for these
 
 
 @dataclass
@@ -198,8 +201,9 @@ def plan_publish(local: dict[str, LocalModel], dest: Destination, listing: dict[
             roots.append(f"{name}/{STAGING}/{numbers[0]}/")
         extra_root = f"{name}/{STAGING}/{numbers[0]}" if entry else name
         for path in model.extras:
-            items.append(Item(name, f"{extra_root}/{path.relative_to(model.root).as_posix()}", model.hashes[path],
-                              path.stat().st_size, path=path))
+            inside = path.relative_to(model.root)
+            items.append(Item(name, f"{extra_root}/{inside.as_posix()}", model.hashes[path], path.stat().st_size,
+                              path=path, read_by_triton=inside.parts[0] not in NOT_LOADED))
         stale += _stale(name, roots, listing, {item.key for item in items})
         files += items
         if entry:
@@ -223,8 +227,8 @@ ProgressFn = Callable[[int, int, int, int], None]
 
 def _write(dest: Destination, plan: Plan, listing: dict[str, int], pool: ThreadPoolExecutor,
            progress: ProgressFn | None) -> list[Item]:
-    """Removes stale keys and puts every file, each new model's config.pbtxt once that model's own files are
-    there; returns the items actually uploaded. Nothing else waits on a barrier."""
+    """Removes stale keys and puts every file, each new model's config.pbtxt once the files of that model Triton
+    reads are there; returns the items actually uploaded. Nothing else waits on a barrier."""
     total = len(plan.files) + len(plan.configs)
     total_bytes = sum(i.size for i in [*plan.files, *plan.configs.values()])
     uploaded: list[Item] = []
@@ -240,8 +244,10 @@ def _write(dest: Destination, plan: Plan, listing: dict[str, int], pool: ThreadP
         return item
 
     jobs: dict[Future, tuple[str, Item | None]] = {pool.submit(dest.delete, key): (model, None) for model, key in plan.stale}
-    jobs |= {pool.submit(put, item): (item.model, item) for item in plan.files}
-    waiting = {name: sum(1 for model, _ in jobs.values() if model == name) for name in plan.configs}
+    # files Triton reads first (stable: plan order within), so configs go while the others still upload
+    jobs |= {pool.submit(put, item): (item.model, item) for item in sorted(plan.files, key=lambda i: not i.read_by_triton)}
+    waiting = {name: sum(1 for model, item in jobs.values() if model == name and (item is None or item.read_by_triton))
+               for name in plan.configs}
     jobs |= {pool.submit(put, plan.configs[name]): (name, plan.configs[name]) for name, count in waiting.items() if not count}
     pending = set(jobs)
     try:
@@ -258,7 +264,7 @@ def _write(dest: Destination, plan: Plan, listing: dict[str, int], pool: ThreadP
                 done["bytes"] += item.size
                 if progress:
                     progress(done["files"], total, done["bytes"], total_bytes)
-                if model in waiting and item is not plan.configs[model]:
+                if model in waiting and item.read_by_triton and item is not plan.configs[model]:
                     waiting[model] -= 1
                     if not waiting[model]:  # the model's own files are all there: its config may go
                         config = pool.submit(put, plan.configs[model])
