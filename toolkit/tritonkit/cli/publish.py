@@ -38,13 +38,13 @@ def _progress() -> ProgressFn:
 def publish_command(dest: str, repository: Path, endpoint_url: str | None, check: bool, jobs: int, as_json: bool) -> None:
     """Publish the built repository to DEST (a folder or s3://bucket/prefix) as new model versions.
 
-    Each changed model goes up as the next numeric version after the highest at DEST, never touching a
-    version a server may be reading; unchanged models are skipped. A model new to DEST gets its
-    config.pbtxt last; a model already live keeps its config.pbtxt (pinned to the live version) until
+    Each changed model goes up as the next numeric version after the highest in DEST's manifest, never
+    touching a version a server may be reading; unchanged models are skipped. A model new to DEST gets its
+    config.pbtxt after its files; a model already live keeps its config.pbtxt (pinned to the live version) until
     `tritonkit rollout` has the new version serving. Every file's sha256 goes into the manifest
     `.tritonkit-publish.json`, written last: it marks the publish complete. An interrupted publish leaves
-    the live versions as they were, and running the same command again finishes it, skipping files
-    already uploaded with the right hash.
+    the live versions as they were, and running the same command again finishes it in the same version
+    numbers, skipping files already uploaded with the right hash.
 
     \b
     Example:
