@@ -7,7 +7,14 @@ every model in turn: plain requests, sequences (interleaved correlation ids uniq
 streams and the ensembles. The LLM pipeline's `generate` (gRPC streams), `complete` and `llm` ensemble (streamed
 text over HTTP and gRPC) have no golden files: their greedy outputs for fixed prompts are computed in process at
 start (`llm_jobs`). Every answer is compared with its known value. Reports requests, errors, wrong
-answers and p50/p99 per model, and the resident memory of the server and its stubs at start and end.
+answers and p50/p99 per model (of the measured run), and resident memory per process group (each server, each
+model's stubs), sampled every `--sample-every` seconds.
+
+Memory: a `--warmup` phase (default 10 s of the same mix; its errors and wrong answers still count) comes first,
+because every process grows a few MiB on its first requests (allocator pools, onnxruntime arenas, shared-memory
+buffers) and then levels off. The table shows RSS cold (before any request), after warm-up and at the end, the
+growth from each, and the growth over the second half of the measured run: a leak keeps climbing there, warm-up
+does not. `rss_growth_mb` is the growth of all processes after warm-up.
 
     .venv/bin/python benchmarks/soak.py --seconds 60 --concurrency 64
 
@@ -26,6 +33,7 @@ import tempfile
 import threading
 import time
 from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,6 +47,7 @@ from tritonkit.pipelines.llm.runtime.loading import load_engine
 from tritonkit.pipelines.llm.runtime.sampling import SamplingParams
 from tritonkit.pipelines.llm.runtime.text import text_delta
 from tritonkit.serve.server import EmbeddedServer
+from tritonkit.serve.stubs import stub_pids
 from tritonkit.smoke.clients import Sequence, open_client
 from tritonkit.smoke.compare import value_mismatch
 from tritonkit.validate.repository_check import validate_repository
@@ -162,13 +171,13 @@ def _problems(job: Job, expected: dict[str, np.ndarray], actual: dict[str, np.nd
     return found
 
 
-def replay(clients: dict[int, object], job: Job) -> list[str]:
+def replay(clients: Mapping[int, object], job: Job) -> list[str]:
     """One replay of `job` (within its gate); the mismatches found (an exception is an error)."""
     with job.gate or contextlib.nullcontext():
         return _replay(clients, job)
 
 
-def _replay(clients: dict[int, object], job: Job) -> list[str]:
+def _replay(clients: Mapping[int, object], job: Job) -> list[str]:
     client: Any = clients[id(job.server)]
     case, model = job.case, job.model.split("/", 1)[1]
     if case.kind == "request":
@@ -196,14 +205,17 @@ def _usable(job: Job, protocol: str) -> bool:
                 and any(v.size > 1 for v in job.case.steps[0][0].values()))
 
 
-def worker(index: int, servers: list[EmbeddedServer], jobs: list[Job], deadline: float,
-           stats: dict[str, Stats], lock: threading.Lock) -> None:
+def worker(index: int, servers: list[EmbeddedServer], jobs: list[Job], phases: list[tuple[float, dict[str, Stats]]],
+           lock: threading.Lock) -> None:
+    """Replays until the last phase's end; each replay counts in the phase (warm-up, run) it started in."""
     protocol = "http" if index % 2 == 0 else "grpc"
     clients = {id(s): open_client(protocol, s.http_url if protocol == "http" else s.grpc_url) for s in servers}
     mine = [j for j in jobs if _usable(j, protocol)]
     try:
         for job in itertools.islice(itertools.cycle(mine), index, None):
-            if time.monotonic() > deadline:
+            now = time.monotonic()
+            stats = next((phase for end, phase in phases if now < end), None)
+            if stats is None:
                 return
             started = time.perf_counter()
             try:
@@ -225,17 +237,89 @@ def worker(index: int, servers: list[EmbeddedServer], jobs: list[Job], deadline:
             client.close()
 
 
-def rss_mb(servers: list[EmbeddedServer]) -> tuple[float, float]:
-    """(servers, all their stubs) resident memory in MiB."""
-    procs = [psutil.Process(s.pid) for s in servers]
-    stubs = sum(p.memory_info().rss for proc in procs for p in proc.children(recursive=True) if p.is_running())
-    return sum(p.memory_info().rss for p in procs) / 2**20, stubs / 2**20
+def rss_by_group(servers: list[EmbeddedServer]) -> dict[str, float]:
+    """Resident MiB of each server (`<project> server`) and of its stubs summed per model (`<project>/<model>`),
+    so growth can be pinned on one process rather than on the sum."""
+    found: dict[str, float] = defaultdict(float)
+    for server in servers:
+        project = server.repository.parent.name
+        groups = {server.pid: f"{project} server"}
+        groups.update({pid: f"{project}/{model}" for pid, model in stub_pids(server.pid).items()})
+        for pid, group in groups.items():
+            with contextlib.suppress(psutil.Error):
+                found[group] += psutil.Process(pid).memory_info().rss / 2**20
+    return dict(found)
+
+
+class RssSampler:
+    """Samples `rss_by_group` every `every` seconds in a thread, so a curve shows warm-up (levels off) apart from
+    a leak (keeps climbing)."""
+
+    def __init__(self, servers: list[EmbeddedServer], every: float) -> None:
+        self.servers, self.every = servers, every
+        self.samples: list[tuple[float, dict[str, float]]] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._origin = time.monotonic()
+
+    def sample(self) -> dict[str, float]:
+        """One sample now, kept in the curve."""
+        taken = rss_by_group(self.servers)
+        self.samples.append((time.monotonic() - self._origin, taken))
+        return taken
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.every):
+            self.sample()
+
+    def __enter__(self) -> RssSampler:
+        self.sample()
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def _total(sample: dict[str, float]) -> float:
+    return sum(sample.values())
+
+
+def memory_report(samples: list[tuple[float, dict[str, float]]], warm_at: float, points: int = 8) -> list[str]:
+    """Per process group: RSS cold (before any request), after warm-up, at the end, the growth from each, the
+    growth over the second half of the measured run (what warm-up cannot explain: it should be about 0), and the
+    curve after warm-up (at most `points` samples)."""
+    cold = samples[0][1]
+    after = [(t, s) for t, s in samples if t >= warm_at]
+    warm, end = after[0][1], after[-1][1]
+    middle = (after[0][0] + after[-1][0]) / 2
+    half = min(after, key=lambda ts: abs(ts[0] - middle))[1]
+    shown = after[:: max(1, -(-len(after) // points))]
+    if shown[-1] is not after[-1]:
+        shown.append(after[-1])
+    lines = [f"{'RSS MiB':<24} {'cold':>6} {'warm':>6} {'end':>6} {'+cold':>6} {'+warm':>6} {'+2nd half':>9}  "
+             "after warm-up at " + ", ".join(f"{t - warm_at:.0f}" for t, _ in shown) + " s"]
+    rows = [(group, lambda s, g=group: s.get(g, 0.0)) for group in sorted(set(cold) | set(end))]
+    for group, value in [*rows, ("all", _total)]:
+        c, w, e, h = (value(s) for s in (cold, warm, end, half))
+        lines.append(f"{group:<24} {c:>6.0f} {w:>6.0f} {e:>6.0f} {e - c:>+6.1f} {e - w:>+6.1f} {e - h:>+9.1f}  "
+                     + " ".join(f"{value(s):.0f}" for _, s in shown))
+    return lines
+
+
+def _sum(stats: dict[str, Stats]) -> tuple[int, int, int]:
+    return (sum(len(e.latencies) for e in stats.values()), sum(e.errors for e in stats.values()),
+            sum(e.wrong for e in stats.values()))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seconds", type=float, default=60.0)
+    parser.add_argument("--seconds", type=float, default=60.0, help="measured run, after the warm-up")
+    parser.add_argument("--warmup", type=float, default=10.0,
+                        help="seconds of the same mix first; the start RSS is taken after it (0: none)")
     parser.add_argument("--concurrency", type=int, default=64)
+    parser.add_argument("--sample-every", type=float, default=5.0, help="seconds between RSS samples")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="tritonkit-soak-") as tmp:
         scratch = Path(tmp)
@@ -248,19 +332,26 @@ def main() -> None:
             print(f"{len(jobs)} known-answer cases over {len({j.model for j in jobs})} models ({', '.join(kinds)})",
                   file=sys.stderr)
             load_before = psutil.getloadavg()
-            rss_start = rss_mb(servers)
+            warmup: dict[str, Stats] = defaultdict(Stats)
             stats: dict[str, Stats] = defaultdict(Stats)
             lock = threading.Lock()
-            deadline = time.monotonic() + args.seconds
-            threads = [threading.Thread(target=worker, args=(i, servers, jobs, deadline, stats, lock))
+            sampler = stack.enter_context(RssSampler(servers, args.sample_every))
+            warm_end = time.monotonic() + args.warmup
+            phases = [(warm_end, warmup), (warm_end + args.seconds, stats)]
+            threads = [threading.Thread(target=worker, args=(i, servers, jobs, phases, lock))
                        for i in range(args.concurrency)]
             for thread in threads:
                 thread.start()
+            warm_at = 0.0  # without a warm-up, growth counts from the cold sample
+            if args.warmup > 0:
+                time.sleep(max(0.0, warm_end - time.monotonic()))
+                sampler.sample()
+                warm_at = sampler.samples[-1][0]
             for thread in threads:
                 thread.join()
             for server in servers:
                 server.check()
-            rss_end = rss_mb(servers)
+            sampler.sample()
             load_after = psutil.getloadavg()
     print(f"{'model':<22} {'requests':>8} {'errors':>6} {'wrong':>5} {'p50 ms':>8} {'p99 ms':>8}")
     p99s = []
@@ -270,13 +361,22 @@ def main() -> None:
         p99s.append(p99)
         print(f"{model:<22} {lat.size:>8} {entry.errors:>6} {entry.wrong:>5} {p50:>8.1f} {p99:>8.1f}"
               + (f"  first problem: {entry.first_problem}" if entry.first_problem else ""))
-    print(f"RSS MiB server {rss_start[0]:.0f} -> {rss_end[0]:.0f}, stubs {rss_start[1]:.0f} -> {rss_end[1]:.0f}; "
-          f"load average {load_before[0]:.1f} -> {load_after[0]:.1f} on {psutil.cpu_count()} cores; "
-          f"{args.seconds:.0f} s at concurrency {args.concurrency}")
-    summary = {"requests": sum(len(e.latencies) for e in stats.values()),
-               "errors": sum(e.errors for e in stats.values()), "wrong": sum(e.wrong for e in stats.values()),
+    for model, entry in sorted(warmup.items()):
+        if entry.first_problem:
+            print(f"warm-up {model}: first problem: {entry.first_problem}")
+    warm_n, warm_errors, warm_wrong = _sum(warmup)
+    print(f"warm-up {args.warmup:.0f} s (not in the table): {warm_n} replays, {warm_errors} errors, {warm_wrong} wrong")
+    for line in memory_report(sampler.samples, warm_at):
+        print(line)
+    print(f"load average {load_before[0]:.1f} -> {load_after[0]:.1f} on {psutil.cpu_count()} cores; "
+          f"{args.seconds:.0f} s at concurrency {args.concurrency} after {args.warmup:.0f} s warm-up; "
+          "rss_growth_mb = growth of all processes after warm-up")
+    requests, errors, wrong = _sum(stats)
+    end = sampler.samples[-1][1]
+    warm = next(s for t, s in sampler.samples if t == warm_at)
+    summary = {"requests": requests, "errors": errors + warm_errors, "wrong": wrong + warm_wrong,
                "p99_ms_max": round(max(p99s, default=0.0), 1),
-               "rss_growth_mb": round(sum(rss_end) - sum(rss_start), 1)}
+               "rss_growth_mb": round(_total(end) - _total(warm), 1)}
     print(json.dumps(summary))
 
 
