@@ -56,6 +56,18 @@ def test_lists_repeated_fields_and_distinct_keys_pass() -> None:
     assert list(config.dynamic_batching.preferred_batch_size) == [2, 4, 8] and set(config.parameters) == {"a", "b"}
 
 
+def test_clean_text_parsed_once_is_what_protobuf_parses() -> None:
+    """Text without a problem is parsed once, by the strict twin, and read back as ModelConfig: the message must
+    be the one protobuf's own parser (Triton's) gives, maps, enums and defaults included."""
+    configs = sorted(DOCS.rglob("config.pbtxt"))
+    assert len(configs) >= 10
+    for text in [p.read_text() for p in configs] + ["max_batch_size: 0\nparameters { key: \"k\" value { string_value: \"\" } }\n"]:
+        ours = parse_model_config(text, "config.pbtxt")
+        theirs = text_format.Parse(text, model_config_pb2.ModelConfig())
+        assert ours.SerializeToString(deterministic=True) == theirs.SerializeToString(deterministic=True)
+        assert text_format.MessageToString(ours) == text_format.MessageToString(theirs)
+
+
 def test_validate_refuses_a_docs_config_with_a_parameter_given_twice(tmp_path: Path) -> None:
     shutil.copytree(DOCS / "dynamic_batching", tmp_path / "repo")
     config = tmp_path / "repo" / "priority_scorer" / "config.pbtxt"

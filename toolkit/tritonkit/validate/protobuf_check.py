@@ -4,6 +4,8 @@ Triton parses config.pbtxt with protobuf's text format too, which quietly keeps 
 entries with the same key (`parameters`, an ensemble step's `input_map`) and accepts a singular field twice
 when the first gives its default value (proto3 cannot tell it was set). The text is therefore parsed a
 second time with a strict twin of ModelConfig (proto2, maps as plain repeated entries), where both show.
+Text the strict twin accepts is parsed once: the lenient message is read from its bytes (a map entry is a
+repeated entry message on the wire), so only text with a problem pays for the second, lenient text parse.
 """
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ from collections import Counter
 from functools import cache
 
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory, text_format
-from google.protobuf.message import Message
+from google.protobuf.message import DecodeError, Message
 
 from tritonkit.errors import Problem, TritonkitError
 from tritonkit.model_config import pb
@@ -24,6 +26,9 @@ _NO_FIELD = re.compile(r'Message type "([\w.]+)" has no field named "(\w+)"')
 
 def parse_model_config(text: str, shown: str, field_prefix: str = "") -> pb.ModelConfig:
     """The parsed message; a parse error becomes a one-line problem naming the field and line."""
+    clean = _strictly_parsed(text)
+    if clean is not None:
+        return clean
     try:
         config = text_format.Parse(text, pb.ModelConfig())
     except text_format.ParseError as exc:
@@ -56,6 +61,18 @@ def _strict_model_config() -> type[Message]:
     pool = descriptor_pool.DescriptorPool()
     pool.Add(proto)
     return message_factory.GetMessageClass(pool.FindMessageTypeByName(pb.ModelConfig.DESCRIPTOR.full_name))
+
+
+def _strictly_parsed(text: str) -> pb.ModelConfig | None:
+    """The config when the strict twin accepts `text` with no map key twice; None sends it down the slow path
+    (the lenient parse names errors as Triton sees them, `_silently_lost` the values it drops)."""
+    try:
+        strict = text_format.Parse(text, _strict_model_config()())
+        if _duplicate_map_keys(strict, ""):
+            return None
+        return pb.ModelConfig.FromString(strict.SerializeToString())
+    except (text_format.ParseError, DecodeError):
+        return None
 
 
 def _silently_lost(text: str, field_prefix: str) -> list[tuple[str, str, str]]:
