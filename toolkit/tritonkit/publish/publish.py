@@ -30,17 +30,19 @@ from google.protobuf import text_format
 from tritonkit.deploy.sizing import NOT_LOADED
 from tritonkit.errors import TritonkitError
 from tritonkit.model_config import pb
-from tritonkit.publish.destination import Destination, sha256_bytes, sha256_file
+from tritonkit.publish.destination import MULTIPART_THRESHOLD, Destination, sha256_bytes, sha256_file
 from tritonkit.publish.manifest import Manifest, ModelEntry, Release, pinned, read_manifest, write_manifest
 from tritonkit.validate.repository_check import validate_repository
 
 STAGING = ".tritonkit"
+#: At most this many bytes of small files are held between hashing and upload; the rest are read again.
+HELD_BYTES = 256 << 20
 _VERSION_KEY = re.compile(r"^([^/]+)/(\d+)/")
 
 
 @dataclass(frozen=True)
 class Item:
-    """One object to put for `model`: from a local file or from bytes."""
+    """One object to put for `model`: its bytes when held (the very bytes hashed), else read from `path`."""
 
     model: str
     key: str
@@ -65,13 +67,14 @@ class Plan:
 
 @dataclass(frozen=True)
 class LocalModel:
-    """A built model's files, their sha256 and the fingerprint of the whole."""
+    """A built model's files, their sha256 (and the bytes hashed, for files read whole) and the fingerprint of the whole."""
 
     root: Path
     config: pb.ModelConfig
     versions: dict[int, list[Path]]
     extras: list[Path]
     hashes: dict[Path, str]
+    contents: dict[Path, bytes]
     fingerprint: str
 
 
@@ -129,15 +132,36 @@ def _fingerprint(config: pb.ModelConfig, model_dir: Path, versions: dict[int, li
 
 
 def scan(repository: Path) -> dict[str, LocalModel]:
-    """Validates the built repository and hashes every model file (no destination needed: runs beside the listing)."""
+    """Validates the built repository and hashes every model file (no destination needed: runs beside the listing).
+
+    Files below the multipart threshold are read whole, while HELD_BYTES lasts, and uploaded from those bytes:
+    one read per file, and the object's sha256 in the manifest is that of the bytes sent.
+    """
     models = {}
+    budget = HELD_BYTES
     for name, config in sorted(validate_repository(repository).items()):
         model_dir = repository / name
         versions, extras = _model_files(model_dir)
-        hashes = {p: sha256_file(p) for p in [*extras, *(p for files in versions.values() for p in files)]}
-        models[name] = LocalModel(model_dir, config, versions, extras, hashes,
+        hashes: dict[Path, str] = {}
+        contents: dict[Path, bytes] = {}
+        for path in [*extras, *(p for files in versions.values() for p in files)]:
+            size = path.stat().st_size
+            if size < MULTIPART_THRESHOLD and size <= budget:
+                contents[path] = path.read_bytes()
+                hashes[path] = sha256_bytes(contents[path])
+                budget -= len(contents[path])
+            else:
+                hashes[path] = sha256_file(path)
+        models[name] = LocalModel(model_dir, config, versions, extras, hashes, contents,
                                   _fingerprint(config, model_dir, versions, extras, hashes))
     return models
+
+
+def _item(model: LocalModel, key: str, path: Path, read_by_triton: bool = True) -> Item:
+    """The object `key` carrying the local file `path`: its held bytes if scan kept them."""
+    data = model.contents.get(path)
+    size = len(data) if data is not None else path.stat().st_size
+    return Item(model.root.name, key, model.hashes[path], size, path=path, data=data, read_by_triton=read_by_triton)
 
 
 def _listed_versions(listing: dict[str, int]) -> dict[str, int]:
@@ -195,15 +219,14 @@ def plan_publish(local: dict[str, LocalModel], dest: Destination, listing: dict[
                 items.append(Item(name, f"{name}/{mapping[v]}/", sha256_bytes(b""), 0, data=b""))
             for path in model.versions[v]:
                 rel = path.relative_to(model.root / str(v)).as_posix()
-                items.append(Item(name, f"{name}/{mapping[v]}/{rel}", model.hashes[path], path.stat().st_size, path=path))
+                items.append(_item(model, f"{name}/{mapping[v]}/{rel}", path))
         roots = [f"{name}/{n}/" for n in numbers]
         if entry:
             roots.append(f"{name}/{STAGING}/{numbers[0]}/")
         extra_root = f"{name}/{STAGING}/{numbers[0]}" if entry else name
         for path in model.extras:
             inside = path.relative_to(model.root)
-            items.append(Item(name, f"{extra_root}/{inside.as_posix()}", model.hashes[path], path.stat().st_size,
-                              path=path, read_by_triton=inside.parts[0] not in NOT_LOADED))
+            items.append(_item(model, f"{extra_root}/{inside.as_posix()}", path, read_by_triton=inside.parts[0] not in NOT_LOADED))
         stale += _stale(name, roots, listing, {item.key for item in items})
         files += items
         if entry:
@@ -237,10 +260,10 @@ def _write(dest: Destination, plan: Plan, listing: dict[str, int], pool: ThreadP
     def put(item: Item) -> Item | None:
         if _already_there(dest, listing, item):
             return None
-        if item.path is not None:
+        if item.data is not None:
+            dest.write(item.key, item.data, item.sha)
+        elif item.path is not None:
             dest.upload(item.key, item.path, item.sha)
-        else:
-            dest.write(item.key, item.data or b"", item.sha)
         return item
 
     jobs: dict[Future, tuple[str, Item | None]] = {pool.submit(dest.delete, key): (model, None) for model, key in plan.stale}
