@@ -314,7 +314,8 @@ def _sum(stats: dict[str, Stats]) -> tuple[int, int, int]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], epilog="example: .venv/bin/python "
+                                     "benchmarks/soak.py --seconds 180 --warmup 0 --sample-every 10  (is it warm-up?)")
     parser.add_argument("--seconds", type=float, default=60.0, help="measured run, after the warm-up")
     parser.add_argument("--warmup", type=float, default=10.0,
                         help="seconds of the same mix first; the start RSS is taken after it (0: none)")
