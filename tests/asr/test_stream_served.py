@@ -98,3 +98,21 @@ def test_a_chunk_for_an_unknown_stream_is_refused(served) -> None:
     pcm = np.zeros(CHUNK, np.float32)
     with pytest.raises(InferenceServerException, match="START"):
         _chunk(client, FIRST_ID + 999, pcm, start=False, end=False)
+
+
+def test_audio_beyond_the_shipped_size_limits_is_refused_naming_the_parameter(served) -> None:
+    """ensembles/asr.yaml's bounds as shipped: max_audio_seconds 60 (offline `asr`; duration at the request's
+    rate, here 8 kHz), max_chunk_seconds 5 (`asr_stream`, 16 kHz); each refusal is INVALID_ARGUMENT."""
+    client = grpcclient.InferenceServerClient(served.grpc_url)
+    try:
+        with pytest.raises(InferenceServerException) as offline:
+            _offline(client, np.zeros(8000 * 61, np.float32), 8000)
+        assert offline.value.status() == "StatusCode.INVALID_ARGUMENT"
+        assert "audio of 61.00 s is longer than the limit (max_audio_seconds) of 60 s" in offline.value.message()
+        with pytest.raises(InferenceServerException) as chunk:
+            _chunk(client, FIRST_ID + 500, np.zeros(16000 * 5 + 160, np.float32), start=True, end=True)
+        assert chunk.value.status() == "StatusCode.INVALID_ARGUMENT"
+        assert "a chunk of 5.01 s is longer than the limit (max_chunk_seconds) of 5 s" in chunk.value.message()
+        assert isinstance(_chunk(client, FIRST_ID + 501, np.zeros(16000 * 5, np.float32), start=True, end=True), str)
+    finally:
+        client.close()

@@ -48,8 +48,9 @@ def acoustic():
     return run
 
 
-def _recognizer(decoder: WfstDecoder, max_streams: int = 8) -> StreamingRecognizer:
-    return StreamingRecognizer(decoder, Receptive(RECEPTIVE_FRAMES, SUBSAMPLING), max_streams, idle_timeout_s=60)
+def _recognizer(decoder: WfstDecoder, max_streams: int = 8, max_chunk_seconds: float | None = None) -> StreamingRecognizer:
+    return StreamingRecognizer(decoder, Receptive(RECEPTIVE_FRAMES, SUBSAMPLING), max_streams, idle_timeout_s=60,
+                               max_chunk_seconds=max_chunk_seconds)
 
 
 def test_interleaved_streams_finals_equal_offline_with_batched_calls(decoder, acoustic) -> None:
@@ -78,6 +79,20 @@ def test_unknown_streams_and_too_many_are_refused_per_chunk(decoder, acoustic) -
     assert results[0].text == ""  # type: ignore[union-attr]
     assert isinstance(results[1], UnknownStreamError) and "send its first chunk with the START flag" in str(results[1])
     assert isinstance(results[2], StreamLimitError)
+
+
+def test_a_chunk_longer_than_max_chunk_seconds_is_refused_and_leaves_its_stream_as_it_was(decoder, acoustic) -> None:
+    recognizer = _recognizer(decoder, max_streams=1, max_chunk_seconds=1.0)
+    long, short = np.zeros(CHUNK * 7, np.float32), np.zeros(CHUNK, np.float32)   # 1.12 s, 0.16 s
+    (refused,) = recognizer.step([Chunk(1, long, True, False)], acoustic)
+    assert isinstance(refused, ValueError) and str(refused).startswith(
+        "a chunk of 1.12 s is longer than the limit (max_chunk_seconds) of 1 s")
+    assert len(recognizer.table) == 0   # the refused START opened no stream: the only place is still free
+    assert recognizer.step([Chunk(2, short, True, False)], acoustic)[0].text == ""  # type: ignore[union-attr]
+    (refused,) = recognizer.step([Chunk(2, long, False, True)], acoustic)   # a live stream's too-long END
+    assert isinstance(refused, ValueError) and len(recognizer.table) == 1   # stream 2 is still live
+    assert recognizer.step([Chunk(2, short, False, True)], acoustic)[0].text == ""  # type: ignore[union-attr]
+    assert len(recognizer.table) == 0
 
 
 def test_sibling_parameter_reads_the_acoustic_config(tmp_path: Path) -> None:

@@ -13,6 +13,10 @@ import numpy as np
 
 SAMPLE_RATE = 16000
 NUM_MEL_BINS = 80
+#: Served bounds on one request's audio (model parameters max_audio_seconds, max_chunk_seconds): PCM is `dims: [-1]`
+#: and Triton 2.51 has no request-size flag, so without them one request could hold the model for minutes.
+MAX_AUDIO_SECONDS = 60.0
+MAX_CHUNK_SECONDS = 5.0
 _SINC_HALF_WIDTH = 16  # taps each side of the resampling filter; enough for speech at 16 kHz
 
 
@@ -26,10 +30,24 @@ def fbank_options() -> knf.FbankOptions:
     return opts
 
 
-def resample(pcm: np.ndarray, rate: int, target: int = SAMPLE_RATE) -> np.ndarray:
-    """Band-limited (Hann-windowed sinc) polyphase resampling of a whole signal from `rate` to `target` Hz."""
+def _check_rate(rate: int) -> None:
     if rate <= 0:
         raise ValueError(f"sample rate must be positive, got {rate}")
+
+
+def check_duration(samples: int, rate: int, max_seconds: float, parameter: str, what: str = "audio") -> None:
+    """Refuses `samples` at `rate` Hz lasting more than `max_seconds` (ValueError: the request's error), before any
+    work is done on them; the message names the limit and the model parameter that sets it."""
+    _check_rate(rate)
+    seconds = samples / rate
+    if seconds > max_seconds:
+        raise ValueError(f"{what} of {seconds:.2f} s is longer than the limit ({parameter}) of {max_seconds:g} s; "
+                         f"split it into shorter requests, or raise the model's {parameter} parameter")
+
+
+def resample(pcm: np.ndarray, rate: int, target: int = SAMPLE_RATE) -> np.ndarray:
+    """Band-limited (Hann-windowed sinc) polyphase resampling of a whole signal from `rate` to `target` Hz."""
+    _check_rate(rate)
     x = np.asarray(pcm, dtype=np.float64)
     if rate == target or x.size == 0:
         return x.astype(np.float32)
@@ -80,8 +98,12 @@ class StreamingFbank:
         return np.asarray(frames, dtype=np.float32).reshape(len(frames), NUM_MEL_BINS)
 
 
-def compute_fbank(pcm: np.ndarray, sample_rate: int) -> np.ndarray:
-    """Features of a whole utterance, [frames, 80] float32; audio at other rates is resampled to 16 kHz."""
+def compute_fbank(pcm: np.ndarray, sample_rate: int, max_seconds: float | None = None) -> np.ndarray:
+    """Features of a whole utterance, [frames, 80] float32; audio at other rates is resampled to 16 kHz.
+
+    `max_seconds` (the served model's max_audio_seconds) refuses longer audio before resampling it."""
+    if max_seconds is not None:
+        check_duration(np.size(pcm), sample_rate, max_seconds, "max_audio_seconds")
     audio = resample(_as_pcm(pcm), sample_rate)
     stream = StreamingFbank()
     head = stream.accept(audio)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .decoder import DecoderStream, Transcript, WfstDecoder
-from .features import StreamingFbank
+from .features import SAMPLE_RATE, StreamingFbank, check_duration
 from .stream_windows import FrameBuffer, Receptive, batch_calls, window_outputs
 from .streams import StreamTable
 
@@ -43,9 +43,11 @@ class _Stream:
 class StreamingRecognizer:
     """Live streams' states and the step that advances many of them with one acoustic call."""
 
-    def __init__(self, decoder: WfstDecoder, receptive: Receptive, max_streams: int, idle_timeout_s: float) -> None:
+    def __init__(self, decoder: WfstDecoder, receptive: Receptive, max_streams: int, idle_timeout_s: float,
+                 max_chunk_seconds: float | None = None) -> None:
         self.decoder = decoder
         self.receptive = receptive
+        self.max_chunk_seconds = max_chunk_seconds
         self.table: StreamTable[_Stream] = StreamTable(self._new, max_streams, idle_timeout_s)
 
     def _new(self) -> _Stream:
@@ -70,11 +72,13 @@ class StreamingRecognizer:
         live = []
         for i, chunk in chunks:
             try:
+                if self.max_chunk_seconds is not None:  # before the table: a refused START opens no stream
+                    check_duration(chunk.pcm.size, SAMPLE_RATE, self.max_chunk_seconds, "max_chunk_seconds", "a chunk")
                 stream = self.table.chunk(chunk.key, chunk.start, chunk.end)
                 stream.frames.add(stream.fbank.accept(chunk.pcm))
                 if chunk.end:
                     stream.frames.add(stream.fbank.finish())
-            except Exception as exc:  # noqa: BLE001 - unknown stream, stream limit, bad samples: that chunk's answer
+            except Exception as exc:  # noqa: BLE001 - unknown stream, stream limit, bad or too long samples: that chunk's answer
                 results[i] = exc
                 continue
             live.append((i, chunk, stream))

@@ -4,6 +4,7 @@ Sequence batching (oldest strategy) gives each execute chunks of different strea
 correlation id as control inputs; `asr_runtime.streaming` keeps each stream's state and makes one BLS call to the
 acoustic model (parameter `acoustic_model`) with all their windows stacked. Its receptive field comes from its own
 parameter `receptive_frames` (in its config.pbtxt), subsampling from this model's; the graph as for `decoder`.
+A chunk longer than parameter `max_chunk_seconds` (default 5) is refused before it reaches its stream.
 """
 import json
 import os
@@ -14,6 +15,7 @@ import triton_python_backend_utils as pb_utils
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from asr_runtime.decoder import Graph, WfstDecoder
+from asr_runtime.features import MAX_CHUNK_SECONDS
 from asr_runtime.serving import decoder_config, graph_folder, parameters, sibling_parameter, words_json
 from asr_runtime.stream_windows import Receptive
 from asr_runtime.streaming import Chunk, StreamingRecognizer
@@ -30,7 +32,8 @@ class TritonPythonModel:
         receptive_frames = sibling_parameter(args["model_repository"], self.acoustic_model, "receptive_frames")
         receptive = Receptive(int(receptive_frames), config.subsampling)
         self.recognizer = StreamingRecognizer(WfstDecoder(graph, config), receptive, int(params.get("max_streams", "64")),
-                                              float(params.get("idle_timeout_s", "60")))
+                                              float(params.get("idle_timeout_s", "60")),
+                                              float(params.get("max_chunk_seconds") or MAX_CHUNK_SECONDS))
         self.callees = Callees(args, pb_utils)
         self.timeout_s = float(params.get("call_timeout_s", "30"))
 
