@@ -48,6 +48,15 @@ def test_request_text_is_one_utf8_string() -> None:
         text_of(np.array([[b"\xff\xfe"]], dtype=object))
 
 
+def test_text_longer_than_max_chars_is_refused_with_the_limit_named() -> None:
+    five = np.array([["Grüße".encode()]], dtype=object)   # 5 characters, 7 bytes: characters are counted
+    assert text_of(five, max_chars=5) == "Grüße"
+    with pytest.raises(ValueError) as refused:
+        text_of(five, max_chars=4)
+    assert str(refused.value) == ("text of 5 characters is longer than the limit (max_chars) of 4; split it into shorter "
+                                  "requests, or raise the model's max_chars parameter")
+
+
 def test_unknown_symbols_are_json_with_sorted_keys_and_symbols_kept() -> None:
     assert unknown_json(Counter()) == "{}"
     text = unknown_json(Counter({"ɬ": 2, "ʃ": 1, "!": 1}))

@@ -148,3 +148,14 @@ def test_a_voice_or_a_speed_out_of_range_is_refused_with_the_reason(served) -> N
     with pytest.raises(InferenceServerException) as info:
         _grpc_whole(served.grpc_url, SHORT, speed=9.0)
     assert "speed 9.0 is out of range; use 0.25 .. 4.0" in info.value.message()
+
+
+def test_text_beyond_the_shipped_max_chars_is_refused_whole_and_streamed(served) -> None:
+    """tts.yaml's max_chars (5000) as shipped, on `frontend` (so the `tts` ensemble) and on `tts_stream`."""
+    too_long = "Hello there. " * 385   # 5005 characters
+    with pytest.raises(InferenceServerException) as whole:
+        synthesize(served.http_url, too_long)
+    assert whole.value.status() == "400"
+    assert "text of 5005 characters is longer than the limit (max_chars) of 5000" in whole.value.message()
+    with pytest.raises(InferenceServerException, match=r"text of 5005 characters is longer than the limit \(max_chars\)"):
+        stream(served.grpc_url, too_long)

@@ -15,6 +15,9 @@ import numpy as np
 
 #: Files of the end-to-end model's version folder (`assets: kokoro-82m` puts them there).
 MODEL_FILE, VOICES_FILE, VOCAB_FILE = "model.onnx", "voices.npz", "vocab.json"
+#: Served bound on one request's text (parameter max_chars of `frontend` and `tts_stream`): `text` has no size in
+#: its dims and Triton 2.51 has no request-size flag, while the work (phonemes, synthesis) grows with the text.
+MAX_CHARS = 5000
 
 
 def parameters(model_config: Mapping[str, Any]) -> dict[str, str]:
@@ -75,16 +78,21 @@ def check_speed(speed: float) -> float:
     return speed
 
 
-def text_of(values: np.ndarray) -> str:
-    """The one UTF-8 string of a BYTES tensor ([1] or [1, 1]); anything else is the request's error."""
+def text_of(values: np.ndarray, max_chars: int | None = None) -> str:
+    """The one UTF-8 string of a BYTES tensor ([1] or [1, 1]); anything else, or more than `max_chars`
+    characters, is the request's error."""
     flat = np.asarray(values, dtype=object).reshape(-1)
     if flat.size != 1:
         raise ValueError(f"send one text per request (batch size 1), got {flat.size}")
     value = flat[0]
     try:
-        return value.decode("utf-8") if isinstance(value, bytes) else str(value)
+        text = value.decode("utf-8") if isinstance(value, bytes) else str(value)
     except UnicodeDecodeError as exc:
         raise ValueError(f"text is not UTF-8 ({exc.reason} at byte {exc.start}); send UTF-8 text") from None
+    if max_chars is not None and len(text) > max_chars:
+        raise ValueError(f"text of {len(text)} characters is longer than the limit (max_chars) of {max_chars}; "
+                         "split it into shorter requests, or raise the model's max_chars parameter")
+    return text
 
 
 def unknown_json(unknown: Mapping[str, int]) -> str:

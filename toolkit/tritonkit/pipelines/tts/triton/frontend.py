@@ -4,7 +4,8 @@ Voice-independent. The symbol table (vocab.json) is read from the version folder
 parameter `vocab_models` that has one (the end-to-end `speech` model, whose `assets:` put it there, or the
 three-stage pipeline's `acoustic` model); espeak-ng's language comes
 from parameter `espeak_voice` (default en-us), the segment size from `max_tokens` (default 510, Kokoro's).
-Empty text, or text with nothing to speak, is the request's INVALID_ARG error.
+Empty text, text with nothing to speak, or text longer than parameter `max_chars` (default 5000) is the request's
+INVALID_ARG error.
 """
 import json
 import os
@@ -15,7 +16,7 @@ import triton_python_backend_utils as pb_utils
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from tts_runtime.frontend import MAX_TOKENS, Frontend
-from tts_runtime.runtime.serving import VOCAB_FILE, first_folder_with, pack_segments, parameters, text_of, unknown_json
+from tts_runtime.runtime.serving import MAX_CHARS, VOCAB_FILE, first_folder_with, pack_segments, parameters, text_of, unknown_json
 
 
 class TritonPythonModel:
@@ -25,14 +26,15 @@ class TritonPythonModel:
         folder = first_folder_with(args["model_repository"], models, VOCAB_FILE)
         self.frontend = Frontend.from_vocab(folder / VOCAB_FILE, params.get("espeak_voice", "en-us"),
                                             int(params.get("max_tokens", MAX_TOKENS)))
+        self.max_chars = int(params.get("max_chars") or MAX_CHARS)
 
     def execute(self, requests):
         return [self._one(request) for request in requests]
 
     def _one(self, request):
         try:
-            result = self.frontend(text_of(pb_utils.get_input_tensor_by_name(request, "text").as_numpy()))
-        except ValueError as exc:  # FrontendError included: empty text, nothing to speak, bad UTF-8
+            result = self.frontend(text_of(pb_utils.get_input_tensor_by_name(request, "text").as_numpy(), self.max_chars))
+        except ValueError as exc:  # FrontendError included: empty or too long text, nothing to speak, bad UTF-8
             return pb_utils.InferenceResponse(error=pb_utils.TritonError(str(exc), pb_utils.TritonError.INVALID_ARG))
         tokens, lengths = pack_segments([segment.ids for segment in result.segments])
         return pb_utils.InferenceResponse([

@@ -5,6 +5,7 @@ The text is normalized and split here (`tts_runtime.runtime.streaming`); each se
 and speed, and its audio is sent at once. Each request streams on its own worker thread (at most parameter
 `max_streams` at a time), so `execute` returns at once and streams overlap. A cancelled request
 (`request.is_cancelled()`, e.g. the gRPC client cancelled its stream) synthesizes no further sentence.
+Text longer than parameter `max_chars` (default 5000) is refused before any sentence is synthesized.
 """
 import json
 import os
@@ -16,7 +17,7 @@ import triton_python_backend_utils as pb_utils
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bls_runtime import Callees, CallError
-from tts_runtime.runtime.serving import parameters, text_of
+from tts_runtime.runtime.serving import MAX_CHARS, parameters, text_of
 from tts_runtime.runtime.streaming import stream_sentences
 
 FRONTEND_OUTPUTS = ["tokens", "segment_lengths", "unknown_symbols"]
@@ -28,6 +29,7 @@ class TritonPythonModel:
         self.frontend_model = params.get("frontend_model", "frontend")
         self.speech_model = params.get("speech_model", "speech")
         self.timeout_s = float(params.get("call_timeout_s", "60"))
+        self.max_chars = int(params.get("max_chars") or MAX_CHARS)
         self.callees = Callees(args, pb_utils)
         self.pool = ThreadPoolExecutor(max_workers=int(params.get("max_streams", "4")), thread_name_prefix="tts_stream")
 
@@ -50,7 +52,7 @@ class TritonPythonModel:
     def _stream(self, request):
         sender = request.get_response_sender()
         try:
-            text = text_of(_input(request, "text"))
+            text = text_of(_input(request, "text"), self.max_chars)
             options = {name: value for name in ("voice", "speed") if (value := _input(request, name)) is not None}
             for chunk in stream_sentences(text, lambda s: self._synthesize(s, options), request.is_cancelled):
                 sender.send(pb_utils.InferenceResponse([
@@ -60,7 +62,7 @@ class TritonPythonModel:
                     pb_utils.Tensor("sentence", np.array([[chunk.text]], dtype=object)),
                 ]))
             error = None
-        except ValueError as exc:  # empty text, nothing to speak, bad UTF-8
+        except ValueError as exc:  # empty or too long text, nothing to speak, bad UTF-8
             error = pb_utils.TritonError(str(exc), pb_utils.TritonError.INVALID_ARG)
         except CallError as exc:  # a callee refused (unknown voice, speed out of range) or failed
             error = pb_utils.TritonError(str(exc))
