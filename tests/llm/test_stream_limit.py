@@ -25,25 +25,34 @@ def server(serve, tmp_path_factory):
 
 def _refused_while_full(server, probe: Callable[[], clients.Result], attempts: int = 5) -> clients.Result:
     """`probe()` while LIMIT long generations stream. A hog may finish before the probe lands (250 tiny steps
-    take a fraction of a second), so a probe that got in is retried with fresh hogs."""
+    take a fraction of a second), so a probe that got in is retried with fresh hogs; so is a hog refused
+    because a cancelled one of the previous attempt was not freed yet."""
+    seen = []
     for _ in range(attempts):
         _wait_idle(server)  # cancelled hogs of a previous attempt are freed within a poll interval
         hogs = [clients.GrpcStream(server.grpc_url) for _ in range(LIMIT)]
         try:
             for hog in hogs:
                 hog.send("generate", {"input_ids": HELLO, "max_tokens": 250, "ignore_eos": True}, ["token_ids"])
-            for hog in hogs:
-                assert hog.next()[1] is None  # generating
+            errors = [hog.next()[1] for hog in hogs]
+            if any(errors):
+                seen += [f"hog refused: {e}" for e in errors if e]
+                assert all(REFUSAL in str(e) for e in errors if e), seen
+                continue
             result = probe()
         finally:
             for hog in hogs:
                 hog.close(cancel=True)
         if result.error:
             return result
-    raise AssertionError(f"no probe was refused in {attempts} attempts with {LIMIT} generations live")
+        seen.append("probe got in")
+    raise AssertionError(f"no probe was refused in {attempts} attempts with {LIMIT} generations live: {seen}")
 
 
 def _wait_idle(server) -> None:
+    """Waits until the published live count is 0. The sweeper publishes every `cancel_poll_s` (0.05 s), so a
+    reading taken at once may predate the cancellations just sent: wait several intervals first."""
+    time.sleep(0.5)
     for _ in range(200):
         if clients.metrics(server.metrics_url)["llm_generations_live"] == 0:
             return
