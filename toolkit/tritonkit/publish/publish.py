@@ -13,8 +13,9 @@ that restarts or reloads keeps serving them until `tritonkit rollout` loads the 
 config is in the manifest) and promotes it.
 No journal: the manifest names every version a server may load, so version folders above those were left
 by an interrupted publish. A rerun publishes into the same numbers, skips files already there with the
-right sha256 and removes files its content lacks. The listing, the manifest read and the local hashing
-run side by side: the only requests in sequence with the uploads are the listing and the manifest write.
+right sha256 and removes files its content lacks. The listing and the local hashing run side by side, and
+the manifest is read only when the listing shows one: on a first publish the only requests in sequence with
+the uploads are the listing and the manifest write.
 """
 from __future__ import annotations
 
@@ -31,7 +32,7 @@ from tritonkit.deploy.sizing import NOT_LOADED
 from tritonkit.errors import TritonkitError
 from tritonkit.model_config import pb
 from tritonkit.publish.destination import MULTIPART_THRESHOLD, Destination, sha256_bytes, sha256_file
-from tritonkit.publish.manifest import Manifest, ModelEntry, Release, pinned, read_manifest, write_manifest
+from tritonkit.publish.manifest import MANIFEST, Manifest, ModelEntry, Release, pinned, read_manifest, write_manifest
 from tritonkit.validate.repository_check import validate_repository
 
 STAGING = ".tritonkit"
@@ -305,9 +306,10 @@ def publish(repository: Path, dest: Destination, *, jobs: int = 8, progress: Pro
     if not repository.is_dir():
         raise TritonkitError(str(repository), "", "model repository not found", "build it first (tritonkit build) or pass --repository DIR")
     with ThreadPoolExecutor(max_workers=max(2, jobs)) as pool:
-        listed, read = pool.submit(dest.list), pool.submit(read_manifest, dest)  # both while the files hash here
+        listed = pool.submit(dest.list)  # while the files hash here
         local = scan(repository)
-        listing, manifest = listed.result(), read.result()
+        listing = listed.result()
+        manifest = read_manifest(dest) if MANIFEST in listing else None  # a first publish skips the request
         plan = plan_publish(local, dest, listing, manifest)
         uploaded = _write(dest, plan, listing, pool, progress) if plan.releases else []
     if plan.releases:
