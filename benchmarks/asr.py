@@ -10,12 +10,15 @@ intra-op threads set to --threads, and serves it on the embedded Triton. On the 
   - real-time factor (processing s / audio s), utterances one after another: in process (fbank -> onnxruntime
     on the built model.onnx with tritonkit's runner and --threads threads -> WfstDecoder) and served (the `asr`
     ensemble over gRPC; its acoustic model has the same --threads threads, features and decoder run in their own
-    Python-backend processes);
+    Python-backend processes); the held-out commands last ~1.4 s, so the same is also measured on ~10 s
+    recordings (consecutive held-out clips joined with 0.25 s of silence: the command grammar makes their
+    transcripts meaningless, only the time counts) to separate the serving cost per request from that per second;
   - streaming (`asr_stream` over gRPC, 160 ms chunks sent as soon as the previous one is answered): latency from
     sending the last chunk to receiving the final transcript (median over utterances), and throughput in audio
     seconds per second with 1 and with 8 concurrent streams.
 Timed sides alternate over --rounds rounds; each figure is the median over rounds. Prints a table; the LAST line is
-{"wer_wfst", "wer_greedy", "rtf_served", "rtf_inprocess", "stream_final_latency_ms", "streams8_over_streams1"}.
+{"wer_wfst", "wer_greedy", "rtf_served", "rtf_inprocess", "stream_final_latency_ms", "streams8_over_streams1",
+"served_over_inprocess_10s"} (the last: served RTF over in-process RTF on the ~10 s recordings).
 """
 from __future__ import annotations
 
@@ -102,6 +105,18 @@ def served_transcribe(client: grpcclient.InferenceServerClient, clip: Clip) -> s
     return client.infer("asr", inputs).as_numpy("TRANSCRIPT")[0, 0].decode()
 
 
+def joined(clips: list[Clip], seconds: float) -> list[Clip]:
+    """Consecutive clips joined, with 0.25 s of silence between them, into recordings of at least `seconds`."""
+    out: list[Clip] = []
+    parts: list[np.ndarray] = []
+    for clip in clips:
+        parts += [clip.pcm, np.zeros(clip.rate // 4, np.float32)]
+        if sum(p.size for p in parts) >= seconds * clip.rate:
+            out.append(Clip(np.concatenate(parts), clip.rate, []))
+            parts = []
+    return out
+
+
 def rtf(transcribe, clips: list[Clip], passes: int) -> float:
     """Processing seconds over audio seconds, utterances one after another, `passes` times over the set."""
     started = time.perf_counter()
@@ -180,6 +195,8 @@ def main() -> None:
 
     rtf_local: list[float] = []
     rtf_served: list[float] = []
+    long_clips = joined(clips, 10.0)
+    rtf_long: dict[str, list[float]] = {"in-process": [], "served": []}
     latencies: list[float] = []
     tput: dict[int, list[float]] = {1: [], 8: []}
     with EmbeddedServer(repository, work_dir=work / ".tritonkit", startup_timeout=300) as server:
@@ -192,10 +209,9 @@ def main() -> None:
         for round_ in range(args.rounds):
             sides = ["in-process", "served"] if round_ % 2 == 0 else ["served", "in-process"]
             for side in sides:
-                if side == "in-process":
-                    rtf_local.append(rtf(local.transcribe, clips, args.passes))
-                else:
-                    rtf_served.append(rtf(lambda c: served_transcribe(client, c), clips, args.passes))
+                transcribe = local.transcribe if side == "in-process" else (lambda c: served_transcribe(client, c))
+                (rtf_local if side == "in-process" else rtf_served).append(rtf(transcribe, clips, args.passes))
+                rtf_long[side].append(rtf(transcribe, long_clips, args.passes))
             latencies.append(statistics.median(streamer.stream(client, c)[1] for c in clips) * 1000)
             for streams in ([1, 8] if round_ % 2 == 0 else [8, 1]):
                 tput[streams].append(streamer.throughput(stream_set, streams))
@@ -209,6 +225,9 @@ def main() -> None:
         "streams8_over_streams1": round(statistics.median(tput[8]) / statistics.median(tput[1]), 2),
     }
     audio = sum(c.seconds for c in clips)
+    overhead = (statistics.median(rtf_served) - statistics.median(rtf_local)) * audio / len(clips)
+    long_rtf = {side: statistics.median(values) for side, values in rtf_long.items()}
+    result["served_over_inprocess_10s"] = round(long_rtf["served"] / long_rtf["in-process"], 2)
     print(f"\nASR benchmark: {len(clips)} held-out utterances ({audio:.1f} s audio, voices never used in training), "
           f"acoustic onnxruntime {args.threads} intra-op threads on both sides, {args.rounds} alternating rounds, medians")
     rows = [
@@ -218,6 +237,10 @@ def main() -> None:
         ("RTF in process", f"{result['rtf_inprocess']:.4f}", f"{args.passes} passes/round; range {min(rtf_local):.4f}-{max(rtf_local):.4f}"),
         ("RTF served (asr, gRPC)", f"{result['rtf_served']:.4f}",
          f"range {min(rtf_served):.4f}-{max(rtf_served):.4f}; {result['rtf_served'] / result['rtf_inprocess']:.2f}x in process"),
+        ("serving cost per request, ms", f"{1000 * overhead:.2f}",
+         f"(served - in process) x mean utterance {1000 * audio / len(clips):.0f} ms"),
+        ("RTF in process, ~10 s audio", f"{long_rtf['in-process']:.4f}", f"{len(long_clips)} recordings of joined clips"),
+        ("RTF served, ~10 s audio", f"{long_rtf['served']:.4f}", f"{long_rtf['served'] / long_rtf['in-process']:.2f}x in process"),
         ("stream last chunk -> final, ms", f"{result['stream_final_latency_ms']:.1f}", "asr_stream, 160 ms chunks, median over utterances"),
         ("stream throughput, 1 stream", f"{statistics.median(tput[1]):.1f} audio s/s", f"{len(stream_set)} utterances per stream"),
         ("stream throughput, 8 streams", f"{statistics.median(tput[8]):.1f} audio s/s", f"{result['streams8_over_streams1']:.2f}x 1 stream"),
