@@ -45,8 +45,6 @@ STUB_FAILED = re.compile(r"Failed to preinitialize Python stub: (.*)")
 #: A config Triton cannot accept fails while polling the repository; the load answer then only says
 #: "failed to poll from model repository" and the reason is in the log.
 POLL_FAILED = re.compile(r"(?:Poll failed for model directory|failed to poll model) '([^']*)': (.*?)\"?$", re.M)
-# Local endpoints must never go through an HTTP proxy from the environment.
-_OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 
 @dataclass(frozen=True)
@@ -86,7 +84,7 @@ def load_cases(root: Path = CASES) -> list[Case]:
 def _post(url: str, body: dict, timeout: float) -> tuple[int, str]:
     req = urllib.request.Request(url, data=json.dumps(body).encode(), method="POST")
     try:
-        with _OPENER.open(req, timeout=timeout) as resp:
+        with health.LOCAL_OPENER.open(req, timeout=timeout) as resp:
             return resp.status, resp.read().decode()
     except urllib.error.HTTPError as err:
         return err.code, err.read().decode()

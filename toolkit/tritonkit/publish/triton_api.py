@@ -16,10 +16,7 @@ from google.protobuf import json_format
 
 from tritonkit.errors import TritonkitError
 from tritonkit.model_config import pb
-from tritonkit.serve.health import admin_header
-
-# Servers are addressed directly, never through an HTTP proxy from the environment.
-_OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+from tritonkit.serve.health import LOCAL_OPENER, admin_header
 
 
 class ServerError(TritonkitError):
@@ -45,7 +42,7 @@ class RepositoryApi:
         request = urllib.request.Request(f"http://{self.url}{path}", data=data, headers=headers,
                                          method="POST" if data is not None else "GET")
         try:
-            with _OPENER.open(request, timeout=timeout or self.timeout) as reply:
+            with LOCAL_OPENER.open(request, timeout=timeout or self.timeout) as reply:
                 return reply.status, reply.read()
         except urllib.error.HTTPError as err:
             return err.code, err.read()

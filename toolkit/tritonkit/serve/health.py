@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from tritonkit.repository.compose import ADMIN_HEADER
 
 # Local endpoints must never go through an HTTP proxy from the environment.
-_OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+LOCAL_OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 
 @dataclass(frozen=True)
@@ -40,7 +40,7 @@ def admin_header(key_env: str | None) -> dict[str, str]:
 def _request(url: str, data: bytes | None = None, timeout: float = 2.0, key_env: str | None = None) -> tuple[int, bytes]:
     req = urllib.request.Request(url, data=data, headers=admin_header(key_env), method="POST" if data is not None else "GET")
     try:
-        with _OPENER.open(req, timeout=timeout) as resp:
+        with LOCAL_OPENER.open(req, timeout=timeout) as resp:
             return resp.status, resp.read()
     except urllib.error.HTTPError as err:
         return err.code, err.read()
