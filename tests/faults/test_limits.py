@@ -35,7 +35,7 @@ version: 1
 deploy:
   limits: {max_queue_size: 2}
 models:
-  slow:
+  slow: &slow
     backend: python
     max_batch_size: 1
     input: [{name: X, data_type: TYPE_FP32, dims: [4]}]
@@ -44,21 +44,11 @@ models:
     instance_group: [{kind: KIND_CPU, count: 1}]
     files: {model.py: slow.py}
   own_bound:
-    backend: python
-    max_batch_size: 1
-    input: [{name: X, data_type: TYPE_FP32, dims: [4]}]
-    output: [{name: Y, data_type: TYPE_FP32, dims: [4]}]
+    <<: *slow
     dynamic_batching: {default_queue_policy: {max_queue_size: 7}}
-    instance_group: [{kind: KIND_CPU, count: 1}]
-    files: {model.py: slow.py}
   with_timeout:
-    backend: python
-    max_batch_size: 1
-    input: [{name: X, data_type: TYPE_FP32, dims: [4]}]
-    output: [{name: Y, data_type: TYPE_FP32, dims: [4]}]
+    <<: *slow
     dynamic_batching: {default_queue_policy: {default_timeout_microseconds: 900000}}
-    instance_group: [{kind: KIND_CPU, count: 1}]
-    files: {model.py: slow.py}
   unbatched:
     backend: python
     max_batch_size: 1

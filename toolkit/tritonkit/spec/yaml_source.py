@@ -10,12 +10,20 @@ from tritonkit.errors import TritonkitError
 
 
 class _StrictLoader(yaml.SafeLoader):
-    """SafeLoader that refuses duplicate mapping keys instead of keeping the last one."""
+    """SafeLoader that refuses duplicate mapping keys instead of keeping the last one.
+
+    A merge key (`<<: *base`) is not a duplicate, and neither is a key that overrides a merged one: both are
+    how YAML users share settings between models, and SafeLoader's own mapping constructor applies them."""
+
+
+_MERGE_TAG = "tag:yaml.org,2002:merge"
 
 
 def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
     seen: set[Any] = set()
     for key_node, _ in node.value:
+        if key_node.tag == _MERGE_TAG:
+            continue
         key = loader.construct_object(key_node, deep=deep)
         if key in seen:
             raise yaml.constructor.ConstructorError(
