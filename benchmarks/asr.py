@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import json
 import shutil
 import statistics
 import subprocess
@@ -42,6 +41,7 @@ from google.protobuf import json_format
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))
 
+from benchmarks.report import print_report  # noqa: E402
 from examples.asr.client import CHUNK, STREAM_RATE  # noqa: E402
 from examples.asr.heldout import read_heldout, read_wav, word_error_rate  # noqa: E402
 from examples.asr.project import write_project  # noqa: E402
@@ -246,11 +246,9 @@ def main() -> None:
         ("stream throughput, 8 streams", f"{statistics.median(tput[8]):.1f} audio s/s", f"{result['streams8_over_streams1']:.2f}x 1 stream"),
         ("served/streamed != in process", f"{len(mismatched)}", "transcripts that differ (should be 0)"),
     ]
-    for name, value, note in rows:
-        print(f"{name:<32} {value:>18}   {note}")
     if not args.keep:
         shutil.rmtree(work, ignore_errors=True)
-    print(json.dumps(result))
+    print_report(rows, result)
 
 
 if __name__ == "__main__":

@@ -17,7 +17,6 @@ requests at concurrency 4). Prints the machine's load, a table, and as the LAST 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import statistics
@@ -36,6 +35,7 @@ from google.protobuf import json_format
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))
 
+from benchmarks.report import print_report  # noqa: E402
 from examples.tts.client import request_inputs, stream  # noqa: E402
 from examples.tts.project import write_project  # noqa: E402
 from tritonkit.pipelines.tts.frontend import MAX_TOKENS, Frontend  # noqa: E402
@@ -161,11 +161,9 @@ def main() -> None:
                  (f"first chunk, c={c}, s", f"{med[c][1]:.2f}",
                   f"tts_stream; range {min(first[c]):.2f}-{max(first[c]):.2f}; {med[c][1] / med[c][0]:.2f}x the whole")]
     rows.append(("served - in process audio", f"{differs:.1e}", "max |sample difference| (onnxruntime threads may change the last bits)"))
-    for name, value, note in rows:
-        print(f"{name:<30} {value:>9}   {note}")
     if not args.keep:
         shutil.rmtree(work, ignore_errors=True)
-    print(json.dumps(result))
+    print_report(rows, result)
 
 
 if __name__ == "__main__":
