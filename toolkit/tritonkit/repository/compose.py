@@ -4,14 +4,16 @@ from __future__ import annotations
 import os
 import shlex
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from tritonkit.repository.plan import BuildPlan
-from tritonkit.spec.model import DeploySpec
-from tritonkit.spec.project import Project
 from tritonkit.validate.model_graph import with_callees
+
+if TYPE_CHECKING:  # annotations only: the embedded server and its clients import the flags below without the build
+    from tritonkit.repository.plan import BuildPlan
+    from tritonkit.spec.model import DeploySpec
+    from tritonkit.spec.project import Project
 
 DOCKERFILE_NAME = "tritonkit.Dockerfile"
 DEFAULT_CACHE_BYTES = 64 * 1024 * 1024
