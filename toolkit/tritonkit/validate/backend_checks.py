@@ -11,17 +11,9 @@ import posixpath
 
 from tritonkit.model_config import pb
 from tritonkit.validate.findings import Finding
+from tritonkit.validate.layout import complete_backend_fields
 
 _TF = "tensorflow"
-_TF_PLATFORM_OF_FILE = {"model.savedmodel": "tensorflow_savedmodel", "model.graphdef": "tensorflow_graphdef"}
-# backend -> (platform Triton fills in, model file that implies the backend)
-_FILLED = {
-    "tensorrt": ("tensorrt_plan", "model.plan"),
-    "onnxruntime": ("onnxruntime_onnx", "model.onnx"),
-    "openvino": ("", "model.xml"),
-    "pytorch": ("pytorch_libtorch", "model.pt"),
-    "python": ("", "model.py"),
-}
 # Backends whose platform Triton checks; any platform goes with any other backend.
 _BACKEND_OF_PLATFORM = {
     "tensorflow_graphdef": _TF, "tensorflow_savedmodel": _TF, "tensorrt_plan": "tensorrt",
@@ -32,25 +24,16 @@ _PLATFORMS = ", ".join([*_BACKEND_OF_PLATFORM, "ensemble"])
 
 def resolved_platform_backend(c: pb.ModelConfig) -> tuple[str, str] | None:
     """(platform, backend) after Triton's config-only fill-in, or None when the version folder's files decide."""
-    platform, backend, filename = c.platform, c.backend, c.default_model_filename
-    if not platform and backend in ("", _TF):
-        if filename in _TF_PLATFORM_OF_FILE:
-            return _TF_PLATFORM_OF_FILE[filename], _TF
-        if not filename:
-            return None
-    if _BACKEND_OF_PLATFORM.get(platform) == _TF:
-        return platform, backend or _TF
-    for name, (filled_platform, model_file) in _FILLED.items():
-        implied = filename == model_file or (filled_platform and platform == filled_platform)
-        if backend == name or (not backend and implied):
-            return platform or filled_platform, name
-    return platform, backend
+    if not c.platform and c.backend in ("", _TF) and not c.default_model_filename:
+        return None
+    filled = complete_backend_fields(c.name, None, c)
+    return filled.platform, filled.backend
 
 
-def check_backend(name: str, c: pb.ModelConfig) -> list[Finding]:
-    """Findings on `platform`, `backend` and `runtime` (Triton's meaning, see the module docstring)."""
-    found = _check_pair(name, c)
-    resolved = resolved_platform_backend(c)
+def check_backend(name: str, c: pb.ModelConfig, resolved: tuple[str, str] | None) -> list[Finding]:
+    """Findings on `platform`, `backend` and `runtime` (Triton's meaning, see the module docstring);
+    `resolved` is resolved_platform_backend(c), which the caller needs too."""
+    found = _check_pair(name, c, resolved)
     if resolved and resolved[1] == "python" and c.default_model_filename and not c.default_model_filename.endswith(".py"):
         found.append(Finding(name, "default_model_filename", f"'{c.default_model_filename}' is not a .py file, which the Python backend refuses", "name the Python model file <name>.py (the default is model.py)"))
     runtime = c.runtime
@@ -59,8 +42,7 @@ def check_backend(name: str, c: pb.ModelConfig) -> list[Finding]:
     return found
 
 
-def _check_pair(name: str, c: pb.ModelConfig) -> list[Finding]:
-    resolved = resolved_platform_backend(c)
+def _check_pair(name: str, c: pb.ModelConfig, resolved: tuple[str, str] | None) -> list[Finding]:
     if resolved is None:
         if c.backend == _TF:
             return [Finding(name, "platform", "backend 'tensorflow' without platform: Triton takes the platform from model.savedmodel or model.graphdef in the version folder and fails without one", "set platform: tensorflow_savedmodel or tensorflow_graphdef", "warning")]

@@ -34,7 +34,7 @@ def check_model(name: str, c: pb.ModelConfig) -> list[Finding]:
     resolved = resolved_platform_backend(c)
     platform = None if resolved is None else resolved[0]
     found = _check_identity(name, c)
-    found += check_backend(name, c)
+    found += check_backend(name, c, resolved)
     found += check_scheduling(name, c)
     found += check_sequence(name, c)
     found += check_io(name, c, platform)
