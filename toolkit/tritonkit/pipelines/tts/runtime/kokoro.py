@@ -11,10 +11,10 @@ from pathlib import Path
 
 import numpy as np
 
+from ..frontend.symbols import PAD_ID
 from .serving import check_speed
 
 SAMPLE_RATE = 24000
-PAD_ID = 0
 _INPUTS = {"tokens", "style", "speed"}
 
 
