@@ -36,6 +36,7 @@ FILE_BACKENDS = frozenset({"tensorflow", *(entry[0] for entry in _AUTOFILL)})
 class Versions:
     """A model folder's version folders as Triton reads them."""
 
+    folders: list[str] = field(default_factory=list)  # every sub-folder in name order; backend fill-in looks in the first
     found: dict[int, str] = field(default_factory=dict)  # version -> first folder name that gave it
     leading_zero: list[str] = field(default_factory=list)  # ignored by Triton with a log warning
     loose: dict[str, int] = field(default_factory=dict)  # e.g. '1.bak' -> 1: Triton reads the leading number, loads from '1/'
@@ -43,8 +44,8 @@ class Versions:
 
 def read_versions(model_dir: Path) -> Versions:
     """Version folders of `model_dir` the way VersionsToLoad reads them."""
-    out = Versions()
-    for sub in sorted(p.name for p in model_dir.iterdir() if p.is_dir()):
+    out = Versions(folders=sorted(p.name for p in model_dir.iterdir() if p.is_dir()))
+    for sub in out.folders:
         if sub in NOT_VERSIONS:
             continue
         if len(sub) > 1 and sub.startswith("0"):
@@ -72,16 +73,17 @@ def loaded_versions(config: pb.ModelConfig, existing: Collection[int]) -> list[i
     return newest_first[:wanted]
 
 
-def complete_backend_fields(folder_name: str, model_dir: Path | None, config: pb.ModelConfig) -> pb.ModelConfig:
+def complete_backend_fields(folder_name: str, first_folder: Path | None, config: pb.ModelConfig) -> pb.ModelConfig:
     """A copy of `config` with the platform/backend/default_model_filename Triton fills in before validating it.
 
-    Triton looks at the first sub-folder of the model folder (in name order, whatever it is) for a known model
-    file, and lacking everything else takes the backend from a folder named `<name>.<backend>`.
+    Triton looks at the first sub-folder of the model folder (in name order, whatever it is: `first_folder`,
+    None when there is none or only the config is known) for a known model file, and lacking everything else
+    takes the backend from a folder named `<name>.<backend>`.
     """
     c = pb.ModelConfig()
     c.CopyFrom(config)
     c.name = c.name or folder_name
-    content = _first_subfolder_content(model_dir) if model_dir is not None else None
+    content = {p.name: p.is_dir() for p in first_folder.iterdir()} if first_folder is not None else None
     if not c.platform and c.backend in ("", "tensorflow"):
         for tf_platform, (tf_file, tf_is_dir) in _TF_PLATFORMS.items():
             if c.default_model_filename == tf_file or (not c.default_model_filename and content and content.get(tf_file) == tf_is_dir):
@@ -105,11 +107,3 @@ def complete_backend_fields(folder_name: str, model_dir: Path | None, config: pb
         c.backend = folder_name.split(".", 1)[1]
         c.default_model_filename = f"model.{c.backend}"
     return c
-
-
-def _first_subfolder_content(model_dir: Path) -> dict[str, bool] | None:
-    """Entry name -> is a folder, for the first sub-folder of `model_dir`; None without sub-folders."""
-    subs = sorted(p.name for p in model_dir.iterdir() if p.is_dir())
-    if not subs:
-        return None
-    return {p.name: p.is_dir() for p in (model_dir / subs[0]).iterdir()}

@@ -53,8 +53,9 @@ def check_repository(root: Path) -> RepositoryCheck:
             problems.append(Problem(shown, "name", f"'{config.name}' differs from the directory name '{model_dir.name}'", f"set name: \"{model_dir.name}\" or rename the directory"))
         config.name = config.name or model_dir.name
         configs[model_dir.name] = config
-        completed[model_dir.name] = complete_backend_fields(model_dir.name, model_dir, config)
         versions = read_versions(model_dir)
+        first_folder = model_dir / versions.folders[0] if versions.folders else None
+        completed[model_dir.name] = complete_backend_fields(model_dir.name, first_folder, config)
         loaded[model_dir.name] = loaded_versions(completed[model_dir.name], versions.found)
         errors, cautions = _check_files(model_dir, completed[model_dir.name], versions, loaded[model_dir.name], shown)
         problems += errors
@@ -93,8 +94,7 @@ def _check_files(model_dir: Path, config: pb.ModelConfig, versions: Versions, lo
         else:
             problems.append(Problem(shown, "version_policy.latest.num_versions", "is 0, so no version loads", "set num_versions: 1 or more"))
     if not (config.backend or config.platform or config.default_model_filename):
-        first = min((p.name for p in model_dir.iterdir() if p.is_dir()), default=None)
-        where = f"no model file Triton knows in '{first}/'" if first else "no sub-folder"
+        where = f"no model file Triton knows in '{versions.folders[0]}/'" if versions.folders else "no sub-folder"
         problems.append(Problem(shown, "backend", f"neither platform nor backend is set, the folder has {where} and its name has no '.<backend>' suffix, so Triton cannot tell the backend", "set backend (e.g. python, onnxruntime) or platform"))
     needs_file = config.backend in FILE_BACKENDS and config.default_model_filename and not config.cc_model_filenames
     for v in loaded:
