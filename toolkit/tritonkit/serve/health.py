@@ -53,11 +53,6 @@ def is_live(http_url: str) -> bool:
     return _request(f"http://{http_url}/v2/health/live")[0] == 200
 
 
-def is_ready(http_url: str) -> bool:
-    """`GET /v2/health/ready`: with strict readiness, only when every model is ready."""
-    return _request(f"http://{http_url}/v2/health/ready")[0] == 200
-
-
 def repository_index(http_url: str, key_env: str | None = None) -> list[ModelStatus] | None:
     """Every model version the server knows, with state and reason; None if the server does not answer.
     `key_env`: where the admin key is, when the server restricts its model-repository API."""
