@@ -77,18 +77,12 @@ def _month_name(text: str) -> str:
     return _MONTH_BY_PREFIX[text[:3].lower()]
 
 
-def _iso_date(match: re.Match[str]) -> str:
-    y, m, d = (int(g) for g in match.groups())
+def _numeric_date(match: re.Match[str]) -> str:
+    """ISO "2024-03-04" and US "3/4/2024" alike (named groups y, m, d); an impossible month or day stays as written."""
+    m, d = int(match["m"]), int(match["d"])
     if not (1 <= m <= 12 and 1 <= d <= 31):
         return match.group(0)
-    return _day_month_year(d, MONTHS[m - 1], str(y))
-
-
-def _us_date(match: re.Match[str]) -> str:
-    m, d, y = (int(g) for g in match.groups())
-    if not (1 <= m <= 12 and 1 <= d <= 31):
-        return match.group(0)
-    return _day_month_year(d, MONTHS[m - 1], str(y))
+    return _day_month_year(d, MONTHS[m - 1], match["y"])
 
 
 def _month_day(match: re.Match[str]) -> str:
@@ -124,8 +118,8 @@ _RULES: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str]]] = [
     (re.compile("|".join(re.escape(a) for a in sorted({**_TITLES, **_ABBREVIATIONS}, key=len, reverse=True))
                 .replace(r"No\.", r"No\.(?=\s*\d)")), _abbreviation),
     (re.compile(rf"(?P<cur>[$£€])\s?(?P<amount>{_NUMBER})(?:\s(?P<scale>thousand|million|billion|trillion)\b)?"), _money),
-    (re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b"), _iso_date),
-    (re.compile(r"\b(\d{1,2})/(\d{1,2})/(\d{4})\b"), _us_date),
+    (re.compile(r"\b(?P<y>\d{4})-(?P<m>\d{2})-(?P<d>\d{2})\b"), _numeric_date),
+    (re.compile(r"\b(?P<m>\d{1,2})/(?P<d>\d{1,2})/(?P<y>\d{4})\b"), _numeric_date),
     (re.compile(rf"\b{_MONTH}\s(?P<day>\d{{1,2}})(?:st|nd|rd|th)?\b(?:,?\s(?P<year>\d{{4}})\b)?"), _month_day),
     (re.compile(rf"\b(?P<day>\d{{1,2}})(?:st|nd|rd|th)?\s(?:of\s)?{_MONTH}(?:,?\s(?P<year>\d{{4}})\b)?"), _day_month),
     (re.compile(rf"\b{_MONTH}\s(?P<year>\d{{4}})\b"), lambda m: f"{_month_name(m['month'])} {year(int(m['year']))}"),
