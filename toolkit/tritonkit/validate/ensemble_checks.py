@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from tritonkit.model_config import pb
 from tritonkit.validate.findings import Finding
+from tritonkit.validate.io_checks import dims_match
 
 _LATEST = -1  # step.model_version meaning "whatever version is loaded"
 
@@ -197,14 +198,9 @@ def _register(name: str, where: str, tensors: dict[str, _Node], tensor: str, nod
         return []
     if first.data_type != node.data_type:
         return [Finding(name, where, f"tensor '{tensor}': {node.origin} is {pb.DataType.Name(node.data_type)} but {first.origin} is {pb.DataType.Name(first.data_type)}", "make the data types equal (or add a conversion step)")]
-    if not _dims_match(first.dims, node.dims) and not _dims_match(first.full_dims, node.full_dims):
+    if not dims_match(first.dims, node.dims) and not dims_match(first.full_dims, node.full_dims):
         return [Finding(name, where, f"tensor '{tensor}': {node.origin} has dims {list(node.dims)} but {first.origin} has dims {list(first.dims)}, and with batch dims {list(node.full_dims)} vs {list(first.full_dims)}", "make the shapes compatible (-1 matches any size)")]
     return []
-
-
-def _dims_match(a: tuple[int, ...], b: tuple[int, ...]) -> bool:
-    """CompareDimsWithWildcard: same rank, and each dim equal or -1 on either side."""
-    return len(a) == len(b) and all(x == y or -1 in (x, y) for x, y in zip(a, b))
 
 
 # -- decoupled steps (the label walk at the end of ValidateEnsembleConfig) ----------------------------------------

@@ -76,6 +76,11 @@ def _element_count(dims: Sequence[int]) -> int:
     return count
 
 
+def dims_match(a: Sequence[int], b: Sequence[int]) -> bool:
+    """Triton's CompareDimsWithWildcard: same rank, and each dim equal or -1 on either side."""
+    return len(a) == len(b) and all(x == y or -1 in (x, y) for x, y in zip(a, b))
+
+
 def _runs(dims: list[int]) -> list[int]:
     """Element counts of the fixed dimensions before, between and after the -1s."""
     runs, current = [], 1

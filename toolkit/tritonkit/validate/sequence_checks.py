@@ -7,6 +7,7 @@ from collections import Counter
 
 from tritonkit.model_config import pb
 from tritonkit.validate.findings import Finding
+from tritonkit.validate.io_checks import dims_match
 from tritonkit.validate.scheduling_checks import preferred_size_findings
 
 _CONTROL = pb.ModelSequenceBatching.Control
@@ -98,7 +99,7 @@ def _initial_state_problem(st: pb.ModelSequenceBatching.State, init: pb.ModelSeq
         return ".dims", f"{list(init.dims)} has {len(init.dims)} dims but state '{st.input_name}' has {len(st.dims)}", "give one size per state dimension"
     if -1 in init.dims:
         return ".dims", f"{list(init.dims)} has a variable (-1) dimension", "give concrete sizes"
-    if any(d != s and s != -1 for d, s in zip(init.dims, st.dims)):
+    if not dims_match(init.dims, st.dims):
         return ".dims", f"{list(init.dims)} does not match the state dims {list(st.dims)}", "give the state's sizes (a -1 in the state may take any size)"
     if init.WhichOneof("state_data") is None:
         return "", "has neither zero_data nor data_file", "set zero_data: true or data_file"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from tritonkit.model_config import pb
 from tritonkit.validate.findings import Finding
+from tritonkit.validate.io_checks import dims_match
 
 
 def check_warmup(name: str, c: pb.ModelConfig) -> list[Finding]:
@@ -40,11 +41,6 @@ def _check_input(name: str, where: str, key: str, data: pb.ModelWarmup.Input, mo
         return [Finding(name, where, f"warmup input '{key}' is not an input of the model; Triton passes it to the backend as an extra tensor", f"use one of: {', '.join(names) or '(no inputs)'}", "warning")]
     if data.data_type != model_input.data_type:
         return [Finding(name, f"{where}.data_type", f"{pb.DataType.Name(data.data_type)} but the input is {pb.DataType.Name(model_input.data_type)}", "use the input's data type")]
-    if not _dims_fit(list(data.dims), list(model_input.dims)):
+    if not dims_match(data.dims, model_input.dims):  # the sample's dims hold no -1 (refused above)
         return [Finding(name, f"{where}.dims", f"{list(data.dims)} does not fit the input's dims {list(model_input.dims)}", "give concrete sizes matching the input (-1 may take any size)")]
     return []
-
-
-def _dims_fit(concrete: list[int], declared: list[int]) -> bool:
-    """Whether concrete warmup dims match declared dims (where -1 accepts any size)."""
-    return len(concrete) == len(declared) and all(d == -1 or c == d for c, d in zip(concrete, declared))
