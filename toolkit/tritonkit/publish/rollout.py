@@ -66,23 +66,32 @@ def _materialize(dest: Destination, manifest: Manifest, model: str, into: Path) 
     return into / model
 
 
-def _check(api: RepositoryApi, dest: Destination, manifest: Manifest, models: list[str]) -> list[CheckResult]:
-    """Golden replays of each candidate (pinned to its version) and of the live ensembles that use it."""
-    configs = _live_configs(manifest)
-    users = [name for name, config in configs.items()
+@dataclass(frozen=True)
+class _Replays:
+    """The golden replays every server gets, read from the destination once, before any server changes."""
+
+    cases: list[tuple[str, pb.ModelConfig, Path]]  # (model, config, folder holding its golden/)
+    pins: dict[str, int]                           # candidate -> its version (unpinned requests reach the newest)
+
+    def run(self, url: str) -> list[CheckResult]:
+        client = HttpClient(url, versions=self.pins)
+        try:
+            return [result for name, config, folder in self.cases for result in behaviour_checks(client, name, config, folder)]
+        finally:
+            client.close()
+
+
+def _replays(dest: Destination, manifest: Manifest, live: dict[str, pb.ModelConfig], models: list[str], into: Path) -> _Replays:
+    """Each candidate, pinned to its version, and the live ensembles that use one."""
+    users = [name for name, config in live.items()
              if name not in models and config.platform == "ensemble" and set(model_calls(config)) & set(models)]
+    cases = []
+    for name in [*models, *users]:
+        candidate = manifest.models[name].candidate
+        config = text_format.Parse(candidate.config, pb.ModelConfig()) if candidate else live[name]
+        cases.append((name, config, _materialize(dest, manifest, name, into)))
     pins = {m: candidate.versions[-1] for m in models if (candidate := manifest.models[m].candidate)}
-    client = HttpClient(api.url, versions=pins)
-    results: list[CheckResult] = []
-    try:
-        with tempfile.TemporaryDirectory(prefix="tritonkit-rollout-") as tmp:
-            for name in [*models, *users]:
-                entry = manifest.models[name]
-                config = text_format.Parse((entry.candidate or entry.live).config, pb.ModelConfig())
-                results += behaviour_checks(client, name, config, _materialize(dest, manifest, name, Path(tmp)))
-    finally:
-        client.close()
-    return results
+    return _Replays(cases, pins)
 
 
 def _restore(apis: list[RepositoryApi], manifest: Manifest, models: list[str]) -> None:
@@ -115,6 +124,30 @@ def _promote(dest: Destination, manifest: Manifest, models: list[str]) -> None:
     write_manifest(dest, manifest)
 
 
+def _roll_one(api: RepositoryApi, manifest: Manifest, todo: list[str], replays: _Replays, report: RolloutReport,
+              say: Callable[[str], None], timeout: float) -> None:
+    """One server: candidates loaded beside the live versions, checked, then served alone; raises on any failure."""
+    for name in todo:
+        entry = manifest.models[name]
+        assert entry.candidate is not None, "todo holds candidates only"
+        say(f"{api.url}: loading {name} version {entry.candidate.versions} next to {entry.live.versions}")
+        api.load(name, entry.candidate.served_with(sorted({*entry.live.versions, *entry.candidate.versions})))
+        for version in entry.candidate.versions:
+            api.wait_version_ready(name, version, timeout)
+    say(f"{api.url}: checking the candidates against their golden samples")
+    checks = replays.run(api.url)
+    report.checks += checks
+    failed = [c for c in checks if c.status == "fail"]
+    if failed:
+        raise RolloutFailed(api.url, failed[0].model, f"candidate failed its check {failed[0].check}: {failed[0].detail}",
+                            "every server is back on the live version; fix the model, build and publish again")
+    for name in todo:
+        candidate = manifest.models[name].candidate
+        assert candidate is not None, "todo holds candidates only"
+        say(f"{api.url}: retiring {name} version {manifest.models[name].live.versions}")
+        api.load(name, candidate.served_with(candidate.versions))
+
+
 def rollout(dest: Destination, servers: list[str], *, models: list[str] | None = None, admin_key_env: str = "TRITON_ADMIN_KEY",
             timeout: float = 300.0, progress: Callable[[str], None] | None = None) -> RolloutReport:
     """Rolls every candidate (or those in `models`) out to every server, or none of them anywhere."""
@@ -125,42 +158,27 @@ def rollout(dest: Destination, servers: list[str], *, models: list[str] | None =
     if unknown:
         raise TritonkitError(dest.url, "--models", f"not published here: {', '.join(unknown)}",
                              f"choose among {', '.join(sorted(manifest.models))}")
-    todo = [m for m in load_order(_live_configs(manifest)) if manifest.models[m].candidate and (not models or m in models)]
+    live = _live_configs(manifest)
+    todo = [m for m in load_order(live) if manifest.models[m].candidate and (not models or m in models)]
     report = RolloutReport(servers=servers)
     report.models = {m: {"from": manifest.models[m].live.versions, "to": manifest.models[m].candidate.versions}  # type: ignore[union-attr]
                      for m in todo}
     say = progress or (lambda _: None)
     apis = [RepositoryApi(url, admin_key_env, timeout) for url in servers]
     touched: list[RepositoryApi] = []
-    for api in apis:
-        touched.append(api)
-        try:
-            for name in todo:
-                entry = manifest.models[name]
-                assert entry.candidate is not None, "todo holds candidates only"
-                say(f"{api.url}: loading {name} version {entry.candidate.versions} next to {entry.live.versions}")
-                api.load(name, entry.candidate.served_with(sorted({*entry.live.versions, *entry.candidate.versions})))
-                for version in entry.candidate.versions:
-                    api.wait_version_ready(name, version, timeout)
-            say(f"{api.url}: checking the candidates against their golden samples")
-            checks = _check(api, dest, manifest, todo)
-            report.checks += checks
-            failed = [c for c in checks if c.status == "fail"]
-            if failed:
-                raise RolloutFailed(api.url, failed[0].model, f"candidate failed its check {failed[0].check}: {failed[0].detail}",
-                                    "every server is back on the live version; fix the model, build and publish again")
-            for name in todo:
-                candidate = manifest.models[name].candidate
-                assert candidate is not None, "todo holds candidates only"
-                say(f"{api.url}: retiring {name} version {manifest.models[name].live.versions}")
-                api.load(name, candidate.served_with(candidate.versions))
-        except TritonkitError as exc:
-            say(f"rolling back {', '.join(todo)} on {len(touched)} server(s)")
-            _restore(touched, manifest, todo)
-            report.rolled_back = True
-            failure = exc if isinstance(exc, RolloutFailed) else cast(RolloutFailed, RolloutFailed.of(exc.problems))
-            failure.report = report
-            raise failure from exc
+    with tempfile.TemporaryDirectory(prefix="tritonkit-rollout-") as tmp:
+        replays = _replays(dest, manifest, live, todo, Path(tmp))
+        for api in apis:
+            touched.append(api)
+            try:
+                _roll_one(api, manifest, todo, replays, report, say, timeout)
+            except TritonkitError as exc:
+                say(f"rolling back {', '.join(todo)} on {len(touched)} server(s)")
+                _restore(touched, manifest, todo)
+                report.rolled_back = True
+                failure = exc if isinstance(exc, RolloutFailed) else cast(RolloutFailed, RolloutFailed.of(exc.problems))
+                failure.report = report
+                raise failure from exc
     if todo:
         _promote(dest, manifest, todo)
     return report
