@@ -83,6 +83,14 @@ def read_manifest(dest: Destination) -> Manifest | None:
                              "it is written only by tritonkit publish/rollout; restore it or publish to a new prefix") from exc
 
 
+def require_manifest(dest: Destination) -> Manifest:
+    """The destination's manifest; rollout and verify have nothing to work on without one."""
+    manifest = read_manifest(dest)
+    if manifest is None:
+        raise TritonkitError(dest.url, "", "nothing published here (no manifest)", "run tritonkit publish first")
+    return manifest
+
+
 def write_manifest(dest: Destination, manifest: Manifest) -> None:
     manifest.published_at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     data = manifest.to_json()

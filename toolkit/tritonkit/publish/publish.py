@@ -32,7 +32,7 @@ from tritonkit.deploy.sizing import NOT_LOADED
 from tritonkit.errors import TritonkitError
 from tritonkit.model_config import pb
 from tritonkit.publish.destination import MULTIPART_THRESHOLD, Destination, sha256_bytes, sha256_file
-from tritonkit.publish.manifest import MANIFEST, Manifest, ModelEntry, Release, pinned, read_manifest, write_manifest
+from tritonkit.publish.manifest import MANIFEST, Manifest, ModelEntry, Release, pinned, read_manifest, require_manifest, write_manifest
 from tritonkit.validate.repository_check import validate_repository
 
 STAGING = ".tritonkit"
@@ -322,9 +322,7 @@ def publish(repository: Path, dest: Destination, *, jobs: int = 8, progress: Pro
 
 def verify(dest: Destination) -> list[str]:
     """Re-reads every file the manifest lists and returns the keys whose bytes are missing or differ."""
-    manifest = read_manifest(dest)
-    if manifest is None:
-        raise TritonkitError(dest.url, "", "nothing published here (no manifest)", "run tritonkit publish first")
+    manifest = require_manifest(dest)
 
     present = dest.list()
 

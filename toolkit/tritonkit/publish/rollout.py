@@ -25,7 +25,7 @@ from google.protobuf import text_format
 from tritonkit.errors import TritonkitError
 from tritonkit.model_config import pb
 from tritonkit.publish.destination import Destination, sha256_bytes
-from tritonkit.publish.manifest import Manifest, pinned, read_manifest, write_manifest
+from tritonkit.publish.manifest import Manifest, pinned, require_manifest, write_manifest
 from tritonkit.publish.publish import STAGING
 from tritonkit.publish.triton_api import RepositoryApi
 from tritonkit.smoke.checks import CheckResult, behaviour_checks
@@ -151,9 +151,7 @@ def _roll_one(api: RepositoryApi, manifest: Manifest, todo: list[str], replays: 
 def rollout(dest: Destination, servers: list[str], *, models: list[str] | None = None, admin_key_env: str = "TRITON_ADMIN_KEY",
             timeout: float = 300.0, progress: Callable[[str], None] | None = None) -> RolloutReport:
     """Rolls every candidate (or those in `models`) out to every server, or none of them anywhere."""
-    manifest = read_manifest(dest)
-    if manifest is None:
-        raise TritonkitError(dest.url, "", "nothing published here (no manifest)", "run tritonkit publish first")
+    manifest = require_manifest(dest)
     unknown = sorted(set(models or []) - set(manifest.models))
     if unknown:
         raise TritonkitError(dest.url, "--models", f"not published here: {', '.join(unknown)}",
