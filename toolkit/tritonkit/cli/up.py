@@ -29,14 +29,17 @@ def _resolve(files: tuple[Path, ...], project: str | None) -> tuple[list[Path], 
     return chosen, project or project_name(chosen[0])
 
 
-def _failed(engine: Engine, files: list[Path], project: str, problems: list[Problem], summary: str) -> TritonkitError:
-    """Tears the project down (nothing is left running) and returns the error naming what went wrong."""
+def _take_down(engine: Engine, files: list[Path], project: str) -> list[Problem]:
+    """Runs the engine's `down`; the problem naming whatever of the project it left, if anything."""
     down(engine, files, project)
     left = leftovers(engine, project)
+    return [Problem(str(files[0]), "", f"down left {', '.join(left)}", f"remove them with {engine.runtime}")] if left else []
+
+
+def _failed(engine: Engine, files: list[Path], project: str, problems: list[Problem], summary: str) -> TritonkitError:
+    """Tears the project down (nothing is left running) and returns the error naming what went wrong."""
     problems = problems or [Problem(str(files[0]), "", summary, "read the container log named above")]
-    if left:
-        problems.append(Problem(str(files[0]), "", f"down left {', '.join(left)}", f"remove them with {engine.runtime}"))
-    return TritonkitError.of(problems)
+    return TritonkitError.of(problems + _take_down(engine, files, project))
 
 
 @click.command("up")
@@ -112,10 +115,9 @@ def down_command(files: tuple[Path, ...], engine: str | None, project: str | Non
     """
     chosen, name = _resolve(files, project)
     runner = find_engine(engine)
-    down(runner, chosen, name)
-    left = leftovers(runner, name)
+    left = _take_down(runner, chosen, name)
     if left:
-        raise TritonkitError(str(chosen[0]), "", f"down left {', '.join(left)}", f"remove them with {runner.runtime}")
+        raise TritonkitError.of(left)
     if as_json:
         emit_json({"ok": True, "engine": runner.name, "project": name})
     else:
