@@ -36,24 +36,31 @@ def sizing_note(t: Target) -> str:
     return f"{models}; shm {mebibytes(t.sizing.shm_bytes)}"
 
 
+def pod_context(t: Target) -> dict[str, Any]:
+    """Template values the Deployment and KServe's ServingRuntime/InferenceService share."""
+    volumes, mounts = pod.volumes(t)
+    return {
+        "spec": t.project.spec_path.name, "name": t.name, "labels": labels(t), "image": t.image, "s3_url": t.s3_url,
+        "models": t.models, "s3_secret": t.s3_secret, "irsa_role_arn": t.options.irsa_role_arn,
+        "env": pod.env(t), "resources": pod.resources(t), "pod_security": pod.pod_security(t),
+        "container_security": pod.container_security(t), "volumes": volumes, "mounts": mounts, "sizing_note": sizing_note(t),
+        "min_replicas": t.options.min_replicas, "max_replicas": t.options.max_replicas,
+        "target_ratio": f"{round(t.options.queue_compute_ratio * 1000)}m",
+    }
+
+
 def context(t: Target, out_hint: str) -> dict[str, Any]:
     """Values the templates use; every one is computed here (the templates only lay them out)."""
     deploy = t.project.deploy
-    volumes, mounts = pod.volumes(t)
     return {
-        "spec": t.project.spec_path.name, "name": t.name, "labels": labels(t), "kserve": False, "selector": selector(t),
-        "image": t.image, "s3_url": t.s3_url, "models": t.models, "min_replicas": t.options.min_replicas,
-        "max_replicas": t.options.max_replicas, "irsa_role_arn": t.options.irsa_role_arn, "s3_secret": t.s3_secret,
+        **pod_context(t), "kserve": False, "selector": selector(t),
         "args": pod.server_args(t, t.s3_url, deploy.http_port, deploy.grpc_port, deploy.metrics_port),
         "ports": [{"name": "http", "containerPort": deploy.http_port}, {"name": "grpc", "containerPort": deploy.grpc_port},
                   {"name": "metrics", "containerPort": deploy.metrics_port}],
-        "env": pod.env(t), "resources": pod.resources(t), "probes": pod.probes(t, deploy.http_port),
-        "pod_security": pod.pod_security(t), "container_security": pod.container_security(t),
-        "volumes": volumes, "mounts": mounts, "sizing_note": sizing_note(t),
+        "probes": pod.probes(t, deploy.http_port),
         "startup_window_s": t.sizing.startup_failure_threshold * PROBE_PERIOD_S,
         "load_seconds": t.load_time.seconds, "load_source": t.load_time.source,
-        "metric": METRIC, "target_ratio": f"{round(t.options.queue_compute_ratio * 1000)}m", "adapter_file": ADAPTER_VALUES,
-        "out_hint": out_hint,
+        "metric": METRIC, "adapter_file": ADAPTER_VALUES, "out_hint": out_hint,
     }
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from tritonkit.deploy import pod
-from tritonkit.deploy.k8s import labels, sizing_note
+from tritonkit.deploy.k8s import pod_context
 from tritonkit.deploy.manifests import Manifest, render
 from tritonkit.deploy.target import Target
 
@@ -27,18 +27,11 @@ def queue_ratio_query(t: Target) -> str:
 
 
 def context(t: Target) -> dict[str, Any]:
-    volumes, mounts = pod.volumes(t)
     metrics_port = t.project.deploy.metrics_port
     return {
-        "spec": t.project.spec_path.name, "name": t.name, "runtime": f"{t.name}-triton", "labels": labels(t), "kserve": True,
-        "image": t.image, "s3_url": t.s3_url, "models": t.models, "s3_secret": t.s3_secret, "irsa_role_arn": t.options.irsa_role_arn,
+        **pod_context(t), "kserve": True, "runtime": f"{t.name}-triton",
         "args": pod.server_args(t, MODEL_DIR, HTTP_PORT, GRPC_PORT, metrics_port), "http_port": HTTP_PORT, "metrics_port": metrics_port,
-        "env": pod.env(t), "resources": pod.resources(t), "probes": pod.probes(t, HTTP_PORT),
-        "pod_security": pod.pod_security(t), "container_security": pod.container_security(t),
-        "volumes": volumes, "mounts": mounts, "sizing_note": sizing_note(t),
-        "min_replicas": t.options.min_replicas, "max_replicas": t.options.max_replicas,
-        "prometheus_url": t.options.prometheus_url, "query": queue_ratio_query(t),
-        "target_ratio": f"{round(t.options.queue_compute_ratio * 1000)}m",
+        "probes": pod.probes(t, HTTP_PORT), "prometheus_url": t.options.prometheus_url, "query": queue_ratio_query(t),
     }
 
 
