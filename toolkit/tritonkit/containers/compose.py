@@ -86,10 +86,16 @@ class Container:
     restarts: int
 
 
+def _labelled(engine: Engine, project: str, kind: str) -> list[str]:
+    """Ids or names of the project's objects of `kind` (container, network, volume, pod), stopped containers too."""
+    listing = [kind, "ls", "-a"] if kind == "container" else [kind, "ls"]
+    return subprocess.run([engine.runtime, *listing, "-q", "--filter", f"label={engine.project_label}={project}"],
+                          capture_output=True, text=True).stdout.split()
+
+
 def containers(engine: Engine, project: str) -> list[Container]:
     """The project's containers, running or not."""
-    ids = subprocess.run([engine.runtime, "ps", "-aq", "--filter", f"label={engine.project_label}={project}"],
-                         capture_output=True, text=True).stdout.split()
+    ids = _labelled(engine, project, "container")
     if not ids:
         return []
     proc = subprocess.run([engine.runtime, "inspect", *ids], capture_output=True, text=True)
@@ -171,8 +177,7 @@ def down(engine: Engine, files: Sequence[Path], project: str) -> subprocess.Comp
     if left:
         subprocess.run([engine.runtime, "rm", "-f", *left], capture_output=True)
     for kind in ("network", "pod") if engine.runtime == "podman" else ("network",):
-        names = subprocess.run([engine.runtime, kind, "ls", "-q", "--filter", f"label={engine.project_label}={project}"],
-                               capture_output=True, text=True).stdout.split()
+        names = _labelled(engine, project, kind)
         if names:
             subprocess.run([engine.runtime, kind, "rm", "-f", *names], capture_output=True)
     return proc
@@ -180,11 +185,5 @@ def down(engine: Engine, files: Sequence[Path], project: str) -> subprocess.Comp
 
 def leftovers(engine: Engine, project: str) -> list[str]:
     """`kind name` of every container, network, volume (and podman pod) the project still has."""
-    found = []
     kinds = ("container", "network", "volume", "pod") if engine.runtime == "podman" else ("container", "network", "volume")
-    for kind in kinds:
-        listing = [kind, "ls", "-a"] if kind == "container" else [kind, "ls"]
-        out = subprocess.run([engine.runtime, *listing, "-q", "--filter", f"label={engine.project_label}={project}"],
-                             capture_output=True, text=True).stdout.split()
-        found += [f"{kind} {name}" for name in out]
-    return found
+    return [f"{kind} {name}" for kind in kinds for name in _labelled(engine, project, kind)]
