@@ -71,6 +71,17 @@ def unpack_segments(tokens: np.ndarray, lengths: np.ndarray, max_tokens: int) ->
     return [part.tolist() for part in np.split(tokens.astype(np.int64), bounds)]
 
 
+def optional_input(pb_utils: Any, request: Any, name: str) -> np.ndarray | None:
+    """A request's input as numpy, or None when the client left it out (`pb_utils`: Triton's module, passed in)."""
+    tensor = pb_utils.get_input_tensor_by_name(request, name)
+    return None if tensor is None else tensor.as_numpy()
+
+
+def speed_of(values: np.ndarray | None) -> float:
+    """A request's optional `speed` input ([1] or [1, 1]), 1.0 when left out; the model checks its range."""
+    return float(np.asarray(values).reshape(-1)[0]) if values is not None else 1.0
+
+
 def check_speed(speed: float) -> float:
     """A request's speed (1.0 is normal), refused outside 0.25 .. 4.0 (ValueError: the request's error)."""
     if not 0.25 <= speed <= 4.0:

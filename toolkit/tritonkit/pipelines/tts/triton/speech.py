@@ -16,7 +16,7 @@ import triton_python_backend_utils as pb_utils
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from tts_runtime.frontend import MAX_TOKENS
 from tts_runtime.runtime import SAMPLE_RATE, KokoroModel
-from tts_runtime.runtime.serving import MODEL_FILE, VOICES_FILE, parameters, text_of, unpack_segments
+from tts_runtime.runtime.serving import MODEL_FILE, VOICES_FILE, optional_input, parameters, speed_of, text_of, unpack_segments
 
 
 class TritonPythonModel:
@@ -34,11 +34,11 @@ class TritonPythonModel:
 
     def _one(self, request):
         try:
-            segments = unpack_segments(_input(request, "tokens"), _input(request, "segment_lengths"), MAX_TOKENS)
-            voice = _input(request, "voice")
-            speed = _input(request, "speed")
+            segments = unpack_segments(optional_input(pb_utils, request, "tokens"),
+                                       optional_input(pb_utils, request, "segment_lengths"), MAX_TOKENS)
+            voice = optional_input(pb_utils, request, "voice")
             voice = text_of(voice) if voice is not None else self.voice
-            speed = float(speed.reshape(-1)[0]) if speed is not None else 1.0
+            speed = speed_of(optional_input(pb_utils, request, "speed"))
             audio = np.concatenate([self.model.synthesize(ids, voice, speed) for ids in segments])
         except ValueError as exc:
             return pb_utils.InferenceResponse(error=pb_utils.TritonError(str(exc), pb_utils.TritonError.INVALID_ARG))
@@ -46,8 +46,3 @@ class TritonPythonModel:
             pb_utils.Tensor("audio", audio[None].astype(np.float32)),
             pb_utils.Tensor("sample_rate", np.array([[SAMPLE_RATE]], dtype=np.int32)),
         ])
-
-
-def _input(request, name):
-    tensor = pb_utils.get_input_tensor_by_name(request, name)
-    return None if tensor is None else tensor.as_numpy()

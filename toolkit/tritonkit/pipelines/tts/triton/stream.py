@@ -17,7 +17,7 @@ import triton_python_backend_utils as pb_utils
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bls_runtime import Callees, CallError
-from tts_runtime.runtime.serving import MAX_CHARS, parameters, text_of
+from tts_runtime.runtime.serving import MAX_CHARS, optional_input, parameters, text_of
 from tts_runtime.runtime.streaming import stream_sentences
 
 FRONTEND_OUTPUTS = ["tokens", "segment_lengths", "unknown_symbols"]
@@ -52,8 +52,8 @@ class TritonPythonModel:
     def _stream(self, request):
         sender = request.get_response_sender()
         try:
-            text = text_of(_input(request, "text"), self.max_chars)
-            options = {name: value for name in ("voice", "speed") if (value := _input(request, name)) is not None}
+            text = text_of(optional_input(pb_utils, request, "text"), self.max_chars)
+            options = {name: value for name in ("voice", "speed") if (value := optional_input(pb_utils, request, name)) is not None}
             for chunk in stream_sentences(text, lambda s: self._synthesize(s, options), request.is_cancelled):
                 sender.send(pb_utils.InferenceResponse([
                     pb_utils.Tensor("audio", chunk.audio[None].astype(np.float32)),
@@ -69,11 +69,6 @@ class TritonPythonModel:
         except Exception as exc:  # noqa: BLE001 - the stream must still end, with the reason
             error = pb_utils.TritonError(f"tts_stream failed: {type(exc).__name__}: {exc}")
         _finish(sender, error)
-
-
-def _input(request, name):
-    tensor = pb_utils.get_input_tensor_by_name(request, name)
-    return None if tensor is None else tensor.as_numpy()
 
 
 def _finish(sender, error):

@@ -16,7 +16,7 @@ import triton_python_backend_utils as pb_utils
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bls_runtime import Callees, RequestError, respond
 from tts_runtime.frontend import MAX_TOKENS
-from tts_runtime.runtime.serving import parameters, unpack_segments
+from tts_runtime.runtime.serving import optional_input, parameters, speed_of, unpack_segments
 from tts_runtime.runtime.three_stage import ACOUSTIC_OUTPUTS, VOCODER_OUTPUTS, ThreeStage
 
 
@@ -34,16 +34,11 @@ class TritonPythonModel:
 
     def _answer(self, request):
         try:
-            segments = unpack_segments(_input(request, "tokens"), _input(request, "segment_lengths"), MAX_TOKENS)
-            if _input(request, "voice") is not None:
+            segments = unpack_segments(optional_input(pb_utils, request, "tokens"),
+                                       optional_input(pb_utils, request, "segment_lengths"), MAX_TOKENS)
+            if optional_input(pb_utils, request, "voice") is not None:
                 raise ValueError("this speech model (acoustic -> vocoder) has one voice; leave voice out")
-            speed = _input(request, "speed")
-            audio, rate = self.stages.synthesize(segments, float(speed.reshape(-1)[0]) if speed is not None else 1.0)
+            audio, rate = self.stages.synthesize(segments, speed_of(optional_input(pb_utils, request, "speed")))
         except ValueError as exc:
             raise RequestError(str(exc)) from None
         return {"audio": audio[None].astype(np.float32), "sample_rate": np.array([[rate]], dtype=np.int32)}
-
-
-def _input(request, name):
-    tensor = pb_utils.get_input_tensor_by_name(request, name)
-    return None if tensor is None else tensor.as_numpy()
