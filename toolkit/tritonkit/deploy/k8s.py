@@ -21,12 +21,12 @@ METRIC = "triton_queue_compute_ratio"
 RESOURCES = ["serviceaccount.yaml", "deployment.yaml", "service.yaml", "podmonitor.yaml", "hpa.yaml", "pdb.yaml"]
 
 
-def labels(t: Target) -> dict[str, str]:
-    return {"app.kubernetes.io/name": "triton", "app.kubernetes.io/instance": t.name, "app.kubernetes.io/managed-by": "tritonkit"}
-
-
 def selector(t: Target) -> dict[str, str]:
     return {"app.kubernetes.io/name": "triton", "app.kubernetes.io/instance": t.name}
+
+
+def labels(t: Target) -> dict[str, str]:
+    return {**selector(t), "app.kubernetes.io/managed-by": "tritonkit"}
 
 
 def sizing_note(t: Target) -> str:
