@@ -118,8 +118,9 @@ def _promote(dest: Destination, manifest: Manifest, models: list[str]) -> None:
                     dest.write(f"{name}/{key[len(staged):]}", data, sha)
                     manifest.files[f"{name}/{key[len(staged):]}"] = sha
         config = entry.candidate.config.encode()
-        dest.write(f"{name}/config.pbtxt", config, sha256_bytes(config))
-        manifest.files[f"{name}/config.pbtxt"] = sha256_bytes(config)
+        sha = sha256_bytes(config)
+        dest.write(f"{name}/config.pbtxt", config, sha)
+        manifest.files[f"{name}/config.pbtxt"] = sha
         entry.live, entry.candidate = entry.candidate, None
     write_manifest(dest, manifest)
 
