@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -13,6 +12,7 @@ import yaml
 
 from tritonkit.deploy.schema_check import check_adapter_rules, check_manifest
 from tritonkit.errors import Problem, TritonkitError, shown_path
+from tritonkit.files import write_text_atomically
 from tritonkit.render.model_config import template_environment
 
 #: A file that is not a Kubernetes object and the check that applies to it instead.
@@ -77,8 +77,6 @@ def write(out_dir: Path, manifests: list[Manifest], kubernetes_version: str) -> 
     written = []
     for m in manifests:
         path = out_dir / m.file
-        tmp = path.with_name(f".{m.file}.tmp")
-        tmp.write_text(m.text, encoding="utf-8")
-        os.replace(tmp, path)
+        write_text_atomically(path, m.text)
         written.append(path)
     return written

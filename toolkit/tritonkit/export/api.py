@@ -13,10 +13,11 @@ from typing import Any
 
 from tritonkit import golden
 from tritonkit.export import onnx2trt
-from tritonkit.export.cache import CACHE_FORMAT, ExportCache, code_fingerprint, key_of, sha256_file, tool_versions
+from tritonkit.export.cache import CACHE_FORMAT, ExportCache, code_fingerprint, key_of, tool_versions
 from tritonkit.export.isolation import run_child
 from tritonkit.export.progress import Progress, StderrProgress
 from tritonkit.export.signature import Signature, check_output_sizes, reconcile
+from tritonkit.files import sha256_file
 from tritonkit.spec.export import ExportSpec, SourceSpec
 
 #: Files an export may own inside a version directory (stale ones are removed when not produced again).

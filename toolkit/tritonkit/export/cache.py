@@ -22,6 +22,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from tritonkit.files import sha256_file
+
 CACHE_FORMAT = 1
 TOOLS = ("torch", "onnx", "onnxruntime", "onnxscript", "numpy", "tensorrt", "torch_tensorrt")
 
@@ -29,15 +31,6 @@ TOOLS = ("torch", "onnx", "onnxruntime", "onnxscript", "numpy", "tensorrt", "tor
 def default_root(project_dir: Path) -> Path:
     """`<project>/.tritonkit/cache/export`."""
     return project_dir / ".tritonkit" / "cache" / "export"
-
-
-def sha256_file(path: Path) -> str:
-    """Content hash of a file, read in 8 MiB chunks."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(8 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def dist_version(name: str) -> str | None:

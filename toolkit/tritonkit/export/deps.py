@@ -17,7 +17,8 @@ from importlib import metadata
 from pathlib import Path
 from types import ModuleType
 
-from tritonkit.export.cache import dist_version, sha256_file
+from tritonkit.export.cache import dist_version
+from tritonkit.files import sha256_file
 
 _CODE_SUFFIXES = {".py", ".pyc", ".pyi", ".so", ".pyd", ".pth"}
 _opened: list[str] = []

@@ -17,11 +17,11 @@ from google.protobuf.message import Message
 from pydantic import ValidationError
 
 from tritonkit.errors import Problem, TritonkitError
+from tritonkit.files import write_text_atomically
 from tritonkit.importer.convert import message_to_spec
 from tritonkit.importer.source import SourceModel, read_repository
 from tritonkit.importer.yaml_out import dump_spec
 from tritonkit.render.model_config import render_model_config
-from tritonkit.repository.writer import write_text_atomically
 from tritonkit.spec.loader import shown_path
 from tritonkit.spec.model import ModelSpec
 from tritonkit.spec.pydantic_errors import problems_from_validation

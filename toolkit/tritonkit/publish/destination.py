@@ -8,32 +8,21 @@ never reads, stores or prints them.
 """
 from __future__ import annotations
 
-import hashlib
 import os
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Protocol
 
 from tritonkit.errors import TritonkitError
+from tritonkit.files import sha256_bytes, sha256_file, write_atomically
 
 #: S3 object metadata key holding the sha256 of the object's bytes.
 SHA_META = "sha256"
 #: Files this size or larger go up in parts (s3transfer's default threshold, what `aws s3 cp/sync` uses).
 MULTIPART_THRESHOLD = 8 << 20
-
-
-def sha256_bytes(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
-def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+#: A local destination's files being written: renamed into place when whole, never listed.
+TMP_PREFIX = ".tritonkit-tmp-"
 
 
 class Destination(Protocol):
@@ -68,7 +57,7 @@ class LocalDestination:
             if not files and not dirs and rel != Path("."):
                 found[f"{rel.as_posix()}/"] = 0  # an empty folder, like an S3 folder marker
             for name in files:
-                if not name.startswith(".tritonkit-tmp-"):
+                if not name.startswith(TMP_PREFIX):
                     found[(rel / name).as_posix()] = (Path(dirpath) / name).stat().st_size
         return found
 
@@ -87,15 +76,7 @@ class LocalDestination:
         if key.endswith("/"):
             path.mkdir(parents=True, exist_ok=True)
             return
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".tritonkit-tmp-", dir=path.parent)
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(data)
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        write_atomically(path, data, tmp_prefix=TMP_PREFIX)
 
     def upload(self, key: str, path: Path, sha: str) -> None:
         self.write(key, path.read_bytes(), sha)

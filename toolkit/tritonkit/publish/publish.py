@@ -30,8 +30,9 @@ from google.protobuf import text_format
 
 from tritonkit.deploy.sizing import NOT_LOADED
 from tritonkit.errors import TritonkitError
+from tritonkit.files import sha256_bytes, sha256_file
 from tritonkit.model_config import pb
-from tritonkit.publish.destination import MULTIPART_THRESHOLD, Destination, sha256_bytes, sha256_file
+from tritonkit.publish.destination import MULTIPART_THRESHOLD, Destination
 from tritonkit.publish.manifest import MANIFEST, Manifest, ModelEntry, Release, pinned, read_manifest, require_manifest, write_manifest
 from tritonkit.validate.repository_check import validate_repository
 

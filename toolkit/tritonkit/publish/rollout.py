@@ -23,8 +23,9 @@ from typing import cast
 from google.protobuf import text_format
 
 from tritonkit.errors import TritonkitError
+from tritonkit.files import sha256_bytes
 from tritonkit.model_config import pb
-from tritonkit.publish.destination import Destination, sha256_bytes
+from tritonkit.publish.destination import Destination
 from tritonkit.publish.manifest import Manifest, pinned, require_manifest, write_manifest
 from tritonkit.publish.publish import STAGING
 from tritonkit.publish.triton_api import RepositoryApi

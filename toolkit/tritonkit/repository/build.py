@@ -5,12 +5,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tritonkit.export.progress import Progress
+from tritonkit.files import write_text_atomically
 from tritonkit.repository.assets import run_assets
 from tritonkit.repository.compose import DOCKERFILE_NAME, render_compose, render_dockerfile
 from tritonkit.repository.exports import run_exports
 from tritonkit.repository.graphs import GraphResult, run_graphs
 from tritonkit.repository.plan import BuildPlan, make_plan
-from tritonkit.repository.writer import reported_write, write_repository, write_text_atomically
+from tritonkit.repository.writer import reported_write, write_repository
 from tritonkit.spec.loader import load_project
 
 

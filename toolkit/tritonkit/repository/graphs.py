@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tritonkit.errors import TritonkitError
-from tritonkit.export.cache import dist_version, key_of, sha256_file
+from tritonkit.export.cache import dist_version, key_of
+from tritonkit.files import sha256_file
 from tritonkit.package_files import resolve_spec_path
 from tritonkit.pipelines.asr.graph import info as graph_info
 from tritonkit.pipelines.asr.graph.info import GRAPH_FILES, GraphInfo

@@ -71,16 +71,3 @@ def swap_in(staging: Path, target: Path) -> None:
         old.rename(target)
         raise
     shutil.rmtree(old, ignore_errors=True)
-
-
-def write_text_atomically(path: Path, text: str) -> None:
-    """Writes a single file via a temporary file and os.replace."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.tmp-", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise

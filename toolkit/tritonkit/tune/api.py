@@ -10,9 +10,9 @@ from typing import Any
 from google.protobuf import text_format
 
 from tritonkit.errors import TritonkitError
+from tritonkit.files import write_text_atomically
 from tritonkit.model_config import pb as mc
 from tritonkit.repository.build import BuildResult, build
-from tritonkit.repository.writer import write_text_atomically
 from tritonkit.spec.loader import shown_path
 from tritonkit.spec.tuned import TunedModel
 from tritonkit.tune import report as report_mod

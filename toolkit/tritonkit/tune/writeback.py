@@ -15,7 +15,7 @@ from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
 from tritonkit.errors import TritonkitError
-from tritonkit.repository.writer import write_text_atomically
+from tritonkit.files import write_text_atomically
 from tritonkit.spec.tuned import TunedModel
 
 HEADER = "# Written by `tritonkit tune`: measured settings that override the models' own (re-run tune to refresh)."

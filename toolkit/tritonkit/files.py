@@ -1,0 +1,40 @@
+"""File primitives every command shares, kept light (standard library only) so that importing them adds nothing
+to a command's start-up: content hashes, and whole-file writes a reader never sees half done."""
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from pathlib import Path
+
+
+def sha256_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def sha256_file(path: Path) -> str:
+    """Content hash of a file, read in 8 MiB chunks."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(8 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def write_atomically(path: Path, data: bytes, tmp_prefix: str | None = None) -> None:
+    """Writes `path` through a temporary file in its folder renamed into place; the temporary file (named
+    `tmp_prefix`... when given, so listings can skip it) is removed if the write fails."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=tmp_prefix or f".{path.name}.tmp-", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_text_atomically(path: Path, text: str) -> None:
+    """`write_atomically` for UTF-8 text."""
+    write_atomically(path, text.encode("utf-8"))
