@@ -170,9 +170,9 @@ class Unhealthy(Exception):
         self.containers = faulty
 
 
-def down(engine: Engine, files: Sequence[Path], project: str) -> subprocess.CompletedProcess[str]:
+def down(engine: Engine, files: Sequence[Path], project: str) -> None:
     """`down` through the engine, then removes whatever it left of the project (containers, pods, networks)."""
-    proc = subprocess.run(engine.compose(files, project, "down", "-v"), capture_output=True, text=True)
+    subprocess.run(engine.compose(files, project, "down", "-v"), capture_output=True)
     left = [c.id for c in containers(engine, project)]
     if left:
         subprocess.run([engine.runtime, "rm", "-f", *left], capture_output=True)
@@ -180,7 +180,6 @@ def down(engine: Engine, files: Sequence[Path], project: str) -> subprocess.Comp
         names = _labelled(engine, project, kind)
         if names:
             subprocess.run([engine.runtime, kind, "rm", "-f", *names], capture_output=True)
-    return proc
 
 
 def leftovers(engine: Engine, project: str) -> list[str]:
