@@ -33,11 +33,7 @@ def needs_gpu(plan: BuildPlan) -> bool:
 
 def python_requirements(project: Project) -> list[str]:
     """pip packages the Python models need beyond the image, deduplicated in spec order."""
-    seen: dict[str, None] = {}
-    for spec in project.models.values():
-        for req in spec.requirements:
-            seen.setdefault(req, None)
-    return list(seen)
+    return list(dict.fromkeys(req for spec in project.models.values() for req in spec.requirements))
 
 
 def system_packages(project: Project) -> list[str]:
