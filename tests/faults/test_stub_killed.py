@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import tritonclient.http as httpclient
 
 from tests.conftest import require, run_cli
 from tests.faults.conftest import SLEEP_MODEL, alive, descendants, infer, interrupt, psutil, start_foreground, wait_gone
@@ -83,3 +84,30 @@ def test_killed_stub_fails_the_request_then_the_model_is_reloaded_and_smoke_show
     assert proc.returncode == 0, stderr
     assert f"warning: stub of model 'victim' (pid {stub}) died" in stderr
     assert wait_gone(tree) == [] and alive([info["pid"]]) == []
+
+
+def test_stub_of_a_model_loaded_after_start_is_watched_too(tmp_path: Path) -> None:
+    """A model (re)loaded through the repository API while serving, as `tritonkit rollout` does, gets a new stub:
+    its death is healed like that of a stub present at start."""
+    _write_python_model(tmp_path / "model_repository", "double")
+    proc, info = start_foreground(tmp_path)
+    try:
+        first = _stub_of(info["pid"], "double")
+        client = httpclient.InferenceServerClient(info["http"])
+        client.unload_model("double")
+        assert wait_gone([first]) == []
+        client.load_model("double")
+        second = _stub_of(info["pid"], "double")
+        time.sleep(1.5)  # a few watch polls: the new stub is seen alive before it dies
+        psutil.Process(second).send_signal(signal.SIGKILL)
+        deadline, answer = time.monotonic() + 30, None
+        while answer is None and time.monotonic() < deadline:
+            try:
+                answer = infer(info["http"], "double", np.ones((1, 4), np.float32), timeout=10)
+            except Exception:  # noqa: BLE001 - "not healthy" until the reload completes
+                time.sleep(0.5)
+        assert answer is not None, "the model loaded after start was not reloaded when its stub died"
+        np.testing.assert_array_equal(answer, 2)
+    finally:
+        _, stderr = interrupt(proc)
+    assert f"warning: stub of model 'double' (pid {second}) died" in stderr

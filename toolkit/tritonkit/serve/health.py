@@ -64,9 +64,9 @@ def repository_index(http_url: str, key_env: str | None = None) -> list[ModelSta
             for item in json.loads(body)]
 
 
-def load_model(http_url: str, model: str, timeout: float = 120.0, key_env: str | None = None) -> tuple[bool, str]:
-    """`POST /v2/repository/models/M/load` (explicit model control): (loaded, Triton's error message if not)."""
-    status, body = _request(f"http://{http_url}/v2/repository/models/{model}/load", data=b"{}", timeout=timeout,
+def _repository_action(http_url: str, model: str, action: str, timeout: float, key_env: str | None) -> tuple[bool, str]:
+    """`POST /v2/repository/models/M/<action>` (explicit model control): (done, Triton's error message if not)."""
+    status, body = _request(f"http://{http_url}/v2/repository/models/{model}/{action}", data=b"{}", timeout=timeout,
                             key_env=key_env)
     if status == 200:
         return True, ""
@@ -74,3 +74,15 @@ def load_model(http_url: str, model: str, timeout: float = 120.0, key_env: str |
         return False, str(json.loads(body).get("error", body.decode(errors="replace")))
     except ValueError:
         return False, body.decode(errors="replace") or f"HTTP status {status}"
+
+
+def load_model(http_url: str, model: str, timeout: float = 120.0, key_env: str | None = None) -> tuple[bool, str]:
+    """Loads `model`; Triton does nothing for a model it already has loaded, even one whose stub died."""
+    return _repository_action(http_url, model, "load", timeout, key_env)
+
+
+def reload_model(http_url: str, model: str, timeout: float = 120.0, key_env: str | None = None) -> tuple[bool, str]:
+    """Unloads then loads `model`, so that it gets new stubs: a load alone is a no-op while Triton still
+    counts the model as loaded (a stub killed between requests: measured on 2.51)."""
+    unloaded, detail = _repository_action(http_url, model, "unload", timeout, key_env)
+    return load_model(http_url, model, timeout, key_env) if unloaded else (False, detail)

@@ -74,7 +74,10 @@ def _is_zombie(pid: int) -> bool:
 
 
 class StubWatch:
-    """Remembers the stubs of one server and reloads the models whose stub has gone."""
+    """Remembers the stubs of one server and reloads the models whose stub has gone.
+
+    The stubs are listed again at each poll (a scan of /proc, ~1 ms), so a model loaded through the
+    repository API after start is watched too; a zombie's empty command line keeps it off the list."""
 
     def __init__(self, server_pid: int, http_url: str, events: Path, key_env: str | None = None) -> None:
         self.server_pid, self.http_url, self.events, self.key_env = server_pid, http_url, events, key_env
@@ -90,10 +93,10 @@ class StubWatch:
         for model in sorted(set(dead.values())):
             pid = min(p for p, m in dead.items() if m == model)
             started = time.monotonic()
-            ok, detail = health.load_model(self.http_url, model, key_env=self.key_env)
+            ok, detail = health.reload_model(self.http_url, model, key_env=self.key_env)
             restarts.append(StubRestart(model, pid, time.time(), ok, round(time.monotonic() - started, 2), detail))
+        self.known = stub_pids(self.server_pid)  # every poll: stubs of models loaded since (rollout, reloads) too
         if restarts:
-            self.known = stub_pids(self.server_pid)
             self.events.parent.mkdir(parents=True, exist_ok=True)
             with self.events.open("a") as out:
                 for event in restarts:
