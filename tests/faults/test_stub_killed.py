@@ -35,6 +35,17 @@ def _stub_of(server_pid: int, model: str) -> int:
     raise AssertionError(f"no stub for {model}")
 
 
+def _answer_once_reloaded(url: str, model: str, seconds: float = 30.0) -> np.ndarray | None:
+    """The model's answer to ones, asked until it serves again ("not healthy" until the reload completes)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            return infer(url, model, np.ones((1, 4), np.float32), timeout=10)
+        except Exception:  # noqa: BLE001 - retried until the deadline
+            time.sleep(0.5)
+    return None
+
+
 def test_killed_stub_fails_the_request_then_the_model_is_reloaded_and_smoke_shows_it(tmp_path: Path) -> None:
     _write_python_model(tmp_path / "model_repository", "victim", SLEEP_MODEL, extra_config="")
     _write_python_model(tmp_path / "model_repository", "double")
@@ -60,12 +71,7 @@ def test_killed_stub_fails_the_request_then_the_model_is_reloaded_and_smoke_show
         assert "error" in outcome and outcome["seconds"] < 15, outcome  # failed, well before its 20 s sleep
         np.testing.assert_array_equal(infer(info["http"], "double", np.ones((1, 4), np.float32)), 2)
 
-        deadline, answer = time.monotonic() + 30, None
-        while answer is None and time.monotonic() < deadline:
-            try:
-                answer = infer(info["http"], "victim", np.ones((1, 4), np.float32), timeout=10)
-            except Exception:  # noqa: BLE001 - "not healthy" until the reload completes
-                time.sleep(0.5)
+        answer = _answer_once_reloaded(info["http"], "victim")
         assert answer is not None, "the model never served again"
         np.testing.assert_array_equal(answer, 1)
         assert _stub_of(info["pid"], "victim") != stub
@@ -100,12 +106,7 @@ def test_stub_of_a_model_loaded_after_start_is_watched_too(tmp_path: Path) -> No
         second = _stub_of(info["pid"], "double")
         time.sleep(1.5)  # a few watch polls: the new stub is seen alive before it dies
         psutil.Process(second).send_signal(signal.SIGKILL)
-        deadline, answer = time.monotonic() + 30, None
-        while answer is None and time.monotonic() < deadline:
-            try:
-                answer = infer(info["http"], "double", np.ones((1, 4), np.float32), timeout=10)
-            except Exception:  # noqa: BLE001 - "not healthy" until the reload completes
-                time.sleep(0.5)
+        answer = _answer_once_reloaded(info["http"], "double")
         assert answer is not None, "the model loaded after start was not reloaded when its stub died"
         np.testing.assert_array_equal(answer, 2)
     finally:
