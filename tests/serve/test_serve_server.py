@@ -52,11 +52,8 @@ def group_alive(pgid: int) -> bool:
     """Whether any process of the server's group (server or Python stubs) is still running."""
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if int(stat[2]) == pgid and stat[0] != "Z":
+            stat = process.proc_stat(int(entry.name))
+            if stat is not None and stat.pgid == pgid and stat.state != "Z":
                 return True
     return False
 

@@ -11,8 +11,29 @@ import signal
 import subprocess
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 _PR_SET_PDEATHSIG = 1
+
+
+class ProcStat(NamedTuple):
+    """The fields of /proc/<pid>/stat that server and stub handling look at."""
+
+    state: str  # "R", "S", ... ; "Z" for a zombie (exited, not yet reaped by its parent)
+    ppid: int
+    pgid: int
+
+
+def proc_stat(pid: int) -> ProcStat | None:
+    """State, parent and group of `pid`, None when it is gone.
+
+    The command name in parentheses may itself hold spaces or ")", so the fields are those after the last ")".
+    """
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return ProcStat(fields[0], int(fields[1]), int(fields[2]))
 
 
 def die_with_parent() -> None:
@@ -29,11 +50,8 @@ def is_alive(pid: int) -> bool:
         return False
     except PermissionError:
         return True
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.rsplit(")", 1)[-1].split()[0] != "Z"
+    stat = proc_stat(pid)
+    return stat is not None and stat.state != "Z"
 
 
 def is_tritonserver(pid: int) -> bool:

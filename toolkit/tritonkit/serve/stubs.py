@@ -11,7 +11,7 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from tritonkit.serve import health
+from tritonkit.serve import health, process
 
 STUB_BINARY = b"triton_python_backend_stub"
 
@@ -43,11 +43,8 @@ def _children(pid: int) -> list[int]:
     found = []
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if int(stat[1]) == pid:
+            stat = process.proc_stat(int(entry.name))
+            if stat is not None and stat.ppid == pid:
                 found.append(int(entry.name))
     return found
 
@@ -67,10 +64,8 @@ def stub_pids(server_pid: int) -> dict[int, str]:
 
 
 def _is_zombie(pid: int) -> bool:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()[0] == "Z"
-    except OSError:
-        return False
+    stat = process.proc_stat(pid)
+    return stat is not None and stat.state == "Z"
 
 
 class StubWatch:
