@@ -15,14 +15,20 @@ intra-op threads set to --threads, and serves it on the embedded Triton. On the 
     transcripts meaningless, only the time counts) to separate the serving cost per request from that per second;
   - streaming (`asr_stream` over gRPC, 160 ms chunks sent as soon as the previous one is answered): latency from
     sending the last chunk to receiving the final transcript (median over utterances), and throughput in audio
-    seconds per second with 1 and with 8 concurrent streams.
+    seconds per second with 1 and with 8 concurrent streams;
+  - the serving floor: ensemble `floor` (added to the project by add_floor) has asr's three steps as Python models
+    that compute nothing but return tensors of the real shapes, so its served time is what the hops, the ensemble
+    and the gRPC client cost alone; in-process time + floor, over in-process time, is the lowest served/in-process
+    ratio that any pipeline code could reach on this server.
 Timed sides alternate over --rounds rounds; each figure is the median over rounds. Prints a table; the LAST line is
 {"wer_wfst", "wer_greedy", "rtf_served", "rtf_inprocess", "stream_final_latency_ms", "streams8_over_streams1",
-"served_over_inprocess_10s"} (the last: served RTF over in-process RTF on the ~10 s recordings).
+"floor_over_inprocess", "served_over_inprocess_10s", "floor_over_inprocess_10s"} (the last three: that lowest
+reachable ratio on the commands, and served RTF over in-process RTF and the lowest reachable ratio on ~10 s audio).
 """
 from __future__ import annotations
 
 import argparse
+import copy
 import itertools
 import shutil
 import statistics
@@ -36,6 +42,7 @@ from pathlib import Path
 
 import numpy as np
 import tritonclient.grpc as grpcclient
+import yaml
 from google.protobuf import json_format
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -64,9 +71,35 @@ class Clip:
         return self.pcm.size / self.rate
 
 
+def add_floor(root: Path) -> None:
+    """Adds the serving floor to the project's spec: ensemble `floor`, asr's ensemble with each of its three steps
+    replaced by a Python model of the same inputs and outputs that computes nothing but returns tensors of the real
+    step's shapes (benchmarks/asr_floor_model.py).
+
+    Its served time per request is what the hops, the ensemble and the client cost with the same tensors, so
+    (in-process time + floor) / in-process time is the lowest served/in-process ratio any code could reach here."""
+    spec_path = root / "tritonkit.yaml"
+    spec = yaml.safe_load(spec_path.read_text())
+    pipeline = yaml.safe_load((REPO_ROOT / "ensembles" / "asr.yaml").read_text())["models"]
+    real = {**pipeline, "acoustic": spec["models"]["acoustic"]}
+    shutil.copy(Path(__file__).with_name("asr_floor_model.py"), root / "floor_model.py")
+    for step in ("features", "acoustic", "decoder"):
+        spec["models"][f"floor_{step}"] = {
+            "backend": "python", "max_batch_size": 8, "input": real[step]["input"], "output": real[step]["output"],
+            "dynamic_batching": {}, "instance_group": [{"kind": "KIND_CPU", "count": 1}],
+            "parameters": {"step": step}, "files": {"model.py": "floor_model.py"}, "requirements": ["numpy"]}
+    ensemble = copy.deepcopy(pipeline["asr"])
+    for step in ensemble["ensemble_scheduling"]["step"]:
+        step["model_name"] = f"floor_{step['model_name']}"
+    spec["models"]["floor"] = ensemble
+    spec_path.write_text(yaml.safe_dump(spec, sort_keys=False))
+
+
 def build_project(root: Path, threads: int) -> Path:
-    """The example project with the acoustic model's thread count pinned; returns the built repository."""
+    """The example project with the acoustic model's thread count pinned and the serving floor added; returns the
+    built repository."""
     write_project(root, threads)
+    add_floor(root)
     subprocess.run([sys.executable, "-m", "tritonkit", "build"], cwd=root, check=True, stdout=subprocess.DEVNULL)
     return root / "model_repository"
 
@@ -98,11 +131,11 @@ class InProcess:
         return self.decoder.decode(self.log_probs(clip)).text
 
 
-def served_transcribe(client: grpcclient.InferenceServerClient, clip: Clip) -> str:
+def served_transcribe(client: grpcclient.InferenceServerClient, clip: Clip, model: str = "asr") -> str:
     inputs = [grpcclient.InferInput("PCM", [1, clip.pcm.size], "FP32"), grpcclient.InferInput("SAMPLE_RATE", [1, 1], "INT32")]
     inputs[0].set_data_from_numpy(clip.pcm[None].astype(np.float32))
     inputs[1].set_data_from_numpy(np.array([[clip.rate]], np.int32))
-    return client.infer("asr", inputs).as_numpy("TRANSCRIPT")[0, 0].decode()
+    return client.infer(model, inputs).as_numpy("TRANSCRIPT")[0, 0].decode()
 
 
 def joined(clips: list[Clip], seconds: float) -> list[Clip]:
@@ -193,24 +226,26 @@ def main() -> None:
             local.decoder.decode(lp)
         decode_rates.append(sum(lp.shape[0] for lp in log_probs) / (time.perf_counter() - started))
 
-    rtf_local: list[float] = []
-    rtf_served: list[float] = []
     long_clips = joined(clips, 10.0)
-    rtf_long: dict[str, list[float]] = {"in-process": [], "served": []}
+    sides = ["in-process", "served", "floor"]
+    rtfs: dict[str, list[float]] = {side: [] for side in sides}   # on the held-out commands
+    rtf_long: dict[str, list[float]] = {side: [] for side in sides}   # on the ~10 s recordings
     latencies: list[float] = []
     tput: dict[int, list[float]] = {1: [], 8: []}
     with EmbeddedServer(repository, work_dir=work / ".tritonkit", startup_timeout=300) as server:
         client = grpcclient.InferenceServerClient(server.grpc_url)
         streamer = Streamer(server.grpc_url)
         mismatched = [i for i, c in enumerate(clips) if served_transcribe(client, c) != local.transcribe(c)]  # also warms up
+        for clip in clips:
+            served_transcribe(client, clip, "floor")   # warm-up
         streamed = [streamer.stream(client, c) for c in clips]
         mismatched += [i for i, c in enumerate(clips) if streamed[i][0] != local.transcribe(c)]
         stream_set = clips[:args.stream_utterances]
         for round_ in range(args.rounds):
-            sides = ["in-process", "served"] if round_ % 2 == 0 else ["served", "in-process"]
-            for side in sides:
-                transcribe = local.transcribe if side == "in-process" else (lambda c: served_transcribe(client, c))
-                (rtf_local if side == "in-process" else rtf_served).append(rtf(transcribe, clips, args.passes))
+            for side in (sides if round_ % 2 == 0 else sides[::-1]):
+                transcribe = local.transcribe if side == "in-process" else (
+                    lambda c, model="asr" if side == "served" else "floor": served_transcribe(client, c, model))
+                rtfs[side].append(rtf(transcribe, clips, args.passes))
                 rtf_long[side].append(rtf(transcribe, long_clips, args.passes))
             latencies.append(statistics.median(streamer.stream(client, c)[1] for c in clips) * 1000)
             for streams in ([1, 8] if round_ % 2 == 0 else [8, 1]):
@@ -219,28 +254,37 @@ def main() -> None:
     result = {
         "wer_wfst": round(word_error_rate(refs, wfst_hyps), 4),
         "wer_greedy": round(word_error_rate(refs, greedy_hyps), 4),
-        "rtf_served": round(statistics.median(rtf_served), 4),
-        "rtf_inprocess": round(statistics.median(rtf_local), 4),
+        "rtf_served": round(statistics.median(rtfs["served"]), 4),
+        "rtf_inprocess": round(statistics.median(rtfs["in-process"]), 4),
         "stream_final_latency_ms": round(statistics.median(latencies), 1),
         "streams8_over_streams1": round(statistics.median(tput[8]) / statistics.median(tput[1]), 2),
     }
     audio = sum(c.seconds for c in clips)
-    overhead = (statistics.median(rtf_served) - statistics.median(rtf_local)) * audio / len(clips)
-    long_rtf = {side: statistics.median(values) for side, values in rtf_long.items()}
-    result["served_over_inprocess_10s"] = round(long_rtf["served"] / long_rtf["in-process"], 2)
+    short = {side: statistics.median(values) for side, values in rtfs.items()}
+    long = {side: statistics.median(values) for side, values in rtf_long.items()}
+    # the floor's time added to the in-process time: the served RTF of a pipeline whose serving cost nothing more
+    result["floor_over_inprocess"] = round((short["in-process"] + short["floor"]) / short["in-process"], 2)
+    result["served_over_inprocess_10s"] = round(long["served"] / long["in-process"], 2)
+    result["floor_over_inprocess_10s"] = round((long["in-process"] + long["floor"]) / long["in-process"], 2)
+    per_request = {side: 1000 * value * audio / len(clips) for side, value in short.items()}
+    long_audio = sum(c.seconds for c in long_clips) / len(long_clips)
     print(f"\nASR benchmark: {len(clips)} held-out utterances ({audio:.1f} s audio, voices never used in training), "
           f"acoustic onnxruntime {args.threads} intra-op threads on both sides, {args.rounds} alternating rounds, medians")
     rows = [
         ("WER, WFST (TLG) decoder", f"{100 * result['wer_wfst']:.2f} %", f"{sum(len(r) for r in refs)} words"),
         ("WER, greedy CTC", f"{100 * result['wer_greedy']:.2f} %", "same log-probs"),
         ("decoder frames/s", f"{statistics.median(decode_rates):,.0f}", f"WfstDecoder, {sum(lp.shape[0] for lp in log_probs)} acoustic frames"),
-        ("RTF in process", f"{result['rtf_inprocess']:.4f}", f"{args.passes} passes/round; range {min(rtf_local):.4f}-{max(rtf_local):.4f}"),
-        ("RTF served (asr, gRPC)", f"{result['rtf_served']:.4f}",
-         f"range {min(rtf_served):.4f}-{max(rtf_served):.4f}; {result['rtf_served'] / result['rtf_inprocess']:.2f}x in process"),
-        ("serving cost per request, ms", f"{1000 * overhead:.2f}",
-         f"(served - in process) x mean utterance {1000 * audio / len(clips):.0f} ms"),
-        ("RTF in process, ~10 s audio", f"{long_rtf['in-process']:.4f}", f"{len(long_clips)} recordings of joined clips"),
-        ("RTF served, ~10 s audio", f"{long_rtf['served']:.4f}", f"{long_rtf['served'] / long_rtf['in-process']:.2f}x in process"),
+        ("RTF in process", f"{short['in-process']:.4f}",
+         f"{per_request['in-process']:.2f} ms per {1000 * audio / len(clips):.0f} ms utterance; {args.passes} passes/round"),
+        ("RTF served (asr, gRPC)", f"{short['served']:.4f}",
+         f"{per_request['served']:.2f} ms; {short['served'] / short['in-process']:.2f}x in process"),
+        ("serving floor (floor, gRPC)", f"{short['floor']:.4f}",
+         f"{per_request['floor']:.2f} ms: asr's hops and tensors, no work; in process + floor = "
+         f"{result['floor_over_inprocess']:.2f}x in process, the least served can be"),
+        ("RTF in process, ~10 s audio", f"{long['in-process']:.4f}", f"{len(long_clips)} recordings of joined clips, {long_audio:.1f} s each"),
+        ("RTF served, ~10 s audio", f"{long['served']:.4f}", f"{result['served_over_inprocess_10s']:.2f}x in process"),
+        ("serving floor, ~10 s audio", f"{long['floor']:.4f}",
+         f"{1000 * long['floor'] * long_audio:.2f} ms; in process + floor = {result['floor_over_inprocess_10s']:.2f}x in process"),
         ("stream last chunk -> final, ms", f"{result['stream_final_latency_ms']:.1f}", "asr_stream, 160 ms chunks, median over utterances"),
         ("stream throughput, 1 stream", f"{statistics.median(tput[1]):.1f} audio s/s", f"{len(stream_set)} utterances per stream"),
         ("stream throughput, 8 streams", f"{statistics.median(tput[8]):.1f} audio s/s", f"{result['streams8_over_streams1']:.2f}x 1 stream"),
