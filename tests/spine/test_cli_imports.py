@@ -58,6 +58,13 @@ def test_validate_imports_only_the_checks(repository: str) -> None:
     assert not modules & set(HEAVY), sorted(modules & set(HEAVY))
 
 
+def test_stop_with_nothing_running_loads_neither_the_server_nor_numpy(tmp_path: Path) -> None:
+    """`tritonkit stop` reads the state file and signals a pid; the server module (fallbacks, numpy) took 0.1 s."""
+    modules = modules_after(["stop"], tmp_path)
+    assert "tritonkit.serve.background" in modules
+    assert not modules & {*HEAVY, "tritonkit.serve.server"}, sorted(modules & {*HEAVY, "tritonkit.serve.server"})
+
+
 @pytest.mark.parametrize("name", sorted(COMMANDS))
 def test_listed_short_help_is_the_commands_own(name: str) -> None:
     """The short help stored for `--help` is the first docstring line, so it cannot drift from the command."""

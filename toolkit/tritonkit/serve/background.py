@@ -3,11 +3,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tritonkit.errors import TritonkitError
 from tritonkit.serve import process
-from tritonkit.serve.server import EmbeddedServer
 from tritonkit.serve.state import ServerState, clear_state, read_state, state_path, write_state
+
+if TYPE_CHECKING:  # annotations only: `tritonkit stop` does not load the server, its fallbacks and numpy
+    from tritonkit.serve.server import EmbeddedServer
 
 
 def running_state(work_dir: Path) -> ServerState | None:
