@@ -94,3 +94,29 @@ def test_step_fed_by_two_decoupled_steps_is_refused(tmp_path: Path) -> None:
     assert errors == [E + "ensemble_scheduling: step 'c' receives inputs that come from different decoupled steps (Triton refuses to load this); "
                       "feed it from one decoupled step, or make the steps non-decoupled"]
     assert outcome(tmp_path / "accepted", two_decoupled_feed_one("x")) == ([], [])
+
+
+def ensemble(*steps: str) -> Model:
+    """An ensemble X -> Y whose steps each call one model with input X and output Y."""
+    calls = ", ".join(f'{{model_name: "{s}" model_version: -1 input_map {{key: "X" value: "X"}} output_map {{key: "Y" value: "Y"}}}}' for s in steps)
+    return (f'platform: "ensemble"\nmax_batch_size: 0\n{tensor("input", "X", "[4]")}{tensor("output", "Y", "[4]")}'
+            f"ensemble_scheduling {{ step [{calls}] }}\n", EMPTY_VERSION)
+
+
+def test_ensembles_in_a_cycle_are_each_named(tmp_path: Path) -> None:
+    errors, _ = outcome(tmp_path, {"a": ensemble("b"), "b": ensemble("c"), "c": ensemble("a")})
+    assert errors == [f"{n}/config.pbtxt: ensemble_scheduling: ensembles call each other in a cycle: {path}; remove one of the nested ensemble steps"
+                      for n, path in (("a", "a -> b -> c -> a"), ("b", "b -> c -> a -> b"), ("c", "c -> a -> b -> c"))]
+
+
+SELF = "router/config.pbtxt: bls.calls[0]: model 'router' cannot call itself; call another model, or loop inside the model's own code"
+
+
+@pytest.mark.parametrize(("calls", "before", "index"), [("pipe", [], 0), ("router,pipe", [SELF], 1)], ids=["cycle", "also-calls-itself"])
+def test_a_cycle_through_a_bls_model_is_named_once_at_the_bls_call(calls: str, before: list[str], index: int, tmp_path: Path) -> None:
+    """Not again as an ensemble cycle; and a call to itself, its own error, does not hide the cycle."""
+    router = python(tensor("input", "X", "[4]") + tensor("output", "Y", "[4]") + f'parameters {{key: "bls_calls" value: {{string_value: "{calls}"}}}}\n',
+                    "max_batch_size: 0\n")
+    errors, _ = outcome(tmp_path, {"pipe": ensemble("router"), "router": router})
+    assert errors == [*before, f"router/config.pbtxt: bls.calls[{index}]: models call each other in a cycle: router -> pipe -> router; "
+                      "remove one of the calls or steps in the cycle"]

@@ -24,7 +24,7 @@ def check_bls(configs: dict[str, pb.ModelConfig], unknown: frozenset[str] = froz
                 continue
             found += _check_call(name, config, i, callee, configs)
         cycle = find_cycle(configs, name)
-        if cycle and len(cycle) > 2 and frozenset(cycle) not in reported_cycles:
+        if cycle and frozenset(cycle) not in reported_cycles:
             reported_cycles.add(frozenset(cycle))
             index = calls.index(cycle[1])
             found.append(Finding(name, f"bls.calls[{index}]", "models call each other in a cycle: " + " -> ".join(cycle), "remove one of the calls or steps in the cycle"))

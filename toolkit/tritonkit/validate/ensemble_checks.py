@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from tritonkit.model_config import pb
 from tritonkit.validate.findings import Finding
 from tritonkit.validate.io_checks import dims_match
+from tritonkit.validate.model_graph import find_cycle
 
 _LATEST = -1  # step.model_version meaning "whatever version is loaded"
 
@@ -264,19 +265,14 @@ def _check_decoupled(name: str, ens: pb.ModelConfig, configs: dict[str, pb.Model
 
 
 def _check_cycles(configs: dict[str, pb.ModelConfig]) -> list[Finding]:
-    """Ensembles that (transitively) contain themselves: Triton never loads them (each waits for the other)."""
-    graph = {n: [s.model_name for s in c.ensemble_scheduling.step] for n, c in configs.items() if c.platform == "ensemble"}
+    """Ensembles that (transitively) contain themselves: Triton never loads them (each waits for the other).
+
+    Only ensemble steps between ensembles count here; a cycle through a BLS model is named once by check_bls.
+    """
+    ensembles = {n: c for n, c in configs.items() if c.platform == "ensemble"}
     found = []
-    for start in graph:
-        stack, seen = [(start, [start])], set()
-        while stack:
-            node, path = stack.pop()
-            for nxt in graph.get(node, []):
-                if nxt == start and len(path) > 1:
-                    found.append(Finding(start, "ensemble_scheduling", "ensembles call each other in a cycle: " + " -> ".join(path + [start]), "remove one of the nested ensemble steps"))
-                    stack = []
-                    break
-                if nxt in graph and nxt not in seen and nxt != start:
-                    seen.add(nxt)
-                    stack.append((nxt, path + [nxt]))
+    for name in ensembles:
+        cycle = find_cycle(ensembles, name)
+        if cycle:
+            found.append(Finding(name, "ensemble_scheduling", "ensembles call each other in a cycle: " + " -> ".join(cycle), "remove one of the nested ensemble steps"))
     return found

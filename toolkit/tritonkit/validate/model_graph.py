@@ -64,7 +64,11 @@ def with_callees(configs: dict[str, pb.ModelConfig], names: list[str]) -> list[s
 
 
 def find_cycle(configs: dict[str, pb.ModelConfig], start: str) -> list[str] | None:
-    """A shortest call path start -> ... -> start through ensemble steps and BLS calls, or None."""
+    """A shortest call path start -> ... -> start through ensemble steps and BLS calls, or None.
+
+    The path passes through at least one other model: a model calling itself is its own finding, and must not
+    hide a longer cycle it is also in.
+    """
     paths = [[start]]
     seen = {start}
     while paths:
@@ -72,7 +76,7 @@ def find_cycle(configs: dict[str, pb.ModelConfig], start: str) -> list[str] | No
         for path in paths:
             node = configs.get(path[-1])
             for callee in model_calls(node) if node is not None else []:
-                if callee == start:
+                if callee == start and len(path) > 1:
                     return [*path, start]
                 if callee not in seen and callee in configs:
                     seen.add(callee)
