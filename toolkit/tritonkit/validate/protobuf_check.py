@@ -26,7 +26,8 @@ _NO_FIELD = re.compile(r'Message type "([\w.]+)" has no field named "(\w+)"')
 
 def parse_model_config(text: str, shown: str, field_prefix: str = "") -> pb.ModelConfig:
     """The parsed message; a parse error becomes a one-line problem naming the field and line."""
-    clean = _strictly_parsed(text)
+    strict = _strict_parse(text)
+    clean = _clean(strict)
     if clean is not None:
         return clean
     try:
@@ -40,7 +41,7 @@ def parse_model_config(text: str, shown: str, field_prefix: str = "") -> pb.Mode
             where = f"{path} (line {line})" if path else f"line {line}" if line else ""
         problem, fix = _explain(str(exc).split(" : ", 1)[-1])
         raise TritonkitError(shown, where, problem, fix) from None
-    lost = _silently_lost(text, field_prefix)
+    lost = _silently_lost(text, strict, field_prefix)
     if lost:
         raise TritonkitError.of([Problem(shown, where, problem, fix) for where, problem, fix in lost])
     return config
@@ -63,27 +64,32 @@ def _strict_model_config() -> type[Message]:
     return message_factory.GetMessageClass(pool.FindMessageTypeByName(pb.ModelConfig.DESCRIPTOR.full_name))
 
 
-def _strictly_parsed(text: str) -> pb.ModelConfig | None:
-    """The config when the strict twin accepts `text` with no map key twice; None sends it down the slow path
-    (the lenient parse names errors as Triton sees them, `_silently_lost` the values it drops)."""
+def _strict_parse(text: str) -> Message | text_format.ParseError:
+    """The strict twin's message for `text`, or its refusal: parsed once, read by `_clean` and `_silently_lost`."""
     try:
-        strict = text_format.Parse(text, _strict_model_config()())
-        if _duplicate_map_keys(strict, ""):
-            return None
+        return text_format.Parse(text, _strict_model_config()())
+    except text_format.ParseError as exc:
+        return exc
+
+
+def _clean(strict: Message | text_format.ParseError) -> pb.ModelConfig | None:
+    """The config when the strict twin accepted the text with no map key twice; None sends it down the slow path
+    (the lenient parse names errors as Triton sees them, `_silently_lost` the values it drops)."""
+    if isinstance(strict, text_format.ParseError) or _duplicate_map_keys(strict, ""):
+        return None
+    try:
         return pb.ModelConfig.FromString(strict.SerializeToString())
-    except (text_format.ParseError, DecodeError):
+    except DecodeError:
         return None
 
 
-def _silently_lost(text: str, field_prefix: str) -> list[tuple[str, str, str]]:
+def _silently_lost(text: str, strict: Message | text_format.ParseError, field_prefix: str) -> list[tuple[str, str, str]]:
     """(field, problem, fix) for every value in `text` that Triton's parser would drop without a word."""
-    try:
-        strict = text_format.Parse(text, _strict_model_config()())
-    except text_format.ParseError as exc:  # the lenient parse passed: a singular field given twice, or an
-        if "should not have multiple" not in str(exc):  # enum number outside the enum, which proto3 keeps
+    if isinstance(strict, text_format.ParseError):  # the lenient parse passed: a singular field given twice, or an
+        if "should not have multiple" not in str(strict):  # enum number outside the enum, which proto3 keeps
             return []
-        path = _field_path_at(text, exc.GetLine(), exc.GetColumn())
-        where = field_prefix + path if field_prefix else f"{path} (line {exc.GetLine()})"
+        path = _field_path_at(text, strict.GetLine(), strict.GetColumn())
+        where = field_prefix + path if field_prefix else f"{path} (line {strict.GetLine()})"
         return [(where, "given more than once, first with its default value (the parser keeps only the last, without a word)",
                  "give the field once")]
     return [(field_prefix + path, f"key '{key}' given more than once (the parser keeps only the last entry, without a word)",
