@@ -16,8 +16,7 @@ from pathlib import Path
 from google.protobuf import text_format
 
 from tritonkit.errors import TritonkitError
-from tritonkit.model_config import pb
-from tritonkit.serve.fallback import ADAPTER, RUNNER, RUNNER_MODULE_FILE, Fallback, fallback_config, gpu_available, plan, version_dirs
+from tritonkit.serve.fallback import ADAPTER, RUNNER, RUNNER_MODULE_FILE, Fallback, fallback_config, gpu_available, plan, read_config, version_dirs
 
 
 @dataclass(frozen=True)
@@ -129,11 +128,5 @@ def build_serving_repository(repository: Path, work_dir: Path, *, threads: int |
 
 def uses_response_cache(repository: Path) -> bool:
     """True when a model enables `response_cache`: Triton then needs `--cache-config` or it refuses to load it."""
-    for config_path in repository.glob("*/config.pbtxt"):
-        try:
-            config = text_format.Parse(config_path.read_text(), pb.ModelConfig())
-        except text_format.ParseError:
-            continue
-        if config.response_cache.enable:
-            return True
-    return False
+    configs = (read_config(path.parent) for path in repository.glob("*/config.pbtxt"))  # none for an s3:// repository
+    return any(config is not None and config.response_cache.enable for config in configs)
