@@ -1,10 +1,18 @@
 """fbank features: chunked audio gives exactly the whole utterance's frames; other rates are resampled faithfully."""
 from __future__ import annotations
 
+import kaldi_native_fbank as knf
 import numpy as np
 import pytest
 
-from tritonkit.pipelines.asr.runtime.features import NUM_MEL_BINS, SAMPLE_RATE, StreamingFbank, compute_fbank, resample
+from tritonkit.pipelines.asr.runtime.features import (
+    NUM_MEL_BINS,
+    SAMPLE_RATE,
+    StreamingFbank,
+    compute_fbank,
+    fbank_options,
+    resample,
+)
 
 
 def _audio(seconds: float = 1.3, rate: int = SAMPLE_RATE, noise: float = 0.01) -> np.ndarray:
@@ -22,6 +30,16 @@ def test_chunked_stream_equals_whole_utterance(chunk):
     parts = [stream.accept(audio[i:i + chunk]) for i in range(0, audio.size, chunk)] + [stream.finish()]
     assert np.array_equal(np.concatenate(parts), whole)
     assert all(p.shape[1] == NUM_MEL_BINS for p in parts)
+
+
+def test_whole_utterance_equals_kaldi_native_fbank_fed_at_once():
+    """compute_fbank feeds kaldi_native_fbank in pieces (to spare memory); the frames must be those of one call."""
+    audio = _audio(seconds=3.0)
+    fbank = knf.OnlineFbank(fbank_options())
+    fbank.accept_waveform(SAMPLE_RATE, audio.tolist())
+    fbank.input_finished()
+    at_once = np.array([fbank.get_frame(i) for i in range(fbank.num_frames_ready)], np.float32)
+    assert np.array_equal(compute_fbank(audio, SAMPLE_RATE), at_once)
 
 
 def test_frames_are_80_dim_every_10_ms_and_deterministic():
@@ -53,8 +71,9 @@ def test_other_rates_give_the_features_of_the_same_audio_at_16k():
 def test_bad_audio_and_streaming_rate_are_clear_errors():
     with pytest.raises(ValueError, match="16000 Hz"):
         StreamingFbank(8000)
-    with pytest.raises(ValueError, match="NaN"):
-        compute_fbank(np.array([0.0, np.nan], np.float32), SAMPLE_RATE)
+    for bad in ([0.0, np.nan], [np.inf, 0.0], [0.0, -np.inf], [np.inf, -np.inf]):
+        with pytest.raises(ValueError, match="NaN or infinite"):
+            compute_fbank(np.array(bad, np.float32), SAMPLE_RATE)
     with pytest.raises(ValueError, match="positive"):
         compute_fbank(np.zeros(10, np.float32), 0)
 

@@ -71,7 +71,9 @@ def resample(pcm: np.ndarray, rate: int, target: int = SAMPLE_RATE) -> np.ndarra
 def _as_pcm(pcm: np.ndarray) -> np.ndarray:
     x = np.asarray(pcm, dtype=np.float32).reshape(-1)
     # a float64 sum is NaN or infinite exactly when a sample is (it cannot overflow), and needs no temporary array
-    if not math.isfinite(float(np.sum(x, dtype=np.float64))):
+    with np.errstate(invalid="ignore"):   # inf + -inf is NaN: the answer, not a problem
+        total = float(np.sum(x, dtype=np.float64))
+    if not math.isfinite(total):
         raise ValueError("audio has NaN or infinite samples; send float32 PCM in [-1, 1]")
     return x
 
