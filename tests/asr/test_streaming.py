@@ -101,3 +101,28 @@ def test_sibling_parameter_reads_the_acoustic_config(tmp_path: Path) -> None:
     assert sibling_parameter(tmp_path / "asr_stream", "acoustic", "receptive_frames") == "103"
     with pytest.raises(ValueError, match="models.acoustic.parameters"):
         sibling_parameter(tmp_path / "asr_stream", "acoustic", "subsampling")
+
+
+def test_a_chunk_with_nan_samples_is_refused_and_leaves_its_stream_as_it_was(decoder, acoustic) -> None:
+    recognizer = _recognizer(decoder, max_streams=1)
+    bad, short = np.full(CHUNK, np.nan, np.float32), np.zeros(CHUNK, np.float32)
+    (refused,) = recognizer.step([Chunk(1, bad, True, False)], acoustic)
+    assert isinstance(refused, ValueError) and "NaN" in str(refused)
+    assert len(recognizer.table) == 0   # the refused START opened no stream: the only place is still free
+    assert recognizer.step([Chunk(2, short, True, False)], acoustic)[0].text == ""  # type: ignore[union-attr]
+    (refused,) = recognizer.step([Chunk(2, bad, False, True)], acoustic)   # a live stream's bad END
+    assert isinstance(refused, ValueError) and len(recognizer.table) == 1   # stream 2 is still live
+    (refused,) = recognizer.step([Chunk(2, bad, True, False)], acoustic)   # a bad restart keeps the live stream
+    assert isinstance(refused, ValueError) and len(recognizer.table) == 1
+    assert recognizer.step([Chunk(2, short, False, True)], acoustic)[0].text == ""  # type: ignore[union-attr]
+    assert len(recognizer.table) == 0
+
+
+def test_an_empty_chunk_and_an_end_on_the_first_chunk_answer_and_free_the_stream(decoder, acoustic) -> None:
+    recognizer = _recognizer(decoder, max_streams=1)
+    empty = np.zeros(0, np.float32)
+    assert [r.text for r in recognizer.step([Chunk(1, empty, True, True)], acoustic)] == [""]  # type: ignore[union-attr]
+    assert len(recognizer.table) == 0
+    assert [r.text for r in recognizer.step([Chunk(2, empty, True, False)], acoustic)] == [""]  # type: ignore[union-attr]
+    assert recognizer.step([Chunk(2, empty, False, True)], acoustic)[0].text == ""  # type: ignore[union-attr]
+    assert len(recognizer.table) == 0

@@ -8,6 +8,7 @@ transcript per chunk, the final one on END. The acoustic model is a callable, so
 """
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 
@@ -68,16 +69,19 @@ class StreamingRecognizer:
             self._round([(i, chunks[i]) for i in firsts.values()], acoustic, results)
         return results
 
+    def _feed(self, stream: _Stream, chunk: Chunk) -> None:
+        """The chunk's samples into the stream's frames; a too long chunk or bad samples raise before any change."""
+        if self.max_chunk_seconds is not None:
+            check_duration(chunk.pcm.size, SAMPLE_RATE, self.max_chunk_seconds, "max_chunk_seconds", "a chunk")
+        stream.frames.add(stream.fbank.accept(chunk.pcm))
+        if chunk.end:
+            stream.frames.add(stream.fbank.finish())
+
     def _round(self, chunks: list[tuple[int, Chunk]], acoustic: Acoustic, results: list[Transcript | Exception]) -> None:
         live = []
         for i, chunk in chunks:
             try:
-                if self.max_chunk_seconds is not None:  # before the table: a refused START opens no stream
-                    check_duration(chunk.pcm.size, SAMPLE_RATE, self.max_chunk_seconds, "max_chunk_seconds", "a chunk")
-                stream = self.table.chunk(chunk.key, chunk.start, chunk.end)
-                stream.frames.add(stream.fbank.accept(chunk.pcm))
-                if chunk.end:
-                    stream.frames.add(stream.fbank.finish())
+                stream = self.table.chunk(chunk.key, chunk.start, chunk.end, functools.partial(self._feed, chunk=chunk))
             except Exception as exc:  # noqa: BLE001 - unknown stream, stream limit, bad or too long samples: that chunk's answer
                 results[i] = exc
                 continue

@@ -42,24 +42,30 @@ class StreamTable(Generic[State]):
     def __len__(self) -> int:
         return len(self._entries)
 
-    def chunk(self, key: Hashable, start: bool, end: bool) -> State:
+    def chunk(self, key: Hashable, start: bool, end: bool, feed: Callable[[State], object] | None = None) -> State:
         """The state for one chunk: a fresh one on `start` (restarting a stream that reuses its id), else the
-        live one; the stream is freed when `end` is set (its state is still returned for the final answer)."""
+        live one; the stream is freed when `end` is set (its state is still returned for the final answer).
+
+        `feed` applies the chunk to that state before the table changes: when it raises, the table is as it was
+        (a refused START opens no stream and keeps a live one of that id, a refused END leaves its stream live)."""
         self.sweep()
-        now = self.clock()
         if start:
             if key not in self._entries and len(self._entries) >= self.max_streams:
                 raise StreamLimitError(f"{len(self._entries)} streams are live, the limit (max_streams) is {self.max_streams}; "
                                        "retry when one ends, or raise the model's max_streams parameter")
-            self._entries[key] = _Entry(self.factory(), now)
-        elif key not in self._entries:
+            state = self.factory()
+        elif key in self._entries:
+            state = self._entries[key].state
+        else:
             raise UnknownStreamError(f"stream {key} is not live (never started, ended, or idle for more than "
                                      f"{self.idle_timeout_s:g} s); send its first chunk with the START flag")
-        entry = self._entries[key]
-        entry.last_seen = now
+        if feed is not None:
+            feed(state)
         if end:
-            del self._entries[key]
-        return entry.state
+            self._entries.pop(key, None)
+        else:
+            self._entries[key] = _Entry(state, self.clock())
+        return state
 
     def sweep(self) -> list[Hashable]:
         """Frees the streams idle for longer than `idle_timeout_s`; returns their ids."""
