@@ -168,7 +168,7 @@ def build_local(out_dir: Path, result: dict[str, Any], options: Any, max_batch_s
                 pairs: list[tuple[dict[str, np.ndarray], dict[str, np.ndarray]]], *, file: str, where: str,
                 progress: Callable[[str], None]) -> dict[str, Any]:
     """Builds model.plan next to model.onnx and replays the golden pairs through it within the spec's tolerance."""
-    from tritonkit.export.verify import differences
+    from tritonkit.export.verify import beyond_tolerance, differences
 
     require_local_tensorrt(result["name"], file, where)
     profiles = profiles_for(result, options, max_batch_size)
@@ -184,7 +184,7 @@ def build_local(out_dir: Path, result: dict[str, Any], options: Any, max_batch_s
             max_abs, max_rel, diff = differences(got[name].astype(ref.dtype, copy=False), ref)
             entry = errors.setdefault(name, {"max_abs": 0.0, "max_rel": 0.0})
             entry["max_abs"], entry["max_rel"] = max(entry["max_abs"], max_abs), max(entry["max_rel"], max_rel)
-            if (diff > tol.atol + tol.rtol * np.abs(ref.astype(np.float64))).any():
+            if beyond_tolerance(diff, ref, tol.atol, tol.rtol).any():
                 shapes = " ".join(f"{k}={list(v.shape)}" for k, v in inputs.items())
                 raise VerificationError(file, f"{where}.export.tolerance",
                                         f"model '{result['name']}': TensorRT output '{name}' differs from PyTorch at inputs "

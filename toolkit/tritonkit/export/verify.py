@@ -62,16 +62,27 @@ def session(onnx_path: Path):
 
 def differences(ours: np.ndarray, ref: np.ndarray) -> tuple[float, float, np.ndarray]:
     """(max abs error, max rel error, abs error array); NaN/inf count as equal only where both agree."""
-    if ours.dtype == np.bool_ or np.issubdtype(ours.dtype, np.integer):
+    if all(x.dtype == np.bool_ or np.issubdtype(x.dtype, np.integer) for x in (ours, ref)):
         diff = np.abs(ours.astype(np.int64) - ref.astype(np.int64)).astype(np.float64)
         return float(diff.max(initial=0.0)), float(diff.max(initial=0.0) > 0), diff
     a, b = ours.astype(np.float64), ref.astype(np.float64)
     same_special = (np.isnan(a) & np.isnan(b)) | (np.isinf(a) & (a == b))
-    diff = np.where(same_special, 0.0, np.abs(a - b))
+    with np.errstate(invalid="ignore"):  # inf - inf is NaN, replaced below
+        diff = np.where(same_special, 0.0, np.abs(a - b))
     diff = np.where(np.isnan(diff), np.inf, diff)
     big = np.abs(b) >= REL_FLOOR
-    rel = np.where(big, diff / np.where(big, np.abs(b), 1.0), 0.0)
+    rel = np.where(big, diff / np.where(big & np.isfinite(b), np.abs(b), 1.0), 0.0)  # an inf reference: rel = diff
     return float(diff.max(initial=0.0)), float(rel.max(initial=0.0)), diff
+
+
+def beyond_tolerance(diff: np.ndarray, ref: np.ndarray, atol: float, rtol: float) -> np.ndarray:
+    """Where `diff` (from `differences`) exceeds atol + rtol * |ref|.
+
+    The bound takes only finite references: a matched inf/NaN has diff 0 and an unmatched one diff inf,
+    which a bound of inf (rtol * |inf|) or NaN would let through.
+    """
+    b = ref.astype(np.float64)
+    return diff > atol + rtol * np.abs(np.where(np.isfinite(b), b, 0.0))
 
 
 def _declared_ok(declared: list[int | str], actual: tuple[int, ...]) -> bool:
@@ -125,7 +136,7 @@ def verify(onnx_path: Path, reference: Reference | None, cases: list[Case], outp
             ours, ref = outputs[name], expected[name]
             tol = tolerance.for_output(name)
             max_abs, max_rel, diff = differences(ours, ref)
-            bad = diff > tol.atol + tol.rtol * np.abs(ref.astype(np.float64))
+            bad = beyond_tolerance(diff, ref, tol.atol, tol.rtol)
             err = report.errors[name]
             err.max_abs, err.max_rel = max(err.max_abs, max_abs), max(err.max_rel, max_rel)
             if bad.any():

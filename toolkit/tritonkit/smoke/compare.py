@@ -5,6 +5,7 @@ from typing import Any
 
 import numpy as np
 
+from tritonkit.export.verify import beyond_tolerance, differences
 from tritonkit.model_config import pb
 from tritonkit.serve.onnx_model import ONNX_FILE_PARAMETER
 
@@ -69,7 +70,7 @@ def value_mismatch(name: str, expected: np.ndarray, actual: np.ndarray | None, a
         return f"output '{name}': expected shape {list(expected.shape)}, got {list(actual.shape)}"
     if expected.dtype.kind == "b" or actual.dtype.kind == "b":
         return None if np.array_equal(expected, actual) else f"output '{name}': boolean values differ"
-    diff = np.abs(actual.astype(np.float64) - expected.astype(np.float64))
-    if np.all(diff <= atol + rtol * np.abs(expected.astype(np.float64))):
+    _, _, diff = differences(actual, expected)
+    if not beyond_tolerance(diff, expected, atol, rtol).any():
         return None
     return f"output '{name}' shape {list(expected.shape)}: max abs error {diff.max():.3g} > atol {atol:g} + rtol {rtol:g}"
