@@ -123,10 +123,11 @@ def read_results(export_dir: Path, checkpoint_dir: Path, model: str) -> TuneResu
     results = parse_checkpoint(load_checkpoint(ckpt), model) if ckpt else TuneResults(model)
     csv_path = export_dir / "results" / INFERENCE_CSV
     if csv_path.is_file():
-        verdicts = {(m.variant, m.concurrency): m.satisfies for m in parse_inference_csv(csv_path.read_text())}
+        rows = parse_inference_csv(csv_path.read_text())
+        verdicts = {(m.variant, m.concurrency): m.satisfies for m in rows}
         results.measurements = [
             Measurement(m.variant, m.concurrency, m.throughput, m.p99_ms, m.composing,
                         verdicts.get((m.variant, m.concurrency))) for m in results.measurements]
         if not results.measurements:  # a CSV without checkpoint (copied results): use its rows as they are
-            results.measurements = [m for m in parse_inference_csv(csv_path.read_text())]
+            results.measurements = rows
     return results
