@@ -215,6 +215,7 @@ class DecoderStream:
         self._search = kaldi_decoder.FasterDecoder(decoder.graph.search_fst, decoder._options)
         self._search.init_decoding()
         self.frames = 0
+        self.latest = Transcript()  # the best partial path after the last chunk: the fallback of `finalize`
 
     def _advance(self, with_end: np.ndarray) -> None:
         self._search.advance_decoding(kaldi_decoder.DecodableCtc(with_end, offset=self.frames))
@@ -226,22 +227,22 @@ class DecoderStream:
         return self._decoder.transcript(ok, best, partial=True)
 
     def accept(self, log_probs: np.ndarray) -> Transcript:
-        """Advances over a chunk [t, V] and returns the best partial path so far."""
+        """Advances over a chunk [t, V] and returns the best partial path so far (also kept as `latest`)."""
         array = self._decoder._check(log_probs)
         if len(array):
             self._advance(np.concatenate([array, np.full((len(array), 1), self.NEVER, np.float32)], axis=1))
-        return self.partial()
+            self.latest = self.partial()
+        return self.latest
 
     def finalize(self) -> Transcript:
         """The best path ending in a real final state with its final weight; the best partial path when none is."""
-        fallback = self.partial()
         end = np.full((1, len(self._decoder.graph.tokens) + 1), self.NEVER, np.float32)
         end[0, -1] = 0.0
         self._advance(end)
         ok, best = self._search.get_best_path(use_final_probs=True)
         _, ilabels, _, _ = kaldifst.get_linear_symbol_sequence(best) if ok else (False, [], [], None)
         if not ilabels or ilabels[-1] != len(self._decoder.graph.tokens) + 1:
-            return fallback
+            return self.latest
         return self._decoder.transcript(ok, best)
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Hashable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -38,7 +38,6 @@ class _Stream:
     fbank: StreamingFbank
     frames: FrameBuffer
     search: DecoderStream
-    latest: Transcript = field(default_factory=Transcript)
 
 
 class StreamingRecognizer:
@@ -95,7 +94,7 @@ class StreamingRecognizer:
         s = self.receptive.subsampling
         for call in batch_calls(windows, s):
             for w, rows in window_outputs(call, acoustic(call.batch), windows, s).items():
-                owners[w].latest = owners[w].search.accept(rows)
+                owners[w].search.accept(rows)
                 owners[w].frames.advance(windows[w])
         for i, chunk, stream in live:
-            results[i] = stream.search.finalize() if chunk.end else stream.latest
+            results[i] = stream.search.finalize() if chunk.end else stream.search.latest
