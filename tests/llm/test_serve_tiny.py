@@ -8,6 +8,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+import tritonclient.grpc as grpcclient
+from tritonclient.utils import InferenceServerException
 
 from tests.llm import clients
 from tests.llm.conftest import build_repository, write_spec
@@ -161,6 +163,23 @@ def test_bad_requests_get_clear_errors(server):
     assert "exceeds the model's context of 256 tokens" in too_long.error
     bad = clients.grpc_stream(server.grpc_url, "llm", {"text_input": "Hello", "top_p": 2.0})
     assert "top_p must be in (0, 1]" in bad.error
+
+
+@pytest.mark.parametrize("model, values, message", [
+    ("preprocess", {"text_input": "Hello", "top_p": 2.0}, "top_p must be in (0, 1]"),
+    ("complete", {"input_ids": HELLO, "temperature": -1.0}, "temperature must be a finite number >= 0"),
+    ("complete", {"input_ids": HELLO, "max_tokens": 255}, "exceeds the model's context of 256 tokens"),
+])
+def test_bad_request_values_are_invalid_arguments(server, model, values, message):
+    """A value the model refuses is the client's error (INVALID_ARGUMENT, HTTP 400), not the server's (INTERNAL)."""
+    client = grpcclient.InferenceServerClient(server.grpc_url)
+    try:
+        with pytest.raises(InferenceServerException) as refused:
+            client.infer(model, clients.grpc_inputs(values))
+    finally:
+        client.close()
+    assert refused.value.status() == "StatusCode.INVALID_ARGUMENT", refused.value
+    assert message in refused.value.message()
 
 
 def test_cancelling_a_stream_frees_its_cache(server):

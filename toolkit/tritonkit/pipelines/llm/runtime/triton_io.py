@@ -9,6 +9,8 @@ from typing import Any
 
 import numpy as np
 
+from .engine import GenerationLimitError
+from .kv_cache import CacheBudgetError
 from .requests import parse_parameters
 
 
@@ -33,6 +35,14 @@ def request_inputs(request: Any, batched: bool) -> dict[str, np.ndarray]:
 def request_parameters(request: Any) -> dict[str, Any]:
     """The request's parameters (HTTP `parameters`, gRPC `parameters=`) as a dict."""
     return parse_parameters(request.parameters())
+
+
+def refusal(pb_utils: Any, exc: ValueError | CacheBudgetError) -> Any:
+    """The TritonError for a request refused before it runs: a full server (KV budget, live-generation limit)
+    is UNAVAILABLE, a bad value INVALID_ARG (gRPC INVALID_ARGUMENT, HTTP 400). Triton's default, INTERNAL
+    (HTTP 500), would tell the client the server broke."""
+    busy = isinstance(exc, (CacheBudgetError, GenerationLimitError))
+    return pb_utils.TritonError(str(exc), pb_utils.TritonError.UNAVAILABLE if busy else pb_utils.TritonError.INVALID_ARG)
 
 
 def batched_output(value: np.ndarray, batched: bool) -> np.ndarray:

@@ -20,6 +20,7 @@ from llm_runtime.requests import sampling_params
 from llm_runtime.triton_io import (
     RequestError,
     batched_output,
+    refusal,
     request_inputs,
     request_parameters,
     text_array,
@@ -47,7 +48,7 @@ class TritonPythonModel:
                 self.engine.admit(key, inputs["input_ids"].reshape(-1), params)
                 keys[key] = index
             except (ValueError, CacheBudgetError) as exc:
-                responses[index] = pb_utils.InferenceResponse(error=pb_utils.TritonError(str(exc)))
+                responses[index] = pb_utils.InferenceResponse(error=refusal(pb_utils, exc))
         try:
             while any(k in self.engine for k in keys):
                 for out in self.engine.step([k for k in keys if k in self.engine]):

@@ -25,6 +25,7 @@ from llm_runtime.text import text_delta
 from llm_runtime.triton_io import (
     RequestError,
     batched_output,
+    refusal,
     request_inputs,
     request_parameters,
     text_array,
@@ -100,7 +101,7 @@ class TritonPythonModel:
                     params = sampling_params(inputs, request_parameters(request), self.default_max_tokens)
                     self.engine.admit(key, inputs["input_ids"].reshape(-1), params)
             except (ValueError, CacheBudgetError) as exc:
-                sender.send(pb_utils.InferenceResponse(error=pb_utils.TritonError(str(exc))), flags=FINAL)
+                sender.send(pb_utils.InferenceResponse(error=refusal(pb_utils, exc)), flags=FINAL)
                 continue
             running.append((request, sender, key))
         try:

@@ -18,6 +18,7 @@ from llm_runtime.text import TextCodec, text_delta
 from llm_runtime.triton_io import (
     RequestError,
     batched_output,
+    refusal,
     request_inputs,
     request_parameters,
     text_array,
@@ -48,7 +49,7 @@ class TritonPythonModel:
             stop = stop_strings(inputs, parameters, "stop_strings")
             delta = text_delta(self.codec.decode, ids, new, stop, final)
         except ValueError as exc:
-            return pb_utils.InferenceResponse(error=pb_utils.TritonError(str(exc)))
+            return pb_utils.InferenceResponse(error=refusal(pb_utils, exc))
         new_ids = np.asarray(ids[len(ids) - new:], np.int64)
         reason_text = reason.reshape(-1)[0] if final else b""
         return pb_utils.InferenceResponse([

@@ -18,6 +18,7 @@ from llm_runtime.text import TextCodec
 from llm_runtime.triton_io import (
     RequestError,
     batched_output,
+    refusal,
     request_inputs,
     request_parameters,
     text_array,
@@ -43,6 +44,6 @@ class TritonPythonModel:
             ids = prompt_ids(self.codec, self.generation, inputs, parameters)
             sampling = packed_settings(inputs, parameters)
         except ValueError as exc:
-            return pb_utils.InferenceResponse(error=pb_utils.TritonError(str(exc)))
+            return pb_utils.InferenceResponse(error=refusal(pb_utils, exc))
         return pb_utils.InferenceResponse([pb_utils.Tensor("input_ids", batched_output(ids, self.batched)),
                                            pb_utils.Tensor("sampling", batched_output(text_array(sampling), self.batched))])
