@@ -5,7 +5,7 @@ import time
 import zlib
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from functools import partial
+from functools import cache, partial
 from pathlib import Path
 from typing import Literal
 
@@ -98,10 +98,13 @@ def check_metadata(client: Client, model: str, expected: pb.ModelConfig) -> Chec
     return timed("metadata", model, client.protocol, body)
 
 
-def _mismatches(golden_dir: Path, case: GoldenCase, expected: dict[str, np.ndarray], actual: dict[str, np.ndarray]) -> list[str]:
+Tolerance = Callable[[str], dict[str, float]]
+
+
+def _mismatches(tolerance: Tolerance, expected: dict[str, np.ndarray], actual: dict[str, np.ndarray]) -> list[str]:
     out = []
     for name, want in expected.items():
-        tol = tolerance_for(golden_dir, case, name)
+        tol = tolerance(name)
         problem = value_mismatch(name, want, actual.get(name), tol["atol"], tol["rtol"])
         if problem:
             out.append(problem)
@@ -120,10 +123,11 @@ def _sequence_ids(model: str, case: str) -> tuple[int, int]:
 def run_golden_case(client: Client, model: str, config: pb.ModelConfig, golden_dir: Path, case: GoldenCase) -> CheckResult:
     """Replays one golden case: a request, two interleaved sequences, or a stream."""
     outputs = [t.name for t in config.output]
+    tolerance: Tolerance = cache(partial(tolerance_for, golden_dir, case))  # read once per output, not per step
 
     def request() -> str | None:
         inputs, expected = case.steps[0]
-        problems = _mismatches(golden_dir, case, expected, client.infer(model, inputs, outputs))
+        problems = _mismatches(tolerance, expected, client.infer(model, inputs, outputs))
         return "FAIL: " + "; ".join(problems) if problems else f"{len(expected)} outputs match"
 
     def sequences() -> str | None:
@@ -133,7 +137,7 @@ def run_golden_case(client: Client, model: str, config: pb.ModelConfig, golden_d
         for k, (inputs, expected) in enumerate(case.steps):
             for seq_id in ids:  # interleave the two sequences step by step
                 got = client.infer(model, inputs, outputs, Sequence(seq_id, start=k == 0, end=k == last))
-                problems += [f"sequence {seq_id} step {k}: {p}" for p in _mismatches(golden_dir, case, expected, got)]
+                problems += [f"sequence {seq_id} step {k}: {p}" for p in _mismatches(tolerance, expected, got)]
         return "FAIL: " + "; ".join(problems[:3]) if problems else f"2 interleaved sequences x {len(case.steps)} steps match"
 
     def stream() -> str | None:
@@ -143,7 +147,7 @@ def run_golden_case(client: Client, model: str, config: pb.ModelConfig, golden_d
         got = client.stream(model, inputs, outputs)
         if len(got) != len(case.responses):
             return f"FAIL: expected {len(case.responses)} streamed responses, got {len(got)}"
-        problems = [p for want, have in zip(case.responses, got) for p in _mismatches(golden_dir, case, want, have)]
+        problems = [p for want, have in zip(case.responses, got) for p in _mismatches(tolerance, want, have)]
         return "FAIL: " + "; ".join(problems[:3]) if problems else f"{len(got)} streamed responses match"
 
     body = {"request": request, "sequence": sequences, "stream": stream}[case.kind]
