@@ -5,13 +5,15 @@ Every pipeline model takes one prompt per request: batched configs let Triton pu
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from .engine import GenerationLimitError
 from .kv_cache import CacheBudgetError
-from .requests import parse_parameters
+from .requests import parse_parameters, sampling_params
+from .sampling import SamplingParams
 
 
 class RequestError(ValueError):
@@ -35,6 +37,23 @@ def request_inputs(request: Any, batched: bool) -> dict[str, np.ndarray]:
 def request_parameters(request: Any) -> dict[str, Any]:
     """The request's parameters (HTTP `parameters`, gRPC `parameters=`) as a dict."""
     return parse_parameters(request.parameters())
+
+
+def generation_request(request: Any, batched: bool, default_max_tokens: int) -> tuple[np.ndarray, SamplingParams]:
+    """The prompt ids and sampling settings of a `generate` or `complete` request (what `Engine.admit` takes)."""
+    inputs = request_inputs(request, batched)
+    if "input_ids" not in inputs:
+        raise RequestError("input 'input_ids' is required")
+    return inputs["input_ids"].reshape(-1), sampling_params(inputs, request_parameters(request), default_max_tokens)
+
+
+def generation_outputs(token_ids: Sequence[int], generated: Sequence[int], finish_reason: str, stop: Sequence[str],
+                       batched: bool) -> dict[str, np.ndarray]:
+    """The outputs `generate` and `complete` share, by name: new ids, all generated ids, finish reason, stop strings."""
+    values = {"token_ids": np.asarray(token_ids, np.int64), "generated_ids": np.asarray(generated, np.int64),
+              "finish_reason": text_array(finish_reason),
+              "stop_strings": np.array([s.encode("utf-8") for s in stop], dtype=object)}
+    return {name: batched_output(value, batched) for name, value in values.items()}
 
 
 def refusal(pb_utils: Any, exc: ValueError | CacheBudgetError) -> Any:

@@ -9,22 +9,13 @@ import itertools
 import os
 import sys
 
-import numpy as np
 import triton_python_backend_utils as pb_utils
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from llm_runtime import assets
 from llm_runtime.kv_cache import CacheBudgetError
 from llm_runtime.loading import load_engine
-from llm_runtime.requests import sampling_params
-from llm_runtime.triton_io import (
-    RequestError,
-    batched_output,
-    refusal,
-    request_inputs,
-    request_parameters,
-    text_array,
-)
+from llm_runtime.triton_io import generation_outputs, generation_request, refusal
 
 
 class TritonPythonModel:
@@ -40,12 +31,9 @@ class TritonPythonModel:
         keys = {}
         for index, request in enumerate(requests):
             try:
-                inputs = request_inputs(request, self.batched)
-                if "input_ids" not in inputs:
-                    raise RequestError("input 'input_ids' is required")
-                params = sampling_params(inputs, request_parameters(request), self.default_max_tokens)
+                prompt, params = generation_request(request, self.batched, self.default_max_tokens)
                 key = next(self.keys)
-                self.engine.admit(key, inputs["input_ids"].reshape(-1), params)
+                self.engine.admit(key, prompt, params)
                 keys[key] = index
             except (ValueError, CacheBudgetError) as exc:
                 responses[index] = pb_utils.InferenceResponse(error=refusal(pb_utils, exc))
@@ -62,10 +50,5 @@ class TritonPythonModel:
         return responses
 
     def _response(self, out):
-        generated = np.asarray(out.generated, np.int64)
-        stop = np.array([s.encode("utf-8") for s in out.stop], dtype=object)
-        tensors = [pb_utils.Tensor("token_ids", batched_output(generated, self.batched)),
-                   pb_utils.Tensor("generated_ids", batched_output(generated, self.batched)),
-                   pb_utils.Tensor("finish_reason", batched_output(text_array(out.finish_reason), self.batched)),
-                   pb_utils.Tensor("stop_strings", batched_output(stop, self.batched))]
-        return pb_utils.InferenceResponse(output_tensors=tensors)
+        outputs = generation_outputs(out.generated, out.generated, out.finish_reason, out.stop, self.batched)
+        return pb_utils.InferenceResponse(output_tensors=[pb_utils.Tensor(k, v) for k, v in outputs.items()])

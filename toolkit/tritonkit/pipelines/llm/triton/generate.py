@@ -13,21 +13,19 @@ import sys
 import threading
 import time
 
-import numpy as np
 import triton_python_backend_utils as pb_utils
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from llm_runtime import assets
 from llm_runtime.kv_cache import CacheBudgetError
 from llm_runtime.loading import load_engine
-from llm_runtime.requests import sampling_params
 from llm_runtime.text import text_delta
 from llm_runtime.triton_io import (
     RequestError,
     batched_output,
+    generation_outputs,
+    generation_request,
     refusal,
-    request_inputs,
-    request_parameters,
     text_array,
 )
 
@@ -95,11 +93,7 @@ class TritonPythonModel:
                 if key in self.expired:
                     raise RequestError(f"request {key} was idle for over {self.idle_s:.0f} s and its KV cache was freed")
                 if key not in self.engine:
-                    inputs = request_inputs(request, self.batched)
-                    if "input_ids" not in inputs:
-                        raise RequestError("input 'input_ids' is required")
-                    params = sampling_params(inputs, request_parameters(request), self.default_max_tokens)
-                    self.engine.admit(key, inputs["input_ids"].reshape(-1), params)
+                    self.engine.admit(key, *generation_request(request, self.batched, self.default_max_tokens))
             except (ValueError, CacheBudgetError) as exc:
                 sender.send(pb_utils.InferenceResponse(error=refusal(pb_utils, exc)), flags=FINAL)
                 continue
@@ -128,15 +122,10 @@ class TritonPythonModel:
             self.metrics.update(self.engine)
 
     def _response(self, token_ids, generated, finish_reason, stop, text):
-        stop_strings = np.array([s.encode("utf-8") for s in stop], dtype=object)
-        tensors = [] if text is None else [pb_utils.Tensor("text_output", batched_output(text_array(text), self.batched))]
-        tensors += [
-            pb_utils.Tensor("stop_strings", batched_output(stop_strings, self.batched)),
-            pb_utils.Tensor("token_ids", batched_output(np.asarray(token_ids, np.int64), self.batched)),
-            pb_utils.Tensor("generated_ids", batched_output(np.asarray(generated, np.int64), self.batched)),
-            pb_utils.Tensor("finish_reason", batched_output(text_array(finish_reason), self.batched)),
-        ]
-        return pb_utils.InferenceResponse(output_tensors=tensors)
+        outputs = generation_outputs(token_ids, generated, finish_reason, stop, self.batched)
+        if text is not None:
+            outputs["text_output"] = batched_output(text_array(text), self.batched)
+        return pb_utils.InferenceResponse(output_tensors=[pb_utils.Tensor(k, v) for k, v in outputs.items()])
 
     def finalize(self):
         self.stopping.set()
