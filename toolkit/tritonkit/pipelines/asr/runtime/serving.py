@@ -1,11 +1,14 @@
 """What the ASR Triton adapters share: the graph folder of a sibling model, decoder settings from config
-parameters, and a transcript as outputs. Duck-typed (no Triton import), so it is unit-testable."""
+parameters, and a transcript or a bad request as a response. Duck-typed (Triton's `pb_utils` is passed in), so it
+is unit-testable."""
 from __future__ import annotations
 
 import json
 import re
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from .decoder import DecoderConfig, Transcript
 
@@ -51,6 +54,13 @@ def decoder_config(params: dict[str, str]) -> DecoderConfig:
                          subsampling=number("subsampling", int, default.subsampling))
 
 
-def words_json(transcript: Transcript) -> str:
-    """Per-word times as JSON: [{"word": ..., "start_s": ..., "end_s": ...}, ...]."""
-    return json.dumps([{"word": w.word, "start_s": round(w.start_s, 3), "end_s": round(w.end_s, 3)} for w in transcript.words])
+def transcript_response(pb_utils: Any, transcript: Transcript) -> Any:
+    """A request's TRANSCRIPT and WORDS, per-word times as JSON: [{"word": ..., "start_s": ..., "end_s": ...}, ...]."""
+    words = json.dumps([{"word": w.word, "start_s": round(w.start_s, 3), "end_s": round(w.end_s, 3)} for w in transcript.words])
+    return pb_utils.InferenceResponse([pb_utils.Tensor("TRANSCRIPT", np.array([[transcript.text]], dtype=object)),
+                                       pb_utils.Tensor("WORDS", np.array([[words]], dtype=object))])
+
+
+def invalid_arg(pb_utils: Any, problem: object) -> Any:
+    """A request's error response for bad input (INVALID_ARG, HTTP 400): the client's to fix, not a server fault."""
+    return pb_utils.InferenceResponse(error=pb_utils.TritonError(str(problem), pb_utils.TritonError.INVALID_ARG))

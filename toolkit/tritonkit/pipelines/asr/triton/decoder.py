@@ -8,12 +8,11 @@ import json
 import os
 import sys
 
-import numpy as np
 import triton_python_backend_utils as pb_utils
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from asr_runtime.decoder import Graph, WfstDecoder
-from asr_runtime.serving import decoder_config, graph_folder, parameters, words_json
+from asr_runtime.serving import decoder_config, graph_folder, invalid_arg, parameters, transcript_response
 
 
 class TritonPythonModel:
@@ -30,8 +29,5 @@ class TritonPythonModel:
         try:
             result = self.decoder.decode(log_probs[0])
         except ValueError as exc:
-            return pb_utils.InferenceResponse(error=pb_utils.TritonError(str(exc), pb_utils.TritonError.INVALID_ARG))
-        return pb_utils.InferenceResponse([
-            pb_utils.Tensor("TRANSCRIPT", np.array([[result.text]], dtype=object)),
-            pb_utils.Tensor("WORDS", np.array([[words_json(result)]], dtype=object)),
-        ])
+            return invalid_arg(pb_utils, exc)
+        return transcript_response(pb_utils, result)

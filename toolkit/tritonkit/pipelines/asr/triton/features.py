@@ -12,7 +12,7 @@ import triton_python_backend_utils as pb_utils
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from asr_runtime.features import MAX_AUDIO_SECONDS, compute_fbank
-from asr_runtime.serving import parameters
+from asr_runtime.serving import invalid_arg, parameters
 
 
 class TritonPythonModel:
@@ -27,13 +27,9 @@ class TritonPythonModel:
         pcm = pb_utils.get_input_tensor_by_name(request, "PCM").as_numpy()
         rate = pb_utils.get_input_tensor_by_name(request, "SAMPLE_RATE").as_numpy()
         if pcm.shape[0] != 1:
-            return _error(f"send one utterance per request (batch size 1), got {pcm.shape[0]}")
+            return invalid_arg(pb_utils, f"send one utterance per request (batch size 1), got {pcm.shape[0]}")
         try:
             features = compute_fbank(pcm[0], int(rate.reshape(-1)[0]), self.max_seconds)
         except ValueError as exc:
-            return _error(str(exc))
+            return invalid_arg(pb_utils, exc)
         return pb_utils.InferenceResponse([pb_utils.Tensor("FEATURES", features[None])])
-
-
-def _error(message):
-    return pb_utils.InferenceResponse(error=pb_utils.TritonError(message, pb_utils.TritonError.INVALID_ARG))

@@ -10,13 +10,12 @@ import json
 import os
 import sys
 
-import numpy as np
 import triton_python_backend_utils as pb_utils
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from asr_runtime.decoder import Graph, WfstDecoder
 from asr_runtime.features import MAX_CHUNK_SECONDS
-from asr_runtime.serving import decoder_config, graph_folder, parameters, sibling_parameter, words_json
+from asr_runtime.serving import decoder_config, graph_folder, invalid_arg, parameters, sibling_parameter, transcript_response
 from asr_runtime.stream_windows import Receptive
 from asr_runtime.streaming import Chunk, StreamingRecognizer
 from asr_runtime.streams import StreamLimitError, UnknownStreamError
@@ -56,10 +55,8 @@ def _value(request, name, scalar=True):
 
 
 def _response(result):
+    if isinstance(result, (UnknownStreamError, StreamLimitError, ValueError)):
+        return invalid_arg(pb_utils, result)
     if isinstance(result, Exception):
-        code = pb_utils.TritonError.INVALID_ARG if isinstance(result, (UnknownStreamError, StreamLimitError, ValueError)) else pb_utils.TritonError.INTERNAL
-        return pb_utils.InferenceResponse(error=pb_utils.TritonError(str(result), code))
-    return pb_utils.InferenceResponse([
-        pb_utils.Tensor("TRANSCRIPT", np.array([[result.text]], dtype=object)),
-        pb_utils.Tensor("WORDS", np.array([[words_json(result)]], dtype=object)),
-    ])
+        return pb_utils.InferenceResponse(error=pb_utils.TritonError(str(result), pb_utils.TritonError.INTERNAL))
+    return transcript_response(pb_utils, result)
