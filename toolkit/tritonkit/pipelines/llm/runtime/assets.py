@@ -6,7 +6,6 @@ their own model folder (parameter `decoder_model`), so the weights are stored an
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -60,10 +59,6 @@ def int_parameter(params: dict[str, str], name: str, default: int) -> int:
 def float_parameter(params: dict[str, str], name: str, default: float) -> float:
     value = params.get(name, "")
     return float(value) if value.strip() else default
-
-
-def threads_default() -> int:
-    return os.cpu_count() or 1
 
 
 def decoder_context(initialize_args: dict[str, str]) -> tuple[dict[str, Any], dict[str, str], Path]:

@@ -7,7 +7,6 @@ with the requests Triton scheduled; tests and benchmarks call it in a loop.
 """
 from __future__ import annotations
 
-import time
 from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -39,7 +38,6 @@ class Generation:
     pending: np.ndarray
     generated: list[int] = field(default_factory=list)
     finish_reason: str | None = None
-    admitted_at: float = field(default_factory=time.monotonic)
 
 
 @dataclass

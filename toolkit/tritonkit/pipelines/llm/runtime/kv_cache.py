@@ -66,7 +66,6 @@ class KVCachePool:
         self.budget_bytes = int(budget_bytes)
         self.caches: dict[Hashable, KVCache] = {}
         self.reserved_bytes = 0
-        self.peak_bytes = 0
 
     def bytes_for(self, positions: int) -> int:
         return positions * self.geometry.bytes_per_token
@@ -93,7 +92,6 @@ class KVCachePool:
         cache = KVCache(np.empty(shape, g.dtype), np.empty(shape, g.dtype))
         self.caches[key] = cache
         self.reserved_bytes += need
-        self.peak_bytes = max(self.peak_bytes, self.reserved_bytes)
         return cache
 
     def free(self, key: Hashable) -> bool:
