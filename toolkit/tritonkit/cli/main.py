@@ -5,13 +5,17 @@ of a second; `tritonkit --help`, `--version` and `validate` must not pay for the
 """
 from __future__ import annotations
 
+import contextlib
 import importlib
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import click
 
 from tritonkit import TRITON_VERSION, __version__
+
+_AS_JSON = "tritonkit.as_json"
 
 
 @dataclass(frozen=True)
@@ -83,6 +87,29 @@ class LazyGroup(click.Group):
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         entry = self.lazy_commands.get(cmd_name)
         return entry.load() if entry is not None else None
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        """Notes whether --json was asked for (before any `--`), so a usage error can answer in JSON too."""
+        ctx.meta[_AS_JSON] = "--json" in (args[:args.index("--")] if "--" in args else args)
+        with self._one_line_usage_errors(ctx):
+            return super().parse_args(ctx, args)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        with self._one_line_usage_errors(ctx):
+            return super().invoke(ctx)
+
+    @contextlib.contextmanager
+    def _one_line_usage_errors(self, ctx: click.Context) -> Iterator[None]:
+        """Click's usage errors, here and in every subcommand, become one `file: field: problem; fix` line."""
+        try:
+            yield
+        except click.UsageError as exc:
+            from tritonkit.cli.output import OneLineUsageError, usage_problem  # only on failure: keeps --help fast
+
+            # A group run bare shows its help (NoArgsIsHelpError, click 8.2+; 8.1 exits instead).
+            if isinstance(exc, OneLineUsageError) or type(exc).__name__ == "NoArgsIsHelpError":
+                raise
+            raise OneLineUsageError(usage_problem(exc), ctx.meta.get(_AS_JSON, False)) from None
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         """The `Commands:` section as click writes it, from the stored short help: nothing is imported."""

@@ -1,6 +1,8 @@
 """How commands report: one-line errors with exit code 2, a table or JSON on success."""
 from __future__ import annotations
 
+import dataclasses
+import difflib
 import functools
 import json
 import sys
@@ -22,13 +24,57 @@ def reports_errors(func: F) -> F:
         try:
             return func(*args, **kwargs)
         except TritonkitError as exc:
-            if kwargs.get("as_json"):
-                emit_json({"ok": False, "errors": [p.__dict__ for p in exc.problems]})
-            for line in exc.lines():
-                click.echo(line, err=True)
+            # A problem with a command-line option has no file: the command stands in, as for usage errors.
+            ctx = click.get_current_context(silent=True)
+            command = ctx.command_path if ctx is not None else "tritonkit"
+            report_problems([p if p.file else dataclasses.replace(p, file=command) for p in exc.problems], bool(kwargs.get("as_json")))
             sys.exit(exc.exit_code)
 
     return wrapper  # type: ignore[return-value]
+
+
+def report_problems(problems: list[Problem], as_json: bool) -> None:
+    """The one rendering of failures: `{"ok": false, "errors": [...]}` on stdout with --json, one line each on stderr."""
+    if as_json:
+        emit_json({"ok": False, "errors": [p.__dict__ for p in problems]})
+    for problem in problems:
+        click.echo(problem.line(), err=True)
+
+
+class OneLineUsageError(click.UsageError):
+    """A click usage error (unknown option, bad value, missing argument) shown the house way:
+    one `tritonkit CMD: --option: problem; fix` line, and JSON on stdout when --json was given."""
+
+    def __init__(self, problem: Problem, as_json: bool) -> None:
+        super().__init__(problem.line())
+        self.problem, self.as_json = problem, as_json
+
+    def show(self, file: Any = None) -> None:
+        report_problems([self.problem], self.as_json)
+
+
+def usage_problem(exc: click.UsageError) -> Problem:
+    """`exc` as a located Problem: the command as file, the option or argument as field, click's message as
+    problem, a close option or command name or --help as fix."""
+    command = exc.ctx.command_path if exc.ctx is not None else "tritonkit"
+    fix = f"see '{command} --help'"
+    message = exc.format_message()
+    field = "arguments"
+    if isinstance(exc, click.NoSuchOption):
+        field, message = exc.option_name, f"no such option {exc.option_name!r}"
+        fix = f"did you mean {' or '.join(sorted(exc.possibilities))}? ({fix})" if exc.possibilities else fix
+    elif isinstance(exc, click.BadParameter) and exc.param is not None:
+        param = exc.param
+        field = max(param.opts, key=len) if isinstance(param, click.Option) else param.human_readable_name
+        if not isinstance(exc, click.MissingParameter):
+            message = exc.message
+    elif message.startswith("No such command") and exc.ctx is not None and isinstance(exc.ctx.command, click.Group):
+        field, wrong = "COMMAND", message.split("'")[1]
+        message = f"no such command {wrong!r}"  # without click's own suggestion, which not every click version makes
+        close = difflib.get_close_matches(wrong, exc.ctx.command.list_commands(exc.ctx), n=1)
+        fix = f"did you mean '{close[0]}'? ({fix})" if close else fix
+    problem = message.rstrip(".").replace("; ", ", ")
+    return Problem(command, field, problem[:1].lower() + problem[1:], fix)
 
 
 def echo_warnings(warnings: list[Problem]) -> None:
