@@ -10,14 +10,13 @@ import json
 from pathlib import Path
 from typing import Any
 
-from tritonkit.pipelines.llm.export import kv_graph
+from tritonkit.pipelines.llm.export import chat_format, kv_graph
 
 SPECIAL_TOKENS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
 VOCAB = 256 + len(SPECIAL_TOKENS)
 MAX_POSITIONS = 256
 #: ChatML, as SmolLM2 uses it (the runtime formats chats from these strings, see runtime/chat.py).
-CHAT = {"message": "<|im_start|>{role}\n{content}<|im_end|>\n", "generation_prompt": "<|im_start|>assistant\n",
-        "default_system": None}
+CHAT = dict(chat_format.CHATML, default_system=None)
 
 
 def make_decoder(seed: int = 0) -> Any:
