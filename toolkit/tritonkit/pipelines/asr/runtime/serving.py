@@ -21,8 +21,8 @@ def parameters(model_config: dict[str, Any]) -> dict[str, str]:
 def graph_folder(model_dir: str | Path, sibling: str) -> Path:
     """`<repository>/<sibling>/<highest version>`, which must hold the TLG.fst the build made from `asr_graph:`."""
     root = Path(model_dir).parent / sibling
-    versions = sorted((int(p.name) for p in root.iterdir() if p.name.isdigit() and p.is_dir()), reverse=True) if root.is_dir() else []
-    folder = root / str(versions[0] if versions else 1)
+    versions = [int(p.name) for p in root.iterdir() if p.name.isdigit() and p.is_dir()] if root.is_dir() else []
+    folder = root / str(max(versions, default=1))
     if not (folder / "TLG.fst").is_file():
         raise FileNotFoundError(f"{folder} has no TLG.fst: give the '{sibling}' model an asr_graph: section in the spec "
                                 "(or set parameter graph_model to the model that has one)")
