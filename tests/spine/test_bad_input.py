@@ -248,6 +248,9 @@ CASES = [
     # --- model files
     Case("files-path-wrong", lambda p: p.model("encoder").update(files={"model.py": "models/encodr.py"}), E + "files.model.py: ", ("'models/encodr.py' not found",)),
     Case("files-python-without-model-py", lambda p: p.model("encoder").update(files={"helpers.py": "models/encoder.py"}), E + "files: ", ("no 'model.py'",)),
+    Case("files-model-py-is-a-folder", lambda p: p.model("encoder")["files"].update({"model.py": "models"}), E + "files.model.py: ",
+         exact=E + "files.model.py: 'models' is a folder, but the Python backend loads model.py as a file; "
+                   "point model.py at the model's Python file (a folder can go in under another name, e.g. lib: models)"),
     Case("files-python-no-files", lambda p: p.model("cls").pop("files"), P + "models.cls.files: ", ("no 'model.py'",)),
     Case("files-absolute-outside", lambda p: p.model("encoder")["files"].update({"model.py": "/etc/passwd"}), E + "files.model.py: ", ("'/etc/passwd' resolves to /etc/passwd", OUT)),
     Case("files-dotdot-outside", lambda p: p.model("encoder")["files"].update({"model.py": outside(p)}), E + "files.model.py: ", ("'../outside.py'", OUT)),

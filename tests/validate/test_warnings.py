@@ -122,3 +122,14 @@ def test_bls_callee_pending_export_is_taken_on_trust() -> None:
     caller = {"caller": bls_config(decoupled=True)["caller"]}
     assert [f.problem for f in semantic_findings(caller)] == ["model 'gen' does not exist"]
     assert semantic_findings(caller, frozenset({"gen"})) == []
+
+
+def test_backend_no_image_ships_warns_with_the_close_name(tmp_path: Path) -> None:
+    """`backend: pyhton` passes Triton's config checks but fails to load wherever no such custom backend is installed."""
+    typo = {"m": (f'backend: "pyhton"\nmax_batch_size: 8\n{IO}', {"1/model.py": ""})}
+    assert outcome(tmp_path / "a", typo) == ([], [
+        "m/config.pbtxt: backend: no Triton image ships a backend 'pyhton', so Triton loads it only where a custom backend "
+        "of that name is installed; did you mean 'python'? (a custom backend goes in the server's backends folder)"])
+    custom = {"m": (f'backend: "acme"\nmax_batch_size: 8\n{IO}', {"1/model.py": ""})}
+    assert outcome(tmp_path / "b", custom)[1][0].startswith("m/config.pbtxt: backend: no Triton image ships a backend 'acme'")
+    assert outcome(tmp_path / "c", {"m": python(IO)}) == ([], [])

@@ -107,6 +107,7 @@ def _collect_copies(name: str, spec: ModelSpec, origin: Path, root: Path, shown:
     copies: dict[str, Path] = {}
     problems: list[Problem] = []
     prefix = f"models.{name}"
+    entry = spec.default_model_filename or "model.py"
     for field_path, rel_dest, source in copied_files(spec):
         src = resolve_spec_path(source, origin.parent)
         dest = PurePosixPath(rel_dest)
@@ -118,6 +119,8 @@ def _collect_copies(name: str, spec: ModelSpec, origin: Path, root: Path, shown:
             continue
         if dest.is_absolute() or ".." in dest.parts or not dest.parts:
             problems.append(Problem(shown, where, f"destination '{rel_dest}' leaves the model directory", "use a plain file name such as model.py"))
+        elif is_dir and spec.backend == "python" and dest.parts[1:] == (entry,):
+            problems.append(Problem(shown, where, f"'{source}' is a folder, but the Python backend loads {entry} as a file", f"point {entry} at the model's Python file (a folder can go in under another name, e.g. lib: {source})"))
         elif is_dir:
             for path in sorted(p for p in src.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
                 inner = f"{source}/{path.relative_to(src).as_posix()}"
@@ -131,7 +134,6 @@ def _collect_copies(name: str, spec: ModelSpec, origin: Path, root: Path, shown:
         else:
             copies[str(dest)] = src
     if spec.backend == "python":
-        entry = spec.default_model_filename or "model.py"
         if any(entry not in spec.files_of(v) for v in spec.versions):
             problems.append(Problem(shown, f"{prefix}.files", f"Python backend model has no '{entry}' among its files", f"add files: {{{entry}: path/to/{entry}}}"))
     return copies, problems

@@ -7,6 +7,7 @@ that leaves the backend folder (TritonModel::GetBackendLibraryProperties).
 """
 from __future__ import annotations
 
+import difflib
 import posixpath
 
 from tritonkit.model_config import pb
@@ -20,6 +21,10 @@ _BACKEND_OF_PLATFORM = {
     "onnxruntime_onnx": "onnxruntime", "pytorch_libtorch": "pytorch",
 }
 _PLATFORMS = ", ".join([*_BACKEND_OF_PLATFORM, "ensemble"])
+# Backends of the Triton 24.10 images (/opt/tritonserver/backends; vllm and tensorrtllm ship in their own
+# images). Any other name loads only where a custom backend of that name is installed, so it is usually a typo.
+KNOWN_BACKENDS = ("dali", "fil", "identity", "onnxruntime", "openvino", "python", "pytorch", "repeat", "square",
+                  "tensorflow", "tensorrt", "tensorrtllm", "vllm")
 
 
 def resolved_platform_backend(c: pb.ModelConfig) -> tuple[str, str] | None:
@@ -34,6 +39,11 @@ def check_backend(name: str, c: pb.ModelConfig, resolved: tuple[str, str] | None
     """Findings on `platform`, `backend` and `runtime` (Triton's meaning, see the module docstring);
     `resolved` is resolved_platform_backend(c), which the caller needs too."""
     found = _check_pair(name, c, resolved)
+    if resolved and resolved[1] and resolved[1] not in KNOWN_BACKENDS:
+        close = difflib.get_close_matches(resolved[1], KNOWN_BACKENDS, n=1)
+        fix = f"did you mean '{close[0]}'?" if close else f"use one of {', '.join(KNOWN_BACKENDS)}"
+        found.append(Finding(name, "backend", f"no Triton image ships a backend '{resolved[1]}', so Triton loads it only where a custom backend of that name is installed",
+                             f"{fix} (a custom backend goes in the server's backends folder)", "warning"))
     if resolved and resolved[1] == "python" and c.default_model_filename and not c.default_model_filename.endswith(".py"):
         found.append(Finding(name, "default_model_filename", f"'{c.default_model_filename}' is not a .py file, which the Python backend refuses", "name the Python model file <name>.py (the default is model.py)"))
     runtime = c.runtime
