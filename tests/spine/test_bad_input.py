@@ -207,6 +207,8 @@ CASES = [
     Case("yaml-top-level-list", lambda p: p.raw.update({"tritonkit.yaml": "- encoder\n- counter\n"}), T + "top level: ", ("is a list, not a mapping",)),
     Case("yaml-top-level-scalar", lambda p: p.raw.update({"tritonkit.yaml": "just some text\n"}), T + "top level: ", ("is a str, not a mapping",)),
     Case("yaml-empty-file", lambda p: p.raw.update({"tritonkit.yaml": "# nothing here yet\n"}), T + "models: ", ("no models are defined",)),
+    Case("yaml-two-documents", lambda p: p.raw.update({"tritonkit.yaml": "version: 1\n---\nversion: 1\n"}), T + "line 2, column 1: ",
+         exact=T + "line 2, column 1: invalid YAML: expected a single document in the stream, but found another document; fix the YAML syntax at that position"),
     Case("yaml-broken-included-file", lambda p: p.raw.update({"ensembles/pipe.yaml": "models: {pre: [}\n"}), P + "line 1, column 16: ", ("invalid YAML",)),
     # --- unknown keys, with the closest known key as the fix
     Case("unknown-key-top-level", lambda p: p.top.update(modles=p.top.pop("models")), T + "modles: ", ("did you mean 'models'?",)),

@@ -86,6 +86,8 @@ def read_yaml_mapping(path: Path, shown: str) -> dict[str, Any]:
         mark = exc.problem_mark or exc.context_mark
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         problem = (exc.problem or exc.context or "invalid YAML").strip()
+        if problem.startswith("but ") and exc.context:  # "but found another document" needs what was expected
+            problem = f"{exc.context.strip()}, {problem}"
         raise TritonkitError(shown, where, f"invalid YAML: {problem}", "fix the YAML syntax at that position") from None
     except yaml.YAMLError as exc:
         raise TritonkitError(shown, "", f"invalid YAML: {exc}", "fix the YAML syntax") from None
