@@ -190,6 +190,12 @@ def add_exported_model(p: Project, name: str) -> None:
     p.top["models"][name] = {"max_batch_size": 4, "source": {"python": "models.encoder:build"}}
 
 
+def include_latin1(p: Project) -> None:
+    """An included file saved as Latin-1: the 'è' of 'modèle' is the single byte 0xe8, not UTF-8."""
+    (p.root / "ensembles" / "latin1.yaml").write_bytes("# ok\nmodels: {mod\xe8le: {}}\n".encode("latin-1"))
+    p.top["include"].append("ensembles/latin1.yaml")
+
+
 OUT = "outside the project folder"
 
 T = "tritonkit.yaml: "
@@ -209,6 +215,8 @@ CASES = [
     Case("yaml-empty-file", lambda p: p.raw.update({"tritonkit.yaml": "# nothing here yet\n"}), T + "models: ", ("no models are defined",)),
     Case("yaml-two-documents", lambda p: p.raw.update({"tritonkit.yaml": "version: 1\n---\nversion: 1\n"}), T + "line 2, column 1: ",
          exact=T + "line 2, column 1: invalid YAML: expected a single document in the stream, but found another document; fix the YAML syntax at that position"),
+    Case("yaml-included-file-not-utf8", include_latin1, "ensembles/latin1.yaml: line 2, column 13 (byte 17): ",
+         exact="ensembles/latin1.yaml: line 2, column 13 (byte 17): not UTF-8 text (byte 0xe8 cannot be decoded); save the file as UTF-8"),
     Case("yaml-broken-included-file", lambda p: p.raw.update({"ensembles/pipe.yaml": "models: {pre: [}\n"}), P + "line 1, column 16: ", ("invalid YAML",)),
     # --- unknown keys, with the closest known key as the fix
     Case("unknown-key-top-level", lambda p: p.top.update(modles=p.top.pop("models")), T + "modles: ", ("did you mean 'models'?",)),
@@ -398,3 +406,13 @@ def test_dry_run_and_json_report_the_same_problem(built: Path, tmp_path: Path) -
         "fix": "lower it or raise max_batch_size",
     }
     assert snapshot(root) == before
+
+
+@pytest.mark.parametrize("args", [["build"], ["build", "-f", "specs/missing.yaml"]], ids=["default", "dash-f"])
+def test_missing_spec_file_is_one_line(args: list[str], tmp_path: Path) -> None:
+    """No spec file: the file is named, the field says it is the file itself, and nothing is written."""
+    shown = args[-1] if "-f" in args else "tritonkit.yaml"
+    outcome = run_in_process(args, tmp_path)
+    line = f"{shown}: file: not found; create it or pass the right path with -f"
+    assert assert_one_line_errors(outcome, line) == [line]
+    assert list(tmp_path.iterdir()) == []

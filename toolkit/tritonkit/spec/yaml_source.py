@@ -70,14 +70,27 @@ def _load(text: str, shown: str) -> Any:
         loader.dispose()
 
 
+def _not_utf8(shown: str, raw: bytes, exc: UnicodeDecodeError) -> TritonkitError:
+    """Where the first byte that is not UTF-8 sits (line, column, byte offset), so the user can find it in an editor."""
+    line_start = raw.rfind(b"\n", 0, exc.start) + 1
+    line = raw.count(b"\n", 0, exc.start) + 1
+    column = len(raw[line_start:exc.start].decode("utf-8")) + 1  # the bytes before the bad one decoded
+    where = f"line {line}, column {column} (byte {exc.start})"
+    return TritonkitError(shown, where, f"not UTF-8 text (byte 0x{raw[exc.start]:02x} cannot be decoded)", "save the file as UTF-8")
+
+
 def read_yaml_mapping(path: Path, shown: str) -> dict[str, Any]:
     """Loads `path` as a mapping; `shown` is how the file is named in errors."""
     try:
-        text = path.read_text(encoding="utf-8")
+        raw = path.read_bytes()
     except FileNotFoundError:
-        raise TritonkitError(shown, "", "file not found", "create it or pass the right path with -f") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise TritonkitError(shown, "", f"cannot read file ({exc.__class__.__name__})", "check the path and that it is UTF-8 text") from None
+        raise TritonkitError(shown, "file", "not found", "create it or pass the right path with -f") from None
+    except OSError as exc:
+        raise TritonkitError(shown, "file", f"cannot read it ({exc.strerror or exc.__class__.__name__})", "check the path and its permissions") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise _not_utf8(shown, raw, exc) from None
     try:
         data = _load(text, shown)
     except RecursionError:
