@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 from tests.conftest import require, run_cli
+from tests.spine.cli_contract import ERROR_LINE
 
 require("kubernetes_validate", "pip install tritonkit[deploy]")
 
@@ -244,17 +245,18 @@ def test_nothing_secret_in_any_file_or_output(classifier: Path, k8s: Path, kserv
 
 
 @pytest.mark.parametrize("args, expected", [
-    ((), "--repository: is missing; pass the s3:// URL"),
-    (("--repository", "https://bucket/prefix"), "--repository: 'https://bucket/prefix' is not an s3:// URL"),
-    (("--repository", S3, "--image", "nvcr.io/nvidia/tritonserver"), "--image: image 'nvcr.io/nvidia/tritonserver' is not pinned"),
-    (("--repository", S3, "--image", "nvcr.io/nvidia/tritonserver:latest"), "--image: image 'nvcr.io/nvidia/tritonserver:latest' is not pinned"),
-    (("--repository", S3, "--name", "Bad_Name"), "--name: 'Bad_Name' is not a Kubernetes name"),
+    ((), "tritonkit deploy k8s: --repository: is missing; pass the s3:// URL"),
+    (("--repository", "https://bucket/prefix"), "tritonkit deploy k8s: --repository: 'https://bucket/prefix' is not an s3:// URL"),
+    (("--repository", S3, "--image", "nvcr.io/nvidia/tritonserver"), "tritonkit deploy k8s: --image: image 'nvcr.io/nvidia/tritonserver' is not pinned"),
+    (("--repository", S3, "--image", "nvcr.io/nvidia/tritonserver:latest"), "tritonkit deploy k8s: --image: image 'nvcr.io/nvidia/tritonserver:latest' is not pinned"),
+    (("--repository", S3, "--name", "Bad_Name"), "tritonkit deploy k8s: --name: 'Bad_Name' is not a Kubernetes name"),
 ])
 def test_bad_input_is_one_line_exit_2_and_writes_nothing(classifier: Path, tmp_path: Path, args: tuple[str, ...], expected: str) -> None:
     out = tmp_path / "out"
     done = deploy(classifier, "k8s", *args, "--out", str(out))
     assert done.returncode == 2
     assert done.stderr.strip().startswith(expected) and len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert ERROR_LINE.match(done.stderr.strip()), done.stderr
     assert not out.exists()
 
 

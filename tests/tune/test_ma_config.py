@@ -98,8 +98,10 @@ def test_docker_launch_profiles_the_built_repository_in_the_deploy_image(batchy_
 def test_remote_launch_without_a_running_server_is_one_line(batchy_project: Path) -> None:
     from tritonkit.errors import TritonkitError
 
-    with pytest.raises(TritonkitError, match="no running server found for remote launch.*tritonkit serve --background"):
+    with pytest.raises(TritonkitError, match="no running server found for remote launch.*tritonkit serve --background") as refused:
         prepare(TuneOptions("batchy", batchy_project, launch="remote", dry_run=True))
+    # the option is the field; the file is left to the CLI edge, which names the command there
+    assert (refused.value.file, refused.value.field) == ("", "--launch")
 
 
 def test_bls_config_lists_the_models_it_calls(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

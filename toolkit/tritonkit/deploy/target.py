@@ -83,26 +83,26 @@ def _check_options(project: Project, opts: Options, image: str) -> list[Problem]
     spec = shown_path(project.spec_path)
     problems = []
     if not opts.repository_url:
-        problems.append(Problem("--repository", "", "is missing", "pass the s3:// URL `tritonkit publish` wrote, e.g. --repository s3://bucket/prefix"))
+        problems.append(Problem("", "--repository", "is missing", "pass the s3:// URL `tritonkit publish` wrote, e.g. --repository s3://bucket/prefix"))
     elif not _S3_URL.match(opts.repository_url):
-        problems.append(Problem("--repository", "", f"{opts.repository_url!r} is not an s3:// URL", "write s3://bucket/prefix (s3://host:port/bucket/prefix for MinIO)"))
+        problems.append(Problem("", "--repository", f"{opts.repository_url!r} is not an s3:// URL", "write s3://bucket/prefix (s3://host:port/bucket/prefix for MinIO)"))
     if opts.name is not None and not _DNS_LABEL.match(opts.name):
-        problems.append(Problem("--name", "", f"{opts.name!r} is not a Kubernetes name", "use lowercase letters, digits and '-', at most 40"))
+        problems.append(Problem("", "--name", f"{opts.name!r} is not a Kubernetes name", "use lowercase letters, digits and '-', at most 40"))
     if opts.irsa_role_arn is not None and not _ROLE_ARN.match(opts.irsa_role_arn):
-        problems.append(Problem("--irsa-role-arn", "", f"{opts.irsa_role_arn!r} is not an IAM role ARN", "e.g. arn:aws:iam::123456789012:role/triton-reader"))
+        problems.append(Problem("", "--irsa-role-arn", f"{opts.irsa_role_arn!r} is not an IAM role ARN", "e.g. arn:aws:iam::123456789012:role/triton-reader"))
     if opts.s3_secret is not None and opts.irsa_role_arn is not None:
-        problems.append(Problem("--s3-secret", "", "is given with --irsa-role-arn", "pick one: a Secret with AWS keys, or an IAM role for the service account"))
+        problems.append(Problem("", "--s3-secret", "is given with --irsa-role-arn", "pick one: a Secret with AWS keys, or an IAM role for the service account"))
     if opts.min_replicas < 1 or opts.max_replicas < opts.min_replicas:
-        problems.append(Problem("--min-replicas", "", f"{opts.min_replicas}..{opts.max_replicas} is not a replica range", "use 1 <= min <= max"))
+        problems.append(Problem("", "--min-replicas", f"{opts.min_replicas}..{opts.max_replicas} is not a replica range", "use 1 <= min <= max"))
     if opts.load_seconds is not None and opts.load_seconds <= 0:
-        problems.append(Problem("--load-seconds", "", f"{opts.load_seconds} is not a duration", "give the seconds the models take to load, e.g. 120"))
+        problems.append(Problem("", "--load-seconds", f"{opts.load_seconds} is not a duration", "give the seconds the models take to load, e.g. 120"))
     if not opts.queue_compute_ratio > 0:
-        problems.append(Problem("--queue-compute-ratio", "", f"{opts.queue_compute_ratio} is not positive", "e.g. 0.5: scale out when requests queue half as long as they compute"))
+        problems.append(Problem("", "--queue-compute-ratio", f"{opts.queue_compute_ratio} is not positive", "e.g. 0.5: scale out when requests queue half as long as they compute"))
     requirements = python_requirements(project) + system_packages(project)
     if opts.image is None and requirements:
         problems.append(Problem(spec, "models.*.requirements", f"the Python models need packages beyond {image} ({', '.join(requirements)})",
                                 "build tritonkit.Dockerfile (written by tritonkit build), push it and pass --image REGISTRY/NAME:TAG"))
-    problem = image_problem(image, "" if opts.image else "deploy.image", "--image" if opts.image else spec)
+    problem = image_problem(image, "--image" if opts.image else "deploy.image", "" if opts.image else spec)
     return problems + ([problem] if problem else [])
 
 

@@ -103,7 +103,7 @@ def _endpoints(options: TuneOptions, tune_dir: TuneDir, project_root: Path) -> E
     if options.launch == "remote":
         state = running_state(project_root / STATE_DIR)
         if state is None:
-            raise TritonkitError("--launch", "remote", "no running server found for remote launch",
+            raise TritonkitError("", "--launch", "no running server found for remote launch (--launch remote)",
                                  "start one first: tritonkit serve --background (then tune with --launch remote)")
         return Endpoints(f"{state.host}:{state.http_port}", f"{state.host}:{state.grpc_port}",
                          f"http://{state.host}:{state.metrics_port}/metrics")
@@ -115,7 +115,7 @@ def _endpoints(options: TuneOptions, tune_dir: TuneDir, project_root: Path) -> E
 def _check_docker(options: TuneOptions) -> None:
     engine = shutil.which("docker") and Path("/var/run/docker.sock").exists()
     if options.launch == "docker" and not options.dry_run and not engine:
-        raise TritonkitError("--launch", "docker", "docker launch needs a Docker engine and none is reachable here",
+        raise TritonkitError("", "--launch", "--launch docker needs a Docker engine and none is reachable here",
                              "use --launch local (the embedded Triton), or run on a host with Docker")
 
 
