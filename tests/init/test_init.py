@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import require, run_cli
+from tests.spine.cli_contract import ERROR_LINE
 from tests.tts.conftest import espeak_or_skip
 from tritonkit.starters.project import STARTERS, init_project, next_steps
 
@@ -121,7 +122,8 @@ def test_init_refuses_to_overwrite_without_force(tmp_path: Path) -> None:
     (project / "models" / "classifier.py").write_text("# my model\n")
     again = run_cli("init", "p", cwd=tmp_path)
     assert again.returncode == 2
-    assert again.stderr.splitlines() == ["p/models/classifier.py: already exists (and 2 more); pass --force to overwrite, or init into an empty folder"]
+    assert again.stderr.splitlines() == ["p/models/classifier.py: file: already exists (and 2 more); pass --force to overwrite, or init into an empty folder"]
+    assert ERROR_LINE.match(again.stderr.splitlines()[0])
     assert (project / "models" / "classifier.py").read_text() == "# my model\n"
     forced = run_cli("init", "p", "--force", cwd=tmp_path)
     assert forced.returncode == 0, forced.stderr

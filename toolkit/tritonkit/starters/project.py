@@ -79,7 +79,7 @@ def init_project(root: Path, pipeline: str, force: bool = False) -> InitResult:
         taken = [root / rel for rel in files if (root / rel).exists()]
         if taken:
             others = f" (and {len(taken) - 1} more)" if len(taken) > 1 else ""
-            raise TritonkitError(shown_path(taken[0]), "", f"already exists{others}", "pass --force to overwrite, or init into an empty folder")
+            raise TritonkitError(shown_path(taken[0]), "file", f"already exists{others}", "pass --force to overwrite, or init into an empty folder")
     written = []
     for rel, src in files.items():
         dest = root / rel
