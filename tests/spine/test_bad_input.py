@@ -235,6 +235,13 @@ CASES = [
     Case("type-bool-as-word", lambda p: dyn(p).update(preserve_ordering="sure"), E + "dynamic_batching.preserve_ordering: ", ("expected true or false",)),
     Case("type-parameter-list", lambda p: p.model("encoder").update(parameters={"threads": [1, 2]}), E + "parameters.threads: ", ("expected a string",)),
     Case("type-model-name-int", lambda p: rename_model(p, "encoder", 5), T + "models.5: ", ("expected a string, got int 5",)),
+    Case("type-model-name-yes", lambda p: p.raw.update({"tritonkit.yaml": "models:\n  yes: {backend: python}\n"}), T + "models.true: ",
+         exact='tritonkit.yaml: models.true: the key is read as boolean true, not a name (YAML 1.1 reads unquoted yes, no, on, off, true and false so); quote it, e.g. "yes": or "on":'),
+    Case("type-model-name-null", lambda p: rename_model(p, "encoder", None), T + "models.null: ",
+         exact='tritonkit.yaml: models.null: the key is read as null, not a name (YAML reads an unquoted null or ~ so); quote it, e.g. "null":'),
+    Case("type-value-null", lambda p: p.model("encoder").update(max_batch_size=None), E + "max_batch_size: ",
+         exact=E + "max_batch_size: expected a whole number, got null (empty); write an integer"),
+    Case("type-model-null", lambda p: p.top["models"].update(encoder=None), T + "models.encoder: ", ("expected a mapping, got null (empty)",)),
     Case("type-int-beyond-int32", lambda p: p.model("encoder").update(max_batch_size=3_000_000_000), E + "max_batch_size: ", ("Value out of range: 3000000000",)),
     Case("type-include-string", lambda p: p.top.update(include="ensembles/pipe.yaml"), T + "include: ", ("expected a list",)),
     # --- bad enum values and data types

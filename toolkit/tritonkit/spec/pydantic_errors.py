@@ -36,10 +36,41 @@ def field_path(loc: tuple[Any, ...]) -> str:
     return out
 
 
+def _yaml_word(value: Any) -> str:
+    """How YAML writes a null or boolean (`null`, `true`): pydantic and Python would say None, True or 1."""
+    return "null" if value is None else str(value).lower()
+
+
+def _got(value: Any, with_type: bool = False) -> str:
+    """A bad value as the message quotes it: null (empty) and booleans in YAML's words, not Python's."""
+    if value is None:
+        return "null (empty)"
+    if isinstance(value, bool):
+        return f"boolean {_yaml_word(value)}"
+    return f"{type(value).__name__} {_SHORT.repr(value)}" if with_type else _SHORT.repr(value)
+
+
+def _is_odd_key(err: ErrorDetails) -> bool:
+    """A mapping key YAML 1.1 read as a boolean or null (`yes:`, `off:`, `null:`, `~:`), not as the name written."""
+    value = err.get("input")
+    return err["loc"][-1:] == ("[key]",) and (value is None or isinstance(value, bool))
+
+
+def _location(err: ErrorDetails) -> tuple[Any, ...]:
+    """err's loc, with an odd key named as YAML read it (`true`, `null`) where pydantic has 1 or 'None'."""
+    loc = tuple(err["loc"])
+    return loc[:-2] + (_yaml_word(err.get("input")), "[key]") if _is_odd_key(err) else loc
+
+
 def _problem_and_fix(err: ErrorDetails) -> tuple[str, str, str]:
     """(extra field segment, problem, fix) for one pydantic error."""
     kind, msg, value = err["type"], err["msg"], err.get("input")
     ctx = err.get("ctx") or {}
+    if _is_odd_key(err):
+        if value is None:
+            return "", "the key is read as null, not a name (YAML reads an unquoted null or ~ so)", 'quote it, e.g. "null":'
+        return "", (f"the key is read as boolean {_yaml_word(value)}, not a name "
+                    "(YAML 1.1 reads unquoted yes, no, on, off, true and false so)"), 'quote it, e.g. "yes": or "on":'
     if kind == "unknown_key":
         return ctx["key"], f"unknown key '{ctx['key']}'", ctx["hint"] if ctx["hint"].startswith("did") else f"remove it ({ctx['hint']})"
     if kind == "missing":
@@ -49,17 +80,17 @@ def _problem_and_fix(err: ErrorDetails) -> tuple[str, str, str]:
     if kind == "literal_error":
         return "", f"{_SHORT.repr(value)} is not allowed", "use one of " + ctx.get("expected", "the allowed values")
     if kind in ("int_parsing", "int_type", "int_from_float"):
-        return "", f"expected a whole number, got {_SHORT.repr(value)}", "write an integer"
+        return "", f"expected a whole number, got {_got(value)}", "write an integer"
     if kind in ("float_parsing", "float_type"):
-        return "", f"expected a number, got {_SHORT.repr(value)}", "write a number"
+        return "", f"expected a number, got {_got(value)}", "write a number"
     if kind in ("bool_parsing", "bool_type"):
-        return "", f"expected true or false, got {_SHORT.repr(value)}", "write true or false"
+        return "", f"expected true or false, got {_got(value)}", "write true or false"
     if kind in ("string_type",):
-        return "", f"expected a string, got {type(value).__name__} {_SHORT.repr(value)}", "quote the value"
+        return "", f"expected a string, got {_got(value, with_type=True)}", "quote the value"
     if kind in ("list_type",):
-        return "", f"expected a list, got {type(value).__name__} {_SHORT.repr(value)}", "write a YAML list, e.g. [1, 2]"
+        return "", f"expected a list, got {_got(value, with_type=True)}", "write a YAML list, e.g. [1, 2]"
     if kind in ("dict_type", "model_type", "model_attributes_type"):
-        return "", f"expected a mapping, got {type(value).__name__} {_SHORT.repr(value)}", "write key: value pairs"
+        return "", f"expected a mapping, got {_got(value, with_type=True)}", "write key: value pairs"
     if kind in ("greater_than_equal", "greater_than", "less_than_equal", "less_than"):
         return "", f"{_SHORT.repr(value)} is out of range", msg.replace("Input should be", "it must be")
     if kind in ("too_short", "string_too_short"):
@@ -81,7 +112,7 @@ def problems_from_validation(exc: ValidationError, shown: str, prefix: tuple[Any
     seen: set[str] = set()
     for err in exc.errors():
         extra, problem, fix = _problem_and_fix(err)
-        path = field_path(prefix + tuple(err["loc"]) + ((extra,) if extra else ()))
+        path = field_path(prefix + _location(err) + ((extra,) if extra else ()))
         if path in seen:
             continue
         seen.add(path)
