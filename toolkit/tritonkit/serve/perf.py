@@ -76,7 +76,11 @@ def _key(header: str) -> str:
 
 
 def parse_csv(text: str) -> list[dict[str, float | int]]:
-    """perf_analyzer's latency report as dicts of numbers; empty (GPU) columns are dropped."""
+    """perf_analyzer's latency report as dicts of numbers; empty (GPU) columns are dropped.
+
+    perf_analyzer writes its rows sorted by throughput, so a level that measured slower than the one
+    below it comes first; the rows are put back in load order (concurrency or request rate).
+    """
     rows = []
     for raw in csv.DictReader(io.StringIO(text)):
         row: dict[str, float | int] = {}
@@ -86,7 +90,7 @@ def parse_csv(text: str) -> list[dict[str, float | int]]:
             number = float(value)
             row[_key(header)] = int(number) if number.is_integer() and "throughput" not in _key(header) else number
         rows.append(row)
-    return rows
+    return sorted(rows, key=lambda row: row.get("concurrency", row.get("request_rate", 0)))
 
 
 def _failure(opts: PerfOptions, output: str) -> TritonkitError:
