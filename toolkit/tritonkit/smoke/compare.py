@@ -62,12 +62,12 @@ def value_mismatch(name: str, expected: np.ndarray, actual: np.ndarray | None, a
     """None when `actual` matches `expected` within tolerance, else a one-line description."""
     if actual is None:
         return f"output '{name}' missing from the response"
+    if expected.shape != actual.shape:  # strings too: the same words in another shape are another answer
+        return f"output '{name}': expected shape {list(expected.shape)}, got {list(actual.shape)}"
     if expected.dtype == object or actual.dtype == object:
         want = [v.decode() if isinstance(v, bytes) else str(v) for v in expected.reshape(-1)]
-        got = [v.decode() if isinstance(v, bytes) else str(v) for v in np.asarray(actual).reshape(-1)]
+        got = [v.decode() if isinstance(v, bytes) else str(v) for v in actual.reshape(-1)]
         return None if want == got else f"output '{name}': expected {want[:4]}, got {got[:4]}"
-    if expected.shape != actual.shape:
-        return f"output '{name}': expected shape {list(expected.shape)}, got {list(actual.shape)}"
     if expected.dtype.kind == "b" or actual.dtype.kind == "b":
         return None if np.array_equal(expected, actual) else f"output '{name}': boolean values differ"
     _, _, diff = differences(actual, expected)
