@@ -164,6 +164,13 @@ def tensor_cycle(p: Project) -> None:
     ]
 
 
+def smoke_with_dims(p: Project, dims: list[int]) -> None:
+    """A known-answer case for the encoder, whose TEXT dims are then broken: no value can fit them, so the
+    dims are the cause to name first (the case's shape is not blamed before them)."""
+    p.model("encoder")["smoke"] = [{"inputs": {"TEXT": [[0.0] * 16]}}]
+    p.model("encoder")["input"][0]["dims"] = dims
+
+
 def outside(p: Project, name: str = "outside.py") -> str:
     """A real file just outside the project folder; returns the spec path that reaches it (`../name`)."""
     (p.root.parent / name).write_text(PYTHON_MODEL, encoding="utf-8")
@@ -284,6 +291,9 @@ CASES = [
     Case("name-separator-before-export", lambda p: add_exported_model(p, "a/b"), T + "models.a/b: ", ("path separator",)),
     Case("files-destination-escapes", lambda p: p.model("encoder")["files"].update({"../evil.py": "models/encoder.py"}), E + "files.../evil.py: ", ("leaves the model directory",)),
     # --- batching
+    Case("dims-negative-with-smoke-case", lambda p: smoke_with_dims(p, [-3]), E + "input[0].dims: ", ("dims [-3] of 'TEXT' has a dimension that is 0 or below -1",)),
+    Case("dims-zero-with-smoke-case", lambda p: smoke_with_dims(p, [0]), E + "input[0].dims: ", ("dims [0] of 'TEXT'",)),
+    Case("dims-empty-with-smoke-case", lambda p: smoke_with_dims(p, []), E + "input[0].dims: ", ("'TEXT' has no dims",)),
     Case("preferred-above-max", lambda p: dyn(p).update(preferred_batch_size=[8, 64]), E + "dynamic_batching.preferred_batch_size: ",
          exact="tritonkit.yaml: models.encoder.dynamic_batching.preferred_batch_size: 64 > max_batch_size 32; lower it or raise max_batch_size"),
     Case("dynamic-and-sequence-batching", lambda p: p.model("counter").update(dynamic_batching={}), C.rstrip(".") + ": ", ("dynamic_batching and sequence_batching exclude each other",)),

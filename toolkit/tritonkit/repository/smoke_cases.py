@@ -15,6 +15,7 @@ from tritonkit.package_files import resolve_spec_path
 from tritonkit.spec.loader import shown_path
 from tritonkit.spec.project import SmokeCases
 from tritonkit.spec.smoke import tensor_file
+from tritonkit.validate.io_checks import has_bad_dim
 
 
 def _as_type(value: object, dtype: np.dtype) -> np.ndarray:
@@ -66,6 +67,8 @@ def golden_from_spec(model: str, config: pb.ModelConfig, sources: list[SmokeCase
                 problems.append(Problem(shown, f"{where}.{name}", f"value does not convert to {pb.DataType.Name(tensor.data_type)} ({exc})", "write numbers (or strings) in nested lists"))
                 continue
             dims = list(tensor.dims)
+            if not dims or has_bad_dim(dims):
+                continue   # no values can fit; the semantic check names the dims themselves as the cause
             shape = list(array.shape[1:]) if config.max_batch_size > 0 else list(array.shape)
             if len(shape) != len(dims) or any(d != -1 and d != s for d, s in zip(dims, shape)):
                 batch = "[batch] + " if config.max_batch_size > 0 else ""

@@ -28,6 +28,12 @@ def check_io(name: str, c: pb.ModelConfig, platform: str | None) -> list[Finding
     return found
 
 
+def has_bad_dim(dims: Sequence[int]) -> bool:
+    """A dimension Triton refuses: 0 or below -1 (-1 is a variable size). Shared with the smoke-case shape
+    check, which leaves such dims to this module's line naming them."""
+    return any(d < 1 and d != -1 for d in dims)
+
+
 def _shape_problem(t: pb.ModelInput | pb.ModelOutput, max_batch_size: int) -> tuple[str, str, str] | None:
     """(field suffix, problem, fix) of ValidateIOShape's first failing rule, or None."""
     if not t.name:
@@ -39,12 +45,12 @@ def _shape_problem(t: pb.ModelInput | pb.ModelOutput, max_batch_size: int) -> tu
     has_reshape = t.HasField("reshape")
     if has_reshape and not t.reshape.shape and max_batch_size == 0:
         return ".reshape", f"'{t.name}' has an empty reshape but the model does not batch, so the tensor would hold no data", "remove the reshape or give it a shape"
-    if any(d < 1 and d != -1 for d in t.dims):
+    if has_bad_dim(t.dims):
         return ".dims", f"dims {list(t.dims)} of '{t.name}' has a dimension that is 0 or below -1", _DIM_FIX
     if not has_reshape:
         return None
     shape = list(t.reshape.shape)
-    if any(d < 1 and d != -1 for d in shape):
+    if has_bad_dim(shape):
         return ".reshape", f"reshape {shape} of '{t.name}' has a dimension that is 0 or below -1", _DIM_FIX
     return _reshape_problem(t.name, list(t.dims), shape)
 
