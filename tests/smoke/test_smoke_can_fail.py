@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import tritonclient.grpc as grpcclient
 
 from tests.conftest import require, run_cli
 from tests.serve.conftest import _write_onnx_model, _write_python_model
@@ -18,6 +19,7 @@ from tritonkit.serve.ports import choose_ports
 from tritonkit.serve.server import EmbeddedServer
 from tritonkit.smoke.checks import FALLBACK, negative_checks
 from tritonkit.smoke.clients import open_client
+from tritonkit.validate.repository_check import validate_repository
 
 pytestmark = pytest.mark.server
 require("pytriton", "the embedded server: pip install 'tritonkit[serve]'")
@@ -137,3 +139,30 @@ def test_refused_connection_is_not_a_rejection(protocol: str) -> None:
     finally:
         client.close()
     assert unknown.status == "fail" and "no answer from the server" in unknown.detail
+
+
+def test_negative_checks_against_a_model_that_is_not_ready_are_skipped_not_passed(tmp_path: Path) -> None:
+    """The server refuses any request for an unloaded model, so its wrong-dtype/shape rows would pass untested."""
+    repo = tmp_path / "model_repository"
+    _write_python_model(repo, "double")
+    config = validate_repository(repo)["double"]
+    with EmbeddedServer(repo, work_dir=tmp_path / ".tritonkit") as server:
+        rows_by_state = {}
+        for state in ("ready", "unloaded"):
+            if state == "unloaded":
+                grpcclient.InferenceServerClient(server.grpc_url).unload_model("double")
+            for protocol, url in (("http", server.http_url), ("grpc", server.grpc_url)):
+                client = open_client(protocol, url)
+                try:
+                    assert client.model_ready("double") is (state == "ready")
+                    rows_by_state[state, protocol] = {r.check: r for r in negative_checks(client, "double", config) if r.model == "double"}
+                finally:
+                    client.close()
+    for (state, protocol), negatives in rows_by_state.items():
+        assert list(negatives) == ["negative:wrong-dtype", "negative:wrong-shape", "negative:missing-input"]
+        for row in negatives.values():
+            if state == "ready":
+                assert row.status == "pass" and row.detail.startswith("rejected: "), (protocol, row)
+            else:
+                assert row.status == "skip", (protocol, row)
+                assert row.detail.startswith("the model is not ready, so its refusal does not test this request: "), (protocol, row)

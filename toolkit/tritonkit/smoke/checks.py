@@ -225,18 +225,24 @@ def negative_checks(client: Client, model: str | None, config: pb.ModelConfig | 
         for label, bad in (("wrong-dtype", made_up.with_wrong_dtype(good)), ("wrong-shape", made_up.with_wrong_shape(good)),
                            ("missing-input", made_up.without_first_input(good))):
             request = partial(client.infer, model, bad, outputs)
-            results.append(timed(f"negative:{label}", model, client.protocol, partial(_expect_error, request)))
+            results.append(timed(f"negative:{label}", model, client.protocol, partial(_expect_error, request, partial(client.model_ready, model))))
     results.append(timed("healthy-after-errors", "-", client.protocol, lambda: None if client.live() and client.ready() else "FAIL: server unhealthy after bad requests"))
     return results
 
 
-def _expect_error(call: Callable[[], object]) -> str:
-    """Passes only when the server itself refuses; a refused or cut connection is a failure."""
+def _expect_error(call: Callable[[], object], model_ready: Callable[[], bool] | None = None) -> str:
+    """Passes only when the server itself refuses; a refused or cut connection is a failure.
+
+    With `model_ready`, a refusal counts only while the model is ready: a server refuses every request for a model
+    that is not, so the bad request would pass untested; the row is skipped with the reason instead.
+    """
     try:
         call()
     except Exception as exc:  # noqa: BLE001 - the point is that the server refused
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         if rejected_by_server(exc):
+            if model_ready is not None and not model_ready():
+                return f"SKIP: the model is not ready, so its refusal does not test this request: {first[:120]}"
             return f"rejected: {first[:120]}"
         return f"FAIL: no answer from the server, so no rejection: {type(exc).__name__}: {first[:120]}"
     return "FAIL: the server accepted a bad request"
