@@ -66,6 +66,25 @@ def test_option_problem_names_the_command(args: list[str], line: str, tmp_path: 
         assert json.loads(outcome.stdout)["errors"][0]["file"] == "tritonkit serve"
 
 
+@pytest.mark.parametrize("protocol", ["grpc", "http"])
+def test_perf_with_no_server_names_the_url(protocol: str, tmp_path: Path) -> None:
+    """Real perf_analyzer against a free port nobody listens on: one line naming the URL and how to start a server
+    (was perf_analyzer's own text, with a second '; ' inside it)."""
+    from tritonkit.serve.ports import choose_ports
+
+    url = f"127.0.0.1:{choose_ports('127.0.0.1', {})['http']}"
+    line = (f"tritonkit perf: --url: no server at {url} ({protocol}); "
+            "start one with `tritonkit serve --background`, or point --url at a running server")
+    assert assert_one_line_errors(run_in_process(["perf", "m", "-u", url, "-i", protocol], tmp_path), line) == [line]
+
+
+def test_perf_analyzer_usage_block_gives_its_own_complaint(tmp_path: Path) -> None:
+    """An option perf_analyzer refuses makes it print a 370-line usage block; the line is its complaint, not the
+    block's last line ("... while modelB's version is unspecified")."""
+    line = "perf_analyzer: model 'm': unrecognized option '--bogus'; check the arguments after -- (perf_analyzer --help lists them)"
+    assert assert_one_line_errors(run_in_process(["perf", "m", "--", "--bogus"], tmp_path), line) == [line]
+
+
 def test_bare_group_still_shows_its_help(tmp_path: Path) -> None:
     outcome = run_in_process(["deploy"], tmp_path)
     assert "Usage: tritonkit deploy" in outcome.stdout + outcome.stderr and "k8s" in outcome.stdout + outcome.stderr

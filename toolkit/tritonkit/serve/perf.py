@@ -93,13 +93,30 @@ def parse_csv(text: str) -> list[dict[str, float | int]]:
     return sorted(rows, key=lambda row: row.get("concurrency", row.get("request_rate", 0)))
 
 
+_NO_SERVER = ("failed to connect", "couldn't connect", "connection refused")
+
+
+def _first_error(lines: list[str]) -> str:
+    """The line that says what went wrong: an error line, else the getopt message above a usage block
+    (its last line, e.g. "... while modelB's version is unspecified", says nothing), else the last line."""
+    usage = next((i for i, ln in enumerate(lines) if ln.startswith("Usage:")), None)
+    said = lines if usage is None else lines[:usage]
+    first = next((ln for ln in said if ln.lower().startswith(("error", "failed"))), said[-1] if said else "")
+    return first.rpartition("perf_analyzer: ")[2] if usage is not None else first
+
+
 def _failure(opts: PerfOptions, output: str) -> TritonkitError:
     lines = [ln.strip() for ln in output.splitlines() if ln.strip()]
-    first = next((ln for ln in lines if ln.lower().startswith(("error", "failed"))), lines[-1] if lines else "")
+    first = _first_error(lines).replace(";", ",")   # one '; ' only, between problem and fix
+    if any(word in first.lower() for word in _NO_SERVER):
+        return TritonkitError("", "--url", f"no server at {opts.url} ({opts.protocol})",
+                              "start one with `tritonkit serve --background`, or point --url at a running server")
     if "stable" in first:
         fix = "raise --stability-percentage or --measurement-request-count, or fix the count with --request-count"
-    elif "connect" in first or "unavailable" in first.lower():
-        fix = f"start a server first (tritonkit serve --background) or point --url at one (now {opts.url})"
+    elif "unavailable" in first.lower():
+        fix = f"wait until the server is ready (tritonkit serve --background), or point --url at one (now {opts.url})"
+    elif any(ln.startswith("Usage:") for ln in lines):
+        fix = "check the arguments after -- (perf_analyzer --help lists them)"
     else:
         fix = "check the model name, its input shapes (--shape NAME:DIMS) and the server log"
     return TritonkitError("perf_analyzer", f"model '{opts.model}'", first or "perf_analyzer failed", fix)
