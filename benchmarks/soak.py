@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 import psutil
 
-from tritonkit.golden import GoldenCase, read_cases, tolerance_for
+from tritonkit.golden import GoldenCase, read_cases, read_tolerances, tolerance_for
 from tritonkit.pipelines.llm.runtime.engine import StepOutput
 from tritonkit.pipelines.llm.runtime.loading import load_engine
 from tritonkit.pipelines.llm.runtime.sampling import SamplingParams
@@ -62,7 +62,7 @@ class Job:
     server: EmbeddedServer
     model: str
     case: GoldenCase
-    golden_dir: Path
+    tolerances: dict  # the golden folder's tolerance.json, read once (golden.read_tolerances)
     outputs: list[str]
     #: held for the whole replay: a sequence model's free slots (two per replay), the LLM's live-stream limit
     gate: threading.Semaphore | None = None
@@ -106,7 +106,8 @@ def jobs_for(server: EmbeddedServer, repository: Path) -> list[Job]:
         # for a slot lets the first time out (max_sequence_idle_microseconds), so replays share the slots.
         slots = max(1, config.max_batch_size) * max(1, sum(g.count for g in config.instance_group))
         gate = threading.Semaphore(max(1, slots // 2))
-        jobs += [Job(server, f"{repository.parent.name}/{name}", case, golden, outputs, gate if case.kind == "sequence" else None)
+        tolerances = read_tolerances(golden)
+        jobs += [Job(server, f"{repository.parent.name}/{name}", case, tolerances, outputs, gate if case.kind == "sequence" else None)
                  for case in read_cases(golden)]
     return jobs
 
@@ -153,7 +154,7 @@ def llm_jobs(server: EmbeddedServer, repository: Path) -> list[Job]:
             for out in steps])
         for model, case in (("generate", generate), ("complete", complete), ("llm", ensemble)):
             outputs = list(case.responses[0] if case.responses else case.steps[0][1])
-            jobs.append(Job(server, f"{repository.parent.name}/{model}", case, repository / model / "golden", outputs,
+            jobs.append(Job(server, f"{repository.parent.name}/{model}", case, read_tolerances(repository / model / "golden"), outputs,
                             None if model == "complete" else streams, flat=True))
     return jobs
 
@@ -161,7 +162,7 @@ def llm_jobs(server: EmbeddedServer, repository: Path) -> list[Job]:
 def _problems(job: Job, expected: dict[str, np.ndarray], actual: dict[str, np.ndarray]) -> list[str]:
     found = []
     for name, want in expected.items():
-        tol = tolerance_for(job.golden_dir, job.case, name)
+        tol = tolerance_for(job.tolerances, job.case, name)
         got = actual.get(name)
         if job.flat and got is not None:
             got = np.asarray(got).reshape(-1)

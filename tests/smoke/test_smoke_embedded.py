@@ -10,6 +10,8 @@ import pytest
 from tests.conftest import REPO_ROOT, run_cli
 from tritonkit.package_files import package_path
 from tritonkit.serve.server import EmbeddedServer
+from tritonkit.smoke.runner import run_smoke
+from tritonkit.smoke.target import Target
 
 pytestmark = pytest.mark.server
 #: The example's classifier code (ensembles/classify.yaml names it as a package file).
@@ -147,3 +149,22 @@ def test_served_metadata_that_differs_from_the_repository_fails(good, tmp_path: 
     bad = failed(json.loads(smoke(server, expected, "--protocol", "grpc").stdout))
     assert {("config", "classifier", "grpc"), ("metadata", "classifier", "grpc")} <= bad
     assert ("metadata", "preprocess", "grpc") not in bad
+
+
+def test_tolerance_json_is_read_once_per_golden_folder_and_protocol(good, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Not once per case, output, sequence step or streamed response (the exported model has several cases)."""
+    server, repository = good
+    folders = sorted(p.parent for p in repository.glob("*/golden/tolerance.json"))
+    assert folders and any(len(list(f.glob("*.npz"))) > 1 for f in folders)
+    reads: list[Path] = []
+    real_read_text = Path.read_text
+
+    def counting_read_text(self: Path, *args, **kwargs) -> str:
+        if self.name == "tolerance.json":
+            reads.append(self.parent)
+        return real_read_text(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "read_text", counting_read_text)
+    results = run_smoke(repository, Target(http_url=server.http_url, grpc_url=server.grpc_url), ["http", "grpc"])
+    assert not [r for r in results if r.status == "fail"]
+    assert sorted(reads) == sorted(folders * 2)

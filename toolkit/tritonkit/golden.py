@@ -93,7 +93,7 @@ def write_cases(golden_dir: Path, cases: list[GoldenCase]) -> list[Path]:
 
 
 def read_cases(golden_dir: Path) -> list[GoldenCase]:
-    """Every case in a golden folder, in file-name order, with tolerances resolved per output by `tolerance_for`."""
+    """Every case in a golden folder, in file-name order; `tolerance_for` resolves their tolerances per output."""
     cases = []
     for path in sorted(golden_dir.glob("*.npz")):
         with np.load(path, allow_pickle=False) as data:
@@ -120,12 +120,14 @@ def _pick(arrays: dict[str, np.ndarray], prefix: str) -> Tensors:
     return {k[len(prefix):]: v for k, v in arrays.items() if k.startswith(prefix)}
 
 
-def tolerance_for(golden_dir: Path, case: GoldenCase, output: str) -> dict[str, float]:
-    """atol/rtol for one output: the case's own, else tolerance.json's per-output or default, else 1e-5."""
-    table: dict = {}
+def read_tolerances(golden_dir: Path) -> dict[str, Any]:
+    """The folder's tolerance.json ({} without one), read once per folder and passed to `tolerance_for`."""
     path = golden_dir / "tolerance.json"
-    if path.is_file():
-        table = json.loads(path.read_text())
+    return json.loads(path.read_text()) if path.is_file() else {}
+
+
+def tolerance_for(table: dict[str, Any], case: GoldenCase, output: str) -> dict[str, float]:
+    """atol/rtol for one output: the case's own, else the folder's `read_tolerances` per-output or default, else 1e-5."""
     tol = dict(DEFAULT_TOLERANCE) | table.get("default", {}) | table.get("outputs", {}).get(output, {})
     if case.atol is not None:
         tol["atol"] = case.atol

@@ -5,13 +5,13 @@ import time
 import zlib
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from functools import cache, partial
+from functools import partial
 from pathlib import Path
 from typing import Literal
 
 import numpy as np
 
-from tritonkit.golden import GoldenCase, Tensors, read_cases, tolerance_for
+from tritonkit.golden import GoldenCase, Tensors, read_cases, read_tolerances, tolerance_for
 from tritonkit.model_config import pb
 from tritonkit.smoke import inputs as made_up
 from tritonkit.smoke.clients import Client, Sequence, rejected_by_server
@@ -126,10 +126,10 @@ def _shaped_like(expected: Tensors, served: Tensors) -> Tensors:
     return {n: v.reshape(expected[n].shape) if n in expected and v.size == expected[n].size else v for n, v in served.items()}
 
 
-def run_golden_case(client: Client, model: str, config: pb.ModelConfig, golden_dir: Path, case: GoldenCase) -> CheckResult:
-    """Replays one golden case: a request, two interleaved sequences, or a stream."""
+def run_golden_case(client: Client, model: str, config: pb.ModelConfig, tolerances: dict, case: GoldenCase) -> CheckResult:
+    """Replays one golden case (a request, two interleaved sequences, or a stream); `tolerances` is its folder's."""
     outputs = [t.name for t in config.output]
-    tolerance: Tolerance = cache(partial(tolerance_for, golden_dir, case))  # read once per output, not per step
+    tolerance: Tolerance = partial(tolerance_for, tolerances, case)
 
     def request() -> str | None:
         inputs, expected = case.steps[0]
@@ -204,7 +204,8 @@ def behaviour_checks(client: Client, model: str, config: pb.ModelConfig, model_d
     cases = read_cases(golden_dir) if golden_dir.is_dir() else []
     if not cases:
         return [run_generated(client, model, config)]
-    return [run_golden_case(client, model, config, golden_dir, case) for case in cases]
+    tolerances = read_tolerances(golden_dir)  # once per folder, not per case, output, step or response
+    return [run_golden_case(client, model, config, tolerances, case) for case in cases]
 
 
 def pick_negative_target(configs: dict[str, pb.ModelConfig]) -> str | None:
