@@ -87,9 +87,10 @@ class GrpcStream:
         self.client.start_stream(callback=lambda result, error: self.events.put((result, error)))
 
     def send(self, model: str, values: dict[str, Any], outputs: list[str], parameters: dict[str, Any] | None = None,
-             request_id: str = "") -> None:
+             request_id: str = "", sequence_id: int = 0, sequence_start: bool = False) -> None:
         self.client.async_stream_infer(model, grpc_inputs(values), outputs=[grpcclient.InferRequestedOutput(o) for o in outputs],
-                                       request_id=request_id, parameters=parameters, enable_empty_final_response=True)
+                                       request_id=request_id, parameters=parameters, enable_empty_final_response=True,
+                                       sequence_id=sequence_id, sequence_start=sequence_start)
 
     def next(self, timeout: float = 60.0) -> tuple[Any, Any]:
         return self.events.get(timeout=timeout)

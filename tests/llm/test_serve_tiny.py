@@ -201,6 +201,32 @@ def test_cancelling_a_stream_frees_its_cache(server):
     assert 1 <= generated < 250  # stopped early, and stays stopped
 
 
+def test_a_new_request_reusing_a_live_sequence_id_is_refused(server):
+    """Triton 2.51 queues a START request with the id of a running generation into that sequence: it was taken for
+    the generation's next step (its prompt ignored, the other's tokens streamed to it) and the first client hung."""
+    first, second = clients.GrpcStream(server.grpc_url), clients.GrpcStream(server.grpc_url)
+    try:
+        first.send("generate", {"input_ids": HELLO, "max_tokens": 250, "ignore_eos": True}, ["token_ids"],
+                   sequence_id=77, sequence_start=True)
+        assert first.next()[1] is None  # running (250 steps take ~0.3 s)
+        second.send("generate", {"input_ids": list(b"xyz"), "max_tokens": 10, "ignore_eos": True}, ["token_ids"],
+                    sequence_id=77, sequence_start=True)
+        reused = second.collect("token_ids", timeout=10)
+        ended = first.collect("token_ids", timeout=10)  # Triton closed its sequence: ended with a reason, not hung
+    finally:
+        first.close(cancel=True)
+        second.close(cancel=True)
+    assert reused.ids == [] and "sequence id 77 is already used by a running generation" in reused.error
+    assert "send no sequence id" in reused.error
+    assert "sequence id 77 was reused by a new request" in ended.error
+    assert settled_metrics(server.metrics_url)["llm_kv_cache_reserved_bytes"] == 0
+    again = clients.grpc_stream(server.grpc_url, "generate", {"input_ids": list(b"xyz"), "max_tokens": 5, "ignore_eos": True},
+                                ids="token_ids", outputs=("token_ids",), sequence_id=77, sequence_start=True)
+    alone = clients.grpc_stream(server.grpc_url, "generate", {"input_ids": list(b"xyz"), "max_tokens": 5, "ignore_eos": True},
+                                ids="token_ids", outputs=("token_ids",))
+    assert again.error == "" and again.ids == alone.ids and len(alone.ids) == 5  # the id is free again once it ended
+
+
 def test_budget_rejects_a_request_that_does_not_fit(server):
     hogs = [clients.GrpcStream(server.grpc_url) for _ in range(8)]  # 8 x (5 + 250) = 2040 of 2048 positions
     try:

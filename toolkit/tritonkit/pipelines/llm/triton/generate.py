@@ -31,6 +31,7 @@ from llm_runtime.triton_io import (
 
 FINAL = pb_utils.TRITONSERVER_RESPONSE_COMPLETE_FINAL
 RESCHEDULE = pb_utils.TRITONSERVER_REQUEST_RELEASE_RESCHEDULE
+START = pb_utils.TRITONSERVER_REQUEST_FLAG_SEQUENCE_START
 
 
 class TritonPythonModel:
@@ -42,6 +43,7 @@ class TritonPythonModel:
         self.batched = config.get("max_batch_size", 0) > 0
         self.expired = {}  # correlation id -> time freed for idleness: a late return is refused, not restarted
         self.senders = {}  # correlation id -> the response sender of its last step, polled for cancellation
+        self.reused = set()  # live correlation ids a refused new request reused: Triton has closed their sequence
         self.poll_s = assets.float_parameter(params, "cancel_poll_s", 0.1)
         self.lock = threading.Lock()  # execute and the sweeper share the engine
         self.metrics = Metrics(args["model_name"])
@@ -90,8 +92,10 @@ class TritonPythonModel:
             key = request.correlation_id()
             sender = request.get_response_sender()
             try:
-                if key in self.expired:
-                    raise RequestError(f"request {key} was idle for over {self.idle_s:.0f} s and its KV cache was freed")
+                if request.flags() & START:  # a client's request; a rescheduled step comes back with no flags
+                    self._check_new(key)
+                else:
+                    self._check_continued(key)
                 if key not in self.engine:
                     self.engine.admit(key, *generation_request(request, self.batched, self.default_max_tokens))
             except (ValueError, CacheBudgetError) as exc:
@@ -120,6 +124,28 @@ class TritonPythonModel:
         self.metrics.count(len(running), sum(len(o.token_ids) for o in outputs))
         if self.metrics.due(self.poll_s):  # a busy model publishes here, between steps
             self.metrics.update(self.engine)
+
+    def _check_new(self, key):
+        """Refuses a new request whose sequence id is still generating: Triton queues it into the live sequence,
+        where it would be taken for that generation's next step (its prompt ignored, the other's tokens streamed)."""
+        if key in self.engine:
+            self.reused.add(key)
+            raise RequestError(f"sequence id {key} is already used by a running generation; "
+                               "send no sequence id (Triton gives each request its own) or one no running request uses")
+        self.expired.pop(key, None)  # a reused id starts afresh
+        self.reused.discard(key)
+
+    def _check_continued(self, key):
+        """Ends a generation whose sequence a refused new request reused: Triton 2.51 closes the sequence when
+        that request is released, so this step could not be rescheduled and its client would wait forever."""
+        if key in self.expired:
+            raise RequestError(f"request {key} was idle for over {self.idle_s:.0f} s and its KV cache was freed")
+        if key in self.reused and key in self.engine:
+            self.reused.discard(key)
+            self.engine.cancel(key)
+            self.senders.pop(key, None)
+            raise RequestError(f"sequence id {key} was reused by a new request, which ends this generation in Triton; "
+                               "send no sequence id (Triton gives each request its own) or a unique one")
 
     def _response(self, token_ids, generated, finish_reason, stop, text):
         outputs = generation_outputs(token_ids, generated, finish_reason, stop, self.batched)
