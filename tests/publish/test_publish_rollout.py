@@ -373,3 +373,13 @@ def test_publish_without_repository_is_one_line(tmp_path: Path) -> None:
     result = cli("publish", str(tmp_path / "out"), "--repository", str(tmp_path / "missing"), cwd=REPO_ROOT)
     assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1, result.stderr
     assert "model repository not found" in result.stderr
+
+
+@pytest.mark.parametrize("command", [("publish",), ("rollout", "--server", "127.0.0.1:1")])
+def test_an_endpoint_url_boto3_cannot_parse_is_one_line(command: tuple[str, ...], tmp_path: Path) -> None:
+    """botocore raises ValueError ("Invalid endpoint") for a URL without a scheme: one located line, not a traceback."""
+    result = cli(command[0], f"s3://{BUCKET}/{PREFIX}", "--endpoint-url", "127.0.0.1:9000", *command[1:], cwd=tmp_path)
+    assert result.returncode == 2 and result.stderr.strip().splitlines() == [
+        f"s3://{BUCKET}/{PREFIX}: --endpoint-url: not a URL: '127.0.0.1:9000'; "
+        "write it as SCHEME://HOST[:PORT], e.g. http://127.0.0.1:9000"], result.stderr
+    assert list(tmp_path.iterdir()) == []  # nothing written

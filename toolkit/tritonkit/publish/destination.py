@@ -103,8 +103,12 @@ class S3Destination:
         self.endpoint_url = endpoint_url
         # Credentials: boto3's default chain only (env, shared profile, container/instance role, web identity).
         # A connection per parallel upload (--jobs is at most 64), so no upload waits for a free connection.
-        self.client: Any = boto3.session.Session().client(
-            "s3", endpoint_url=endpoint_url, config=Config(max_pool_connections=64, retries={"max_attempts": 5}))
+        try:
+            self.client: Any = boto3.session.Session().client(
+                "s3", endpoint_url=endpoint_url, config=Config(max_pool_connections=64, retries={"max_attempts": 5}))
+        except ValueError as exc:  # botocore refuses an endpoint it cannot parse ("Invalid endpoint: ...")
+            raise TritonkitError(self.url, "--endpoint-url", f"not a URL: {endpoint_url!r}",
+                                 "write it as SCHEME://HOST[:PORT], e.g. http://127.0.0.1:9000") from exc
 
     def _key(self, key: str) -> str:
         return f"{self.prefix}/{key}" if self.prefix else key
