@@ -72,3 +72,7 @@ def test_normalize(text: str, spoken: str) -> None:
 def test_normalize_leaves_impossible_times_and_dates_to_the_number_rules() -> None:
     assert normalize("Score 25:99 on 13/45/2020.") == (
         "Score twenty-five:ninety-nine on thirteen/forty-five/two thousand twenty.")
+
+
+def test_a_negative_number_with_a_unit_keeps_its_minus() -> None:
+    assert normalize("It was -5 km and -1 kg.") == "It was minus five kilometers and minus one kilogram."

@@ -3,7 +3,7 @@
 espeak-ng would read some of these itself, but differently from what a listener expects ("3/4/2024", "$5.50",
 "Dr."), and the model's symbol table only knows what the words sound like; so everything written with digits
 or symbols is spelled out here first. Rules apply in a fixed order (abbreviations, currency, dates, times,
-years, ordinals, percent, units, plain numbers, symbols), each one a regular expression with a small function.
+years, ordinals, minus signs, units, plain numbers, symbols), each one a regular expression with a small function.
 """
 from __future__ import annotations
 
@@ -128,8 +128,8 @@ _RULES: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str]]] = [
     (re.compile(r"\b(?P<pre>[Ii]n|[Ss]ince|[Bb]y|[Ff]rom|[Uu]ntil|[Yy]ear)\s(?P<y>1[1-9]\d\d|20\d\d)\b"),
      lambda m: f"{m['pre']} {year(int(m['y']))}"),
     (re.compile(r"\b(\d+)(st|nd|rd|th)\b"), lambda m: ordinal(int(m.group(1)))),
+    (re.compile(rf"(?<![\w.])-(?={_NUMBER})"), lambda m: "minus "),  # before units, which would consume the number after the sign
     (re.compile(rf"(?P<num>{_NUMBER})\s?(?P<unit>{'|'.join(sorted(_UNITS, key=len, reverse=True))})(?!\w)"), _unit),
-    (re.compile(rf"(?<![\w.])-(?={_NUMBER})"), lambda m: "minus "),
     (re.compile(_NUMBER), lambda m: _number(m.group(0))),
     (re.compile("|".join(re.escape(s) for s in _SYMBOLS)), lambda m: f" {_SYMBOLS[m.group(0)]} "),
 ]
