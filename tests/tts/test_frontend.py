@@ -97,3 +97,9 @@ def test_phonemization_is_fast_enough_for_streaming(frontend: Frontend) -> None:
     for _ in range(20):
         frontend.segments(sentence)
     assert (time.perf_counter() - start) / 20 < 0.02   # measured ~0.1 ms; a subprocess per sentence costs ~9 ms
+
+
+def test_a_piece_of_only_underscores_joins_the_sentence_before_it() -> None:
+    """An underscore is no letter or digit: a sentence of it alone has nothing to speak, so streaming (one frontend
+    call per sentence) would fail where the whole utterance succeeds."""
+    assert split_sentences("Hello. _\nBye.") == ["Hello._", "Bye."]

@@ -14,7 +14,7 @@ def split_sentences(text: str) -> list[str]:
         piece = piece.strip()
         if not piece:
             continue
-        if re.search(r"\w", piece) or not sentences:
+        if re.search(r"[^\W_]", piece) or not sentences:  # \w less the underscore: a letter or digit
             sentences.append(piece)
         else:
             sentences[-1] += piece
