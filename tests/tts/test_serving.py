@@ -40,6 +40,11 @@ def test_inconsistent_segments_are_the_requests_error(tokens: list[int], lengths
         unpack_segments(np.array(tokens, np.int64), np.array(lengths, np.int32), max_tokens=3)
 
 
+def test_negative_token_ids_are_the_requests_error() -> None:
+    with pytest.raises(ValueError, match=r"token ids must be non-negative, got -3"):
+        unpack_segments(np.array([5, -3, 7], np.int64), np.array([3], np.int32), max_tokens=3)
+
+
 def test_request_text_is_one_utf8_string() -> None:
     assert text_of(np.array([["Grüße.".encode()]], dtype=object)) == "Grüße."
     with pytest.raises(ValueError, match="one text per request"):

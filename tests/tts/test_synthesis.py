@@ -64,3 +64,9 @@ def test_voice_and_speed_are_parameters(synthesizer: Synthesizer) -> None:
         synthesizer.synthesize("Hello.", voice="af_heart")
     with pytest.raises(ValueError, match="speed 9.0 is out of range"):
         synthesizer.synthesize("Hello.", speed=9.0)
+
+
+def test_a_token_id_beyond_the_models_table_is_a_value_error(synthesizer: Synthesizer) -> None:
+    """onnxruntime's own INVALID_ARGUMENT (an id past the embedding) is the request's error, not a crash of the batch."""
+    with pytest.raises(ValueError, match="token ids .* are not all in the model's table"):
+        synthesizer.model.synthesize([50, 99999], "jf_alpha")

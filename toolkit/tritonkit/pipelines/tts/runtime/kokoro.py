@@ -24,6 +24,7 @@ class KokoroModel:
     def __init__(self, model_path: str | Path, voices_path: str | Path, intra_op_threads: int = 0,
                  spin: bool = True) -> None:
         import onnxruntime as ort
+        from onnxruntime.capi.onnxruntime_pybind11_state import InvalidArgument
 
         options = ort.SessionOptions()
         if intra_op_threads > 0:
@@ -33,6 +34,7 @@ class KokoroModel:
         if not spin:  # idle workers sleep: the served default, leaving the cores to the frontend and the stub
             options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        self._invalid_argument = InvalidArgument
         self.session = ort.InferenceSession(str(model_path), sess_options=options, providers=["CPUExecutionProvider"])
         names = {i.name for i in self.session.get_inputs()}
         if not _INPUTS <= names:
@@ -53,6 +55,10 @@ class KokoroModel:
             raise ValueError("no token ids to synthesize")
         check_speed(speed)
         tokens = np.array([[PAD_ID, *ids, PAD_ID]], dtype=np.int64)
-        (audio,) = self.session.run(["audio"], {
-            "tokens": tokens, "style": self.style(voice, len(ids)), "speed": np.array([speed], dtype=np.float32)})
+        feed = {"tokens": tokens, "style": self.style(voice, len(ids)), "speed": np.array([speed], dtype=np.float32)}
+        try:
+            (audio,) = self.session.run(["audio"], feed)
+        except self._invalid_argument as exc:  # onnxruntime's INVALID_ARGUMENT: an id past the embedding table
+            raise ValueError(f"token ids {list(ids)[:8]} are not all in the model's table ({exc}); "
+                             "send the frontend's outputs unchanged") from None
         return np.asarray(audio, dtype=np.float32).reshape(-1)

@@ -65,6 +65,8 @@ def unpack_segments(tokens: np.ndarray, lengths: np.ndarray, max_tokens: int) ->
     if lengths.size == 0 or (lengths < 1).any() or int(lengths.sum()) != tokens.size:
         raise ValueError(f"segment_lengths {lengths.tolist()[:8]} must be positive and add up to the {tokens.size} tokens; "
                          "send the frontend's outputs unchanged")
+    if tokens.min() < 0:  # onnxruntime's Gather would read a negative id from the table's end
+        raise ValueError(f"token ids must be non-negative, got {int(tokens.min())}; send the frontend's outputs unchanged")
     if (lengths > max_tokens).any():
         raise ValueError(f"a segment of {int(lengths.max())} tokens exceeds the model's {max_tokens}; split it (the frontend does)")
     bounds = np.cumsum(lengths)[:-1]
