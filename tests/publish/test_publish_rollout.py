@@ -341,6 +341,39 @@ def test_rollout_to_two_servers_with_restricted_repository_api(s3: dict[str, str
     assert not any(k in text for text in texts for k in (key, other_key))
 
 
+
+def test_rollout_checks_every_server_before_changing_any(s3: dict[str, str], tmp_path: Path) -> None:
+    """A server that is down, or that does not serve a candidate's live version, is found before the first server
+    loads anything: one line, exit 2, no server switched and switched back."""
+    from tritonkit.serve.ports import choose_ports
+    from tritonkit.serve.server import EmbeddedServer
+
+    project = tmp_path / "project"
+    dest = [f"s3://{BUCKET}/preflight", "--endpoint-url", s3["endpoint"]]
+    build_version(project, k=1.0, expected=1.0)
+    assert cli("publish", *dest, cwd=project).returncode == 0
+    down = f"127.0.0.1:{choose_ports('127.0.0.1', {'http': None})['http']}"  # free: nothing listens there
+    with EmbeddedServer(s3["triton"].rsplit("/", 1)[0] + "/preflight", work_dir=tmp_path / ".tritonkit",
+                        log_path=tmp_path / "triton.log") as server:
+        build_version(project, k=2.0, expected=2.0)
+        assert cli("publish", *dest, cwd=project).returncode == 0
+        client = httpclient.InferenceServerClient(server.http_url)
+
+        second_down = cli("rollout", *dest, "--server", server.http_url, "--server", down, cwd=project)
+        assert second_down.returncode == 2 and second_down.stderr.strip().splitlines() == [
+            f"{down}: server does not answer (URLError); check --server HOST:PORT (Triton's HTTP endpoint) and that it runs"
+        ], second_down.stderr
+
+        client.unload_model("pipeline")  # this server does not serve pipeline's live version
+        missing = cli("rollout", *dest, "--server", server.http_url, cwd=project)
+        assert missing.returncode == 2 and missing.stderr.strip().splitlines() == [
+            f"{server.http_url}: pipeline: live version 1 is not ready on this server, so it cannot be rolled forward; "
+            "roll out to servers that serve DEST's live versions (started on DEST, explicit model control); "
+            "no server was changed"], missing.stderr
+        assert ask(client, "scale") == 1.0 and not client.is_model_ready("scale", "2")
+        client.close()
+    assert "loading: scale:2" not in (tmp_path / "triton.log").read_text()  # version 2 was never loaded
+
 def test_local_folder_publish_verify_catches_tampering(tmp_path: Path) -> None:
     """A folder destination: the same staging and manifest; --verify re-reads files and names a changed one."""
     project = tmp_path / "project"

@@ -1,6 +1,7 @@
 """`tritonkit rollout` / `rollback`: move running servers to published candidate versions, or back.
 
-Per server, for the candidates in load order (callees first):
+First, every server must answer and serve each candidate's live version (nothing changes otherwise).
+Then per server, for the candidates in load order (callees first):
 1. load the model with its candidate config pinned to `live + candidate` versions: the live version keeps
    answering while the candidate loads (Triton swaps a reloaded model in only once it is ready);
 2. wait until that version is ready (`/v2/models/M/versions/N/ready`, not server readiness);
@@ -150,6 +151,19 @@ def _roll_one(api: RepositoryApi, manifest: Manifest, todo: list[str], replays: 
         api.load(name, candidate.served_with(candidate.versions))
 
 
+def _preflight(apis: list[RepositoryApi], manifest: Manifest, todo: list[str]) -> None:
+    """Every server answers and serves the live version of every candidate, checked before any server changes:
+    a server that is down, reads another repository or never loaded the model would otherwise be found only
+    after the servers before it had switched (and been switched back)."""
+    for api in apis:
+        for name in todo:
+            for version in manifest.models[name].live.versions:
+                if not api.version_ready(name, version):
+                    raise TritonkitError(api.url, name, f"live version {version} is not ready on this server, so it "
+                                         "cannot be rolled forward", "roll out to servers that serve DEST's live "
+                                         "versions (started on DEST, explicit model control); no server was changed")
+
+
 def rollout(dest: Destination, servers: list[str], *, models: list[str] | None = None, admin_key_env: str = "TRITON_ADMIN_KEY",
             timeout: float = 300.0, progress: Callable[[str], None] | None = None) -> RolloutReport:
     """Rolls every candidate (or those in `models`) out to every server, or none of them anywhere."""
@@ -165,6 +179,7 @@ def rollout(dest: Destination, servers: list[str], *, models: list[str] | None =
                      for m in todo}
     say = progress or (lambda _: None)
     apis = [RepositoryApi(url, admin_key_env, timeout) for url in servers]
+    _preflight(apis, manifest, todo)
     touched: list[RepositoryApi] = []
     with tempfile.TemporaryDirectory(prefix="tritonkit-rollout-") as tmp:
         replays = _replays(dest, manifest, live, todo, Path(tmp))
