@@ -55,8 +55,8 @@ class RepositoryApi:
         override = json_format.MessageToJson(config, preserving_proto_field_name=True, indent=None)
         status, body = self._call(f"/v2/repository/models/{model}/load", {"parameters": {"config": override}})
         if status != 200:
-            raise ServerError(self.url, model, f"load failed: {_reason(body, status)}",
-                              _fix(status, self.admin_key_env))
+            reason = _reason(body, status)
+            raise ServerError(self.url, model, f"load failed: {reason}", _fix(status, reason, self.admin_key_env))
 
     def version_ready(self, model: str, version: int) -> bool:
         return self._call(f"/v2/models/{model}/versions/{version}/ready", timeout=5.0)[0] == 200
@@ -85,7 +85,9 @@ def _reason(body: bytes, status: int) -> str:
         return f"HTTP {status}"
 
 
-def _fix(status: int, key_env: str) -> str:
+def _fix(status: int, reason: str, key_env: str) -> str:
     if status in (401, 403):
         return f"the server restricts its model-repository API: set {key_env} to its admin key"
-    return "the server log has the details; the previous version keeps serving"
+    if "polling is enabled" in reason:  # Triton's answer in model-control modes none and poll
+        return "start the server with --model-control-mode=explicit (the previous version keeps serving)"
+    return "read the server log for the details (the previous version keeps serving)"
