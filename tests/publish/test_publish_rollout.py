@@ -374,6 +374,25 @@ def test_rollout_checks_every_server_before_changing_any(s3: dict[str, str], tmp
         client.close()
     assert "loading: scale:2" not in (tmp_path / "triton.log").read_text()  # version 2 was never loaded
 
+
+def test_rollback_to_a_version_the_server_lacks_is_one_line(s3: dict[str, str], tmp_path: Path) -> None:
+    """Triton refuses a version its repository lacks ('at least one version must be available...\\n'): the line
+    names --to and the version, and the current version keeps answering."""
+    from tritonkit.serve.server import EmbeddedServer
+
+    project = tmp_path / "project"
+    build_version(project, k=1.0, expected=1.0)
+    assert cli("publish", f"s3://{BUCKET}/rollback", "--endpoint-url", s3["endpoint"], cwd=project).returncode == 0
+    with EmbeddedServer(s3["triton"].rsplit("/", 1)[0] + "/rollback", work_dir=tmp_path / ".tritonkit",
+                        log_path=tmp_path / "triton.log") as server:
+        result = cli("rollback", "scale", "--to", "7", "--server", server.http_url, cwd=project)
+        assert result.returncode == 2 and result.stderr.strip().splitlines() == [
+            f"{server.http_url}: --to: scale has no version 7 in the server's model repository; "
+            "pick a version published there (the current version keeps serving)"], result.stderr
+        client = httpclient.InferenceServerClient(server.http_url)
+        assert ask(client, "scale") == 1.0
+        client.close()
+
 def test_local_folder_publish_verify_catches_tampering(tmp_path: Path) -> None:
     """A folder destination: the same staging and manifest; --verify re-reads files and names a changed one."""
     project = tmp_path / "project"

@@ -202,5 +202,11 @@ def rollout(dest: Destination, servers: list[str], *, models: list[str] | None =
 def rollback(server: str, model: str, version: int, *, admin_key_env: str = "TRITON_ADMIN_KEY", timeout: float = 300.0) -> None:
     """Serves `version` of `model` alone, with the config the server runs it with now (the version must exist in its repository)."""
     api = RepositoryApi(server, admin_key_env, timeout)
-    api.load(model, pinned(api.config(model), [version]))
+    try:
+        api.load(model, pinned(api.config(model), [version]))
+    except TritonkitError as exc:
+        if "at least one version must be available" not in exc.problem:  # Triton's words for a version it cannot find
+            raise
+        raise TritonkitError(api.url, "--to", f"{model} has no version {version} in the server's model repository",
+                             "pick a version published there (the current version keeps serving)") from exc
     api.wait_version_ready(model, version, timeout)

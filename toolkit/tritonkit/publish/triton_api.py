@@ -80,7 +80,7 @@ class RepositoryApi:
 
 def _reason(body: bytes, status: int) -> str:
     try:
-        return str(json.loads(body).get("error", "")) or f"HTTP {status}"
+        return str(json.loads(body).get("error", "")).strip() or f"HTTP {status}"
     except ValueError:
         return f"HTTP {status}"
 
