@@ -171,6 +171,28 @@ def test_load_failures_are_named_with_tritons_reason(tmp_path: Path, cli, write_
     assert not (tmp_path / ".tritonkit" / "server.json").exists()
 
 
+def test_an_ensemble_over_a_failed_model_names_that_model_not_no_reason(tmp_path: Path, cli,
+                                                                          write_python_model) -> None:
+    repo = tmp_path / "model_repository"
+    write_python_model(repo, "broken", BROKEN_MODEL)
+    (repo / "pipeline" / "1").mkdir(parents=True)
+    (repo / "pipeline" / "config.pbtxt").write_text(
+        'name: "pipeline"\nplatform: "ensemble"\nmax_batch_size: 8\n'
+        'input [{ name: "X" data_type: TYPE_FP32 dims: [4] }]\noutput [{ name: "Y" data_type: TYPE_FP32 dims: [4] }]\n'
+        'ensemble_scheduling { step [{ model_name: "broken" model_version: -1 '
+        'input_map { key: "X" value: "X" } output_map { key: "Y" value: "Y" } }] }\n')
+    result = cli("serve", "--background", cwd=tmp_path)
+    assert result.returncode == 2, result.stderr
+    errors = [ln for ln in result.stderr.splitlines() if "failed to load" in ln]
+    assert errors == [
+        "model_repository/broken: model 'broken' version 1 failed to load: Internal: FileNotFoundError: weights.bin is "
+        "missing (at model_repository/broken/1/model.py(3): load_weights); fix the model and serve again (full server "
+        f"log: {errors[0].rsplit('log: ', 1)[1]}",
+        "model_repository/pipeline: model 'pipeline' failed to load: depends on 'broken' which has no loaded version; "
+        "fix model 'broken' (its own line says why it failed) and serve again"], result.stderr
+    assert not (tmp_path / ".tritonkit" / "server.json").exists()
+
+
 def test_background_serve_perf_and_stop(tmp_path: Path, cli, write_python_model, write_onnx_model) -> None:
     repo = tmp_path / "model_repository"
     write_python_model(repo, "double")

@@ -7,6 +7,7 @@ names every model that failed to load with Triton's own reason (from the reposit
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import time
@@ -182,6 +183,8 @@ class EmbeddedServer:
         elif "unable to find backend library" in reason:
             fix = ("the embedded server has the Python backend only; name the platform in config.pbtxt "
                    "(onnxruntime_onnx, tensorrt_plan, pytorch_libtorch) so tritonkit runs its model.onnx instead")
+        elif dependency := re.search(r"depends on '([^']+)'", reason):
+            fix = f"fix model '{dependency.group(1)}' (its own line says why it failed) and serve again"
         return Problem(str(self.repository / model.name), "", f"model '{model.name}'{version} failed to load: {reason}",
                        fix)
 

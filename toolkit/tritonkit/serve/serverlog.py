@@ -56,9 +56,11 @@ def reason_for(path: Path, model: str) -> str | None:
     name = re.escape(model)
     pattern = re.compile(rf"(?:Poll failed for model directory '{name}'|failed to load model '{name}'"
                          rf"|failed to load '{name}'(?: version \d+)?): (.*)\"$")
+    # An ensemble over a failed model: Triton's line goes on with that model's whole error, already named on its own line.
+    ensemble = re.compile(rf"ensemble '{name}' (depends on '[^']+' which has no loaded version)")
     found = None
     for line in read_text(path).splitlines():
-        if m := pattern.search(line):
+        if m := pattern.search(line) or ensemble.search(line):
             found = m.group(1)
     return found.replace("\\n", "\n") if found else None
 
