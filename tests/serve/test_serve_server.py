@@ -193,6 +193,20 @@ def test_an_ensemble_over_a_failed_model_names_that_model_not_no_reason(tmp_path
     assert not (tmp_path / ".tritonkit" / "server.json").exists()
 
 
+@pytest.mark.skipif(Path("/dev/nvidia0").exists(), reason="a GPU is here, so KIND_GPU loads")
+def test_a_kind_gpu_instance_group_on_a_cpu_only_machine_says_to_use_kind_cpu(tmp_path: Path, cli,
+                                                                              write_python_model) -> None:
+    repo = tmp_path / "model_repository"
+    write_python_model(repo, "on_gpu", extra_config="instance_group [{ kind: KIND_GPU count: 1 }]")
+    result = cli("serve", "--background", "--json", cwd=tmp_path)
+    assert result.returncode == 2, result.stderr
+    [error] = json.loads(result.stdout)["errors"]
+    assert error["problem"] == ("model 'on_gpu' version 1 failed to load: Invalid argument: instance group on_gpu_1 "
+                                "of model on_gpu has kind KIND_GPU but no GPUs are available"), error
+    assert error["fix"].startswith("this machine has no GPU: serve it here with instance_group kind KIND_CPU"), error
+    assert not (tmp_path / ".tritonkit" / "server.json").exists()
+
+
 def test_background_serve_perf_and_stop(tmp_path: Path, cli, write_python_model, write_onnx_model) -> None:
     repo = tmp_path / "model_repository"
     write_python_model(repo, "double")

@@ -183,6 +183,9 @@ class EmbeddedServer:
         elif "unable to find backend library" in reason:
             fix = ("the embedded server has the Python backend only; name the platform in config.pbtxt "
                    "(onnxruntime_onnx, tensorrt_plan, pytorch_libtorch) so tritonkit runs its model.onnx instead")
+        elif "no GPUs are available" in reason:
+            fix = ("this machine has no GPU: serve it here with instance_group kind KIND_CPU (or KIND_AUTO, which "
+                   "takes a GPU where there is one)")
         elif dependency := re.search(r"depends on '([^']+)'", reason):
             fix = f"fix model '{dependency.group(1)}' (its own line says why it failed) and serve again"
         return Problem(str(self.repository / model.name), "", f"model '{model.name}'{version} failed to load: {reason}",
