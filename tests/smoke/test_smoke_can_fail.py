@@ -89,6 +89,21 @@ def test_url_of_an_unknown_server_needs_grpc_url_or_http_only(background, tmp_pa
     assert "(http only)" in lines[-1] and not any(" grpc " in line for line in lines)
 
 
+def test_no_server_at_an_endpoint_is_one_line_not_a_table_of_refusals(background, tmp_path: Path) -> None:
+    project, info = background
+    free = choose_ports("127.0.0.1", {})  # nothing listens on these once chosen: a stopped server's ports
+    stopped = run_cli("smoke", "-r", str(project / "model_repository"), "--url", f"127.0.0.1:{free['http']}",
+                      "--protocol", "http", cwd=tmp_path)
+    assert stopped.returncode == 2 and stopped.stdout == ""
+    assert stopped.stderr.strip() == (
+        f"tritonkit smoke: --url: no server at 127.0.0.1:{free['http']} (http); start one with "
+        "`tritonkit serve --background`, or point --url at a running server")
+    half = run_cli("smoke", "--url", info["http"], "--grpc-url", f"127.0.0.1:{free['grpc']}", "--json", cwd=project)
+    assert half.returncode == 2
+    [error] = json.loads(half.stdout)["errors"]
+    assert (error["field"], error["problem"]) == ("--grpc-url", f"no server at 127.0.0.1:{free['grpc']} (grpc)")
+
+
 def test_decoupled_model_that_sends_nothing_fails(background) -> None:
     project, _ = background
     result = run_cli("smoke", "--json", cwd=project)

@@ -132,10 +132,11 @@ def test_model_missing_on_the_server_fails(good, tmp_path: Path) -> None:
 def test_unreachable_server_fails_cleanly(tmp_path: Path, good) -> None:
     _, repository = good
     result = run_cli("smoke", "-r", str(repository), "--url", "127.0.0.1:9", "--grpc-url", "127.0.0.1:9", "--json")
-    assert result.returncode == 1
-    report = json.loads(result.stdout)
-    assert [r["check"] for r in report["results"]] == ["server", "server"]
-    assert "Traceback" not in result.stderr
+    assert result.returncode == 2
+    assert json.loads(result.stdout)["errors"][0]["problem"] == "no server at 127.0.0.1:9 (http)"
+    assert result.stderr.strip().splitlines() == [
+        "tritonkit smoke: --url: no server at 127.0.0.1:9 (http); start one with `tritonkit serve --background`, "
+        "or point --url at a running server"]
 
 
 def test_served_metadata_that_differs_from_the_repository_fails(good, tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ from tritonkit.serve.background import stale_error, take_stale
 from tritonkit.serve.state import STATE_DIR
 from tritonkit.smoke import report
 from tritonkit.smoke.runner import run_smoke, stub_restart_rows
-from tritonkit.smoke.target import resolve_target
+from tritonkit.smoke.target import require_server, resolve_target
 
 
 @click.command("smoke")
@@ -34,7 +34,8 @@ def smoke_command(repository: Path, http_url: str | None, grpc_url: str | None, 
     while the server stays healthy: only an inference error from the server counts as refused, a failed
     connection does not. On this project's `tritonkit serve` server, a Python-backend stub that died and
     was reloaded is listed as a `stub restart` row. A decoupled model must stream at least one response and complete. Models the
-    server runs through tritonkit's onnxruntime fallback are marked as such. Exits 1 if any check fails.
+    server runs through tritonkit's onnxruntime fallback are marked as such. Exits 1 if any check fails;
+    no server at an endpoint to check is one line and exit 2.
 
     \b
     Example:
@@ -47,6 +48,7 @@ def smoke_command(repository: Path, http_url: str | None, grpc_url: str | None, 
     if stale is not None and http_url is None and grpc_url is None:
         raise stale_error(Path.cwd() / STATE_DIR, stale)
     target = resolve_target(http_url, grpc_url, protocols)
+    require_server(target, protocols)
     results = run_smoke(repository, target, protocols, progress=None if as_json else lambda m: click.echo(f"checking {m}", err=True))
     results += stub_restart_rows(target)
     if as_json:

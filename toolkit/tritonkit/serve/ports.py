@@ -59,8 +59,11 @@ def choose_ports(host: str, wanted: dict[str, int | None]) -> dict[str, int]:
     return chosen
 
 
-def is_listening(host: str, port: int) -> bool:
-    """Whether something accepts connections on host:port (used to confirm ports were released)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.settimeout(0.5)
-        return sock.connect_ex((host, port)) == 0
+def is_listening(host: str, port: int, timeout: float = 0.5) -> bool:
+    """Whether something accepts connections on host:port (a name, IPv4 or [IPv6]): confirms ports were
+    released, and that a server is there before smoke checks it."""
+    try:
+        with socket.create_connection((host.strip("[]"), port), timeout=timeout):
+            return True
+    except OSError:  # refused, unreachable, timed out, or a name that does not resolve
+        return False
