@@ -69,9 +69,44 @@ def test_normalize(text: str, spoken: str) -> None:
     assert normalize(text) == spoken
 
 
-def test_normalize_leaves_impossible_times_and_dates_to_the_number_rules() -> None:
-    assert normalize("Score 25:99 on 13/45/2020.") == (
-        "Score twenty-five:ninety-nine on thirteen/forty-five/two thousand twenty.")
+def test_normalize_leaves_impossible_times_to_the_number_rules() -> None:
+    assert normalize("Score 25:99 now.") == "Score twenty-five:ninety-nine now."
+
+
+@pytest.mark.parametrize("text, spoken", [
+    ("Due 2024-13-01.", "Due two thousand twenty-four, thirteen, one."),   # was "...twenty-four-thirteen-one"
+    ("Due 13/45/2020.", "Due thirteen, forty-five, two thousand twenty."),  # was "thirteen/forty-five/..."
+])
+def test_an_impossible_date_is_read_as_its_numbers_with_pauses(text: str, spoken: str) -> None:
+    assert normalize(text) == spoken
+
+
+@pytest.mark.parametrize("text, spoken", [
+    ("It costs $.50.", "It costs fifty cents."),   # was "$.fifty"
+    ("Only €.05 or £.01 each.", "Only five cents or one penny each."),
+])
+def test_cents_written_without_a_leading_zero(text: str, spoken: str) -> None:
+    assert normalize(text) == spoken
+
+
+@pytest.mark.parametrize("text, spoken", [
+    ("Add 1/2 cup.", "Add one half cup."),   # was "one/two"
+    ("Use 3/4 of it.", "Use three quarters of it."),
+    ("About 2/3 and 5/8 and 1/10 and 7/16.", "About two thirds and five eighths and one tenth and seven sixteenths."),
+    ("It fell to -1/2.", "It fell to minus one half."),
+    ("Open 24/7, 3/2 odds, 1/50 chance.", "Open twenty-four over seven, three over two odds, one over fifty chance."),
+    ("Version 1/2/3.", "Version one/two/three."),   # not a fraction, not a date: the numbers only
+])
+def test_a_simple_fraction_is_read_as_one_and_other_ratios_as_over(text: str, spoken: str) -> None:
+    assert normalize(text) == spoken
+
+
+@pytest.mark.parametrize("text, spoken", [
+    ("Wait 0:30 more.", "Wait zero thirty more."),   # a duration or 24-hour time, as many TTS systems read it
+    ("Built in 1005.", "Built in one thousand five."),
+])
+def test_readings_that_stay_as_they_are(text: str, spoken: str) -> None:
+    assert normalize(text) == spoken
 
 
 def test_a_negative_number_with_a_unit_keeps_its_minus() -> None:

@@ -3,7 +3,7 @@
 espeak-ng would read some of these itself, but differently from what a listener expects ("3/4/2024", "$5.50",
 "Dr."), and the model's symbol table only knows what the words sound like; so everything written with digits
 or symbols is spelled out here first. Rules apply in a fixed order (abbreviations, currency, dates, times,
-years, ordinals, minus signs, units, plain numbers, symbols), each one a regular expression with a small function.
+years, ordinals, minus signs, fractions, units, plain numbers, symbols), each one a regular expression with a small function.
 """
 from __future__ import annotations
 
@@ -61,6 +61,7 @@ def _money(match: re.Match[str]) -> str:
     if scale:  # "$1.5 million" -> "one point five million dollars"
         return f"{_number(amount)} {scale} {many}"
     whole, _, frac = amount.partition(".")
+    whole = whole or "0"  # "$.50": cents only
     words = [f"{cardinal(int(whole))} {one if int(whole) == 1 else many}"] if int(whole) or not frac else []
     if frac:
         cents = int(frac.ljust(2, "0")[:2])
@@ -78,10 +79,11 @@ def _month_name(text: str) -> str:
 
 
 def _numeric_date(match: re.Match[str]) -> str:
-    """ISO "2024-03-04" and US "3/4/2024" alike (named groups y, m, d); an impossible month or day stays as written."""
+    """ISO "2024-03-04" and US "3/4/2024" alike (named groups y, m, d); an impossible month or day is read as its
+    numbers, in written order, with pauses (not hyphen-joined into one word, nor with the slashes)."""
     m, d = int(match["m"]), int(match["d"])
     if not (1 <= m <= 12 and 1 <= d <= 31):
-        return match.group(0)
+        return ", ".join(cardinal(int(n)) for n in re.findall(r"\d+", match.group(0)))
     return _day_month_year(d, MONTHS[m - 1], match["y"])
 
 
@@ -107,6 +109,18 @@ def _time(match: re.Match[str]) -> str:
     return spoken + (f" {half[0].lower()} m{_kept_period(match)}" if half else "")
 
 
+def _fraction(match: re.Match[str]) -> str:
+    """A proper fraction with a small denominator as a listener says it ("1/2" one half, "3/4" three quarters,
+    "5/8" five eighths); any other x/y (24/7, 3/2, 1/50) is "x over y"."""
+    num, den = int(match["num"]), int(match["den"])
+    if not 0 < num < den <= 16:
+        return f"{cardinal(num)} over {cardinal(den)}"
+    part = {2: "half", 4: "quarter"}.get(den) or ordinal(den)
+    if num > 1:
+        part = "halves" if part == "half" else part + "s"
+    return f"{cardinal(num)} {part}"
+
+
 def _unit(match: re.Match[str]) -> str:
     unit = _UNITS[match["unit"]]
     if match["num"] == "1":  # "1 km" -> "one kilometer"
@@ -117,7 +131,7 @@ def _unit(match: re.Match[str]) -> str:
 _RULES: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str]]] = [
     (re.compile("|".join(re.escape(a) for a in sorted({**_TITLES, **_ABBREVIATIONS}, key=len, reverse=True))
                 .replace(r"No\.", r"No\.(?=\s*\d)")), _abbreviation),
-    (re.compile(rf"(?P<cur>[$£€])\s?(?P<amount>{_NUMBER})(?:\s(?P<scale>thousand|million|billion|trillion)\b)?"), _money),
+    (re.compile(rf"(?P<cur>[$£€])\s?(?P<amount>{_NUMBER}|\.\d+)(?:\s(?P<scale>thousand|million|billion|trillion)\b)?"), _money),
     (re.compile(r"\b(?P<y>\d{4})-(?P<m>\d{2})-(?P<d>\d{2})\b"), _numeric_date),
     (re.compile(r"\b(?P<m>\d{1,2})/(?P<d>\d{1,2})/(?P<y>\d{4})\b"), _numeric_date),
     (re.compile(rf"\b{_MONTH}\s(?P<day>\d{{1,2}})(?:st|nd|rd|th)?\b(?:,?\s(?P<year>\d{{4}})\b)?"), _month_day),
@@ -129,6 +143,7 @@ _RULES: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str]]] = [
      lambda m: f"{m['pre']} {year(int(m['y']))}"),
     (re.compile(r"\b(\d+)(st|nd|rd|th)\b"), lambda m: ordinal(int(m.group(1)))),
     (re.compile(rf"(?<![\w.])-(?={_NUMBER})"), lambda m: "minus "),  # before units, which would consume the number after the sign
+    (re.compile(r"(?<![\w/.])(?P<num>\d+)/(?P<den>\d+)(?![\w/]|\.\d)"), _fraction),  # not "1/2/3" or "3/4.5"; before units, which would take the denominator
     (re.compile(rf"(?P<num>{_NUMBER})\s?(?P<unit>{'|'.join(sorted(_UNITS, key=len, reverse=True))})(?!\w)"), _unit),
     (re.compile(_NUMBER), lambda m: _number(m.group(0))),
     (re.compile("|".join(re.escape(s) for s in _SYMBOLS)), lambda m: f" {_SYMBOLS[m.group(0)]} "),
