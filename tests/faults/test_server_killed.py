@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import require, run_cli
-from tests.faults.conftest import descendants, interrupt, start_foreground, wait_gone
+from tests.faults.conftest import alive, descendants, interrupt, start_foreground, wait_gone
 from tests.serve.conftest import _write_python_model
 
 require("pytriton", "the embedded server: pip install 'tritonkit[serve]'")
@@ -70,3 +70,28 @@ def test_a_background_servers_stale_state_is_noticed_by_smoke_perf_stop_and_serv
         _, stderr = interrupt(proc)
     assert proc.returncode == 0, stderr
     assert f"(pid {info['pid']}, http" in stderr and "removed the stale state file" in stderr
+
+
+def test_stop_after_kill_9_ends_the_dead_servers_stubs_at_once(tmp_path: Path) -> None:
+    """The stubs are frozen (SIGSTOP) so they cannot exit on their own within the seconds they take after their
+    server dies: only `tritonkit stop` can end them, and the check right after it returns cannot race them."""
+    _write_python_model(tmp_path / "model_repository", "double")
+    started = run_cli("serve", "--background", "--json", cwd=tmp_path, timeout=180)
+    assert started.returncode == 0, started.stderr
+    info = json.loads(started.stdout)
+    stubs = descendants(info["pid"])
+    assert stubs, "the server started no Python-backend stub"
+    try:
+        for pid in stubs:
+            os.kill(pid, signal.SIGSTOP)
+        os.kill(info["pid"], signal.SIGKILL)
+        assert wait_gone([info["pid"]]) == []
+        stopped = run_cli("stop", "--json", cwd=tmp_path, timeout=60)
+        left = alive(stubs)
+    finally:
+        for pid in alive(stubs):
+            os.kill(pid, signal.SIGKILL)
+    assert stopped.returncode == 0, stopped.stderr
+    assert json.loads(stopped.stdout)["stale"] is True
+    assert left == [], f"stubs {left} of the killed server outlived tritonkit stop"
+    assert not (tmp_path / ".tritonkit" / "server.json").exists()

@@ -20,7 +20,7 @@ def running_state(work_dir: Path) -> ServerState | None:
         return None
     if process.is_alive(state.pid) and process.is_tritonserver(state.pid):
         return state
-    clear_state(work_dir)
+    _forget(work_dir, state)
     return None
 
 
@@ -29,8 +29,15 @@ def take_stale(work_dir: Path) -> ServerState | None:
     state = read_state(work_dir)
     if state is None or (process.is_alive(state.pid) and process.is_tritonserver(state.pid)):
         return None
-    clear_state(work_dir)
+    _forget(work_dir, state)
     return state
+
+
+def _forget(work_dir: Path, state: ServerState) -> None:
+    """Removes a dead server's state file and ends its stubs, which outlive a killed server by seconds."""
+    if state.pgid > 1:
+        process.kill_triton_leftovers(state.pgid)
+    clear_state(work_dir)
 
 
 def stale_message(work_dir: Path, state: ServerState) -> str:

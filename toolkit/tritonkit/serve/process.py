@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import NamedTuple
 
 _PR_SET_PDEATHSIG = 1
+TRITONSERVER = b"tritonserver"
+STUB_BINARY = b"triton_python_backend_stub"
 
 
 class ProcStat(NamedTuple):
@@ -54,13 +56,36 @@ def is_alive(pid: int) -> bool:
     return stat is not None and stat.state != "Z"
 
 
+def _program(pid: int) -> bytes:
+    """The program `pid` runs (argv[0]); empty when it is gone or a zombie."""
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0]
+    except OSError:
+        return b""
+
+
 def is_tritonserver(pid: int) -> bool:
     """Guards against a recycled pid: the process must still be a tritonserver."""
-    try:
-        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-    except OSError:
-        return False
-    return bool(cmdline) and cmdline[0].endswith(b"tritonserver")
+    return _program(pid).endswith(TRITONSERVER)
+
+
+def kill_triton_leftovers(pgid: int) -> list[int]:
+    """SIGKILLs what is left of a dead server's process group: its stubs live on for seconds after the server
+    is killed. Only tritonserver and stub processes are hit, so a group id reused since hits nothing else."""
+    killed = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        pid = int(entry.name)
+        stat = proc_stat(pid)
+        if stat is None or stat.pgid != pgid or not _program(pid).endswith((TRITONSERVER, STUB_BINARY)):
+            continue
+        try:
+            os.kill(pid, signal.SIGKILL)
+            killed.append(pid)
+        except (ProcessLookupError, PermissionError):
+            pass
+    return killed
 
 
 def describe_exit(returncode: int | None) -> str:

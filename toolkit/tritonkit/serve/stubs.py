@@ -13,8 +13,6 @@ from pathlib import Path
 
 from tritonkit.serve import health, process
 
-STUB_BINARY = b"triton_python_backend_stub"
-
 
 @dataclass(frozen=True)
 class StubRestart:
@@ -58,7 +56,7 @@ def stub_pids(server_pid: int) -> dict[int, str]:
             args = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
         except OSError:
             continue
-        if args and args[0].endswith(STUB_BINARY) and len(args) > 1:
+        if args and args[0].endswith(process.STUB_BINARY) and len(args) > 1:
             stubs[pid] = Path(args[1].decode(errors="replace")).parent.parent.name
     return stubs
 
