@@ -327,3 +327,20 @@ def test_foreground_stops_cleanly_and_frees_ports(tmp_path: Path, write_python_m
     assert not process.is_alive(info["pid"]) and not group_alive(info["pid"])
     assert not any(is_listening("127.0.0.1", int(info[k].rsplit(":", 1)[1])) for k in ("http", "grpc", "metrics"))
     assert not (tmp_path / ".tritonkit" / "server.json").exists()
+
+
+def test_serve_on_every_interface_warns_once_on_stderr_not_in_the_json(tmp_path: Path, cli,
+                                                                      write_python_model) -> None:
+    write_python_model(tmp_path / "model_repository", "double")
+    started = cli("serve", "--host", "0.0.0.0", "--background", "--json", cwd=tmp_path)
+    try:
+        assert started.returncode == 0, started.stderr
+        info = json.loads(started.stdout)  # stdout stays pure JSON
+        warnings = [line for line in started.stderr.splitlines() if line.startswith("warning: --host")]
+        assert len(warnings) == 1, started.stderr
+        assert "open on every interface" in warnings[0] and "no authentication by default" in warnings[0]
+        assert "admin-key" in warnings[0]
+        assert info["http"].startswith("0.0.0.0:")
+    finally:
+        stopped = cli("stop", "--json", cwd=tmp_path)
+    assert stopped.returncode == 0, stopped.stderr

@@ -16,7 +16,7 @@ from tritonkit.errors import TritonkitError
 from tritonkit.serve import serverlog
 from tritonkit.serve.fallback import fallback_config, plan
 from tritonkit.serve.onnx_runner import OnnxRunner, RunnerOptions, options_from_config
-from tritonkit.serve.ports import choose_ports
+from tritonkit.serve.ports import choose_ports, exposure_warning
 from tritonkit.serve.runtime import perf_analyzer_path, prepare_runtime, runtime_name, stub_path
 from tritonkit.serve.serving import build_serving_repository
 
@@ -182,3 +182,16 @@ def test_a_python_version_without_stub_is_one_clear_line(tmp_path: Path) -> None
     (tmp_path / "python_backend_stubs" / "3.9").mkdir(parents=True)
     with pytest.raises(TritonkitError, match=r"has no Triton Python-backend stub \(the wheel has 3.9\)"):
         stub_path(tmp_path)
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "127.0.0.2", "localhost", "::1", "[::1]"])
+def test_a_loopback_host_gets_no_exposure_warning(host: str) -> None:
+    assert exposure_warning(host) is None
+
+
+@pytest.mark.parametrize(("host", "where"), [("0.0.0.0", "every interface"), ("::", "every interface"),
+                                             ("192.168.1.20", "192.168.1.20"), ("myhost", "myhost")])
+def test_a_host_beyond_loopback_is_one_warning_line(host: str, where: str) -> None:
+    warning = exposure_warning(host)
+    assert warning is not None and "\n" not in warning
+    assert warning.startswith(f"warning: --host {host}: ") and f"open on {where} " in warning

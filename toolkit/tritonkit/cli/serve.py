@@ -11,6 +11,7 @@ import click
 from tritonkit.cli.output import emit_json, json_option, reports_errors
 from tritonkit.errors import TritonkitError
 from tritonkit.serve.background import running_state, stale_message, start_background, take_stale
+from tritonkit.serve.ports import exposure_warning
 from tritonkit.serve.server import EmbeddedServer, ServerExited, print_progress
 from tritonkit.serve.state import STATE_DIR, clear_state, read_state, state_path, write_state
 
@@ -76,7 +77,7 @@ def _serve_foreground(server: EmbeddedServer, as_json: bool) -> None:
 @click.option("--http-port", type=int, help="HTTP port (default: a free port).")
 @click.option("--grpc-port", type=int, help="gRPC port (default: a free port).")
 @click.option("--metrics-port", type=int, help="Metrics port (default: a free port).")
-@click.option("--host", default="127.0.0.1", show_default=True, help="Address the endpoints bind to.")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address the endpoints bind to; any other than loopback gets a warning (Triton asks for no credentials).")
 @click.option("--foreground/--background", default=True, show_default=True,
               help="Stay attached until Ctrl-C, or return once ready and leave the server running.")
 @click.option("--onnx-threads", type=int, help="Intra-op threads of each ONNX fallback instance "
@@ -104,6 +105,9 @@ def serve_command(directory: Path, http_port: int | None, grpc_port: int | None,
     stale = take_stale(work_dir)
     if stale is not None:
         click.echo(f"note: {stale_message(work_dir, stale)}", err=True)
+    exposed = exposure_warning(host)
+    if exposed is not None:
+        click.echo(exposed, err=True)
     server = EmbeddedServer(directory, host=host, http_port=http_port, grpc_port=grpc_port,
                             metrics_port=metrics_port, work_dir=work_dir, startup_timeout=startup_timeout,
                             onnx_threads=onnx_threads, progress=print_progress, detach=not foreground)

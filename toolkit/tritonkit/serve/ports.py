@@ -5,6 +5,7 @@ many seconds late; checking first gives the error at once.
 """
 from __future__ import annotations
 
+import ipaddress
 import socket
 from contextlib import ExitStack
 
@@ -24,6 +25,27 @@ def _bind(host: str, port: int) -> socket.socket:
         sock.close()
         raise
     return sock
+
+
+def is_loopback(host: str) -> bool:
+    """Whether endpoints bound to `host` are reachable from this machine only (127.0.0.0/8, ::1, localhost)."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False  # a host name: it may resolve to any interface
+
+
+def exposure_warning(host: str) -> str | None:
+    """One line for a server bound beyond loopback: Triton itself asks no one for credentials."""
+    if is_loopback(host):
+        return None
+    where = "every interface" if host.strip("[]") in ("0.0.0.0", "::") else host
+    return (f"warning: --host {host}: HTTP, gRPC and metrics are open on {where} to anyone who can reach this "
+            "machine, and Triton has no authentication by default (inference and model load/unload are open); "
+            "keep the default 127.0.0.1 behind an authenticating proxy, or deploy with `tritonkit up` / "
+            "`tritonkit deploy`, which restrict load/unload to an admin-key header (deploy.admin_key_env)")
 
 
 def port_taken_error(endpoint: str, host: str, port: int) -> TritonkitError:
