@@ -420,6 +420,11 @@ def test_local_folder_publish_verify_catches_tampering(tmp_path: Path) -> None:
     assert "K = 2.0" in (dest / "scale" / "2" / "model.py").read_text()
     assert "versions: 1" in (dest / "scale" / "config.pbtxt").read_text()  # the live config untouched until rollout
 
+    plain = cli("publish", str(dest), cwd=project)  # nothing new: still the hint, copyable as it is
+    assert plain.returncode == 0, plain.stderr
+    [hint] = [line for line in plain.stdout.splitlines() if line.startswith("serve it with: tritonserver ")]
+    assert hint.endswith(f"--model-repository={dest} --model-control-mode=explicit --load-model='*'"), hint
+
 
 def test_publish_without_repository_is_one_line(tmp_path: Path) -> None:
     result = cli("publish", str(tmp_path / "out"), "--repository", str(tmp_path / "missing"), cwd=REPO_ROOT)

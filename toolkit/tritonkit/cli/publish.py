@@ -68,4 +68,5 @@ def publish_command(dest: str, repository: Path, endpoint_url: str | None, check
                    f"{outcome.skipped} already there" + (f"; unchanged: {', '.join(outcome.unchanged)}" if outcome.unchanged else ""))
         if check:
             click.echo("verified: every file in the manifest re-read with the right sha256")
-        click.echo(f"serve it with: tritonserver --model-repository={triton_url(destination)} --model-control-mode=explicit")
+        click.echo(f"serve it with: tritonserver --model-repository={triton_url(destination)} --model-control-mode=explicit "
+                   "--load-model='*'")  # explicit mode alone starts with no model loaded
