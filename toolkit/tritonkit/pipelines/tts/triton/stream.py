@@ -5,7 +5,8 @@ The text is normalized and split here (`tts_runtime.runtime.streaming`); each se
 and speed, and its audio is sent at once. Each request streams on its own worker thread (at most parameter
 `max_streams` at a time), so `execute` returns at once and streams overlap. A cancelled request
 (`request.is_cancelled()`, e.g. the gRPC client cancelled its stream) synthesizes no further sentence.
-Text longer than parameter `max_chars` (default 5000) is refused before any sentence is synthesized.
+Text longer than parameter `max_chars` (default 5000), and a speed out of range, are refused (INVALID_ARG naming
+`max_chars` or `speed`) before any sentence is synthesized, not as a `speech` failure partway through the stream.
 """
 import json
 import os
@@ -17,7 +18,7 @@ import triton_python_backend_utils as pb_utils
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bls_runtime import Callees, CallError
-from tts_runtime.runtime.serving import MAX_CHARS, optional_input, parameters, text_of
+from tts_runtime.runtime.serving import MAX_CHARS, check_speed, optional_input, parameters, speed_of, text_of
 from tts_runtime.runtime.streaming import stream_sentences
 
 FRONTEND_OUTPUTS = ["tokens", "segment_lengths", "unknown_symbols"]
@@ -54,6 +55,7 @@ class TritonPythonModel:
         try:
             text = text_of(optional_input(pb_utils, request, "text"), self.max_chars)
             options = {name: value for name in ("voice", "speed") if (value := optional_input(pb_utils, request, name)) is not None}
+            check_speed(speed_of(options.get("speed")))
             for chunk in stream_sentences(text, lambda s: self._synthesize(s, options), request.is_cancelled):
                 sender.send(pb_utils.InferenceResponse([
                     pb_utils.Tensor("audio", chunk.audio[None].astype(np.float32)),
@@ -62,9 +64,9 @@ class TritonPythonModel:
                     pb_utils.Tensor("sentence", np.array([[chunk.text]], dtype=object)),
                 ]))
             error = None
-        except ValueError as exc:  # empty or too long text, nothing to speak, bad UTF-8
+        except ValueError as exc:  # empty or too long text, nothing to speak, bad UTF-8, speed out of range
             error = pb_utils.TritonError(str(exc), pb_utils.TritonError.INVALID_ARG)
-        except CallError as exc:  # a callee refused (unknown voice, speed out of range) or failed
+        except CallError as exc:  # a callee refused (an unknown voice) or failed
             error = pb_utils.TritonError(str(exc))
         except Exception as exc:  # noqa: BLE001 - the stream must still end, with the reason
             error = pb_utils.TritonError(f"tts_stream failed: {type(exc).__name__}: {exc}")
