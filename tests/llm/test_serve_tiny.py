@@ -227,6 +227,27 @@ def test_a_new_request_reusing_a_live_sequence_id_is_refused(server):
     assert again.error == "" and again.ids == alone.ids and len(alone.ids) == 5  # the id is free again once it ended
 
 
+def test_a_request_without_start_reusing_a_live_sequence_id_is_refused(server):
+    """Without the START flag Triton 2.51 queues the request into the live sequence and it reaches the model with
+    flags 0, like a rescheduled step: both clients got a few tokens each and neither a final response. Its content
+    differs from the request that started the generation. Refusing it closes the sequence in Triton: the live stream
+    gets no more responses (a documented limit); cancelling it frees its cache."""
+    first, second = clients.GrpcStream(server.grpc_url), clients.GrpcStream(server.grpc_url)
+    try:
+        first.send("generate", {"input_ids": HELLO, "max_tokens": 250, "ignore_eos": True}, ["token_ids"],
+                   sequence_id=78, sequence_start=True)
+        assert first.next()[1] is None  # running
+        second.send("generate", {"input_ids": list(b"xyz"), "max_tokens": 10, "ignore_eos": True}, ["token_ids"],
+                    sequence_id=78)
+        stray = second.collect("token_ids", timeout=10)
+    finally:
+        first.close(cancel=True)  # known limit: Triton closed the live sequence when the stray was released
+        second.close(cancel=True)
+    assert stray.ids == [] and "sequence id 78 is already used by a running generation" in stray.error
+    assert "send no sequence id" in stray.error
+    assert settled_metrics(server.metrics_url)["llm_kv_cache_reserved_bytes"] == 0
+
+
 def test_budget_rejects_a_request_that_does_not_fit(server):
     hogs = [clients.GrpcStream(server.grpc_url) for _ in range(8)]  # 8 x (5 + 250) = 2040 of 2048 positions
     try:

@@ -26,6 +26,7 @@ from llm_runtime.triton_io import (
     generation_outputs,
     generation_request,
     refusal,
+    request_origin,
     text_array,
 )
 
@@ -44,6 +45,7 @@ class TritonPythonModel:
         self.expired = {}  # correlation id -> time freed for idleness: a late return is refused, not restarted
         self.senders = {}  # correlation id -> the response sender of its last step, polled for cancellation
         self.reused = set()  # live correlation ids a refused new request reused: Triton has closed their sequence
+        self.origins = {}  # correlation id -> request_origin of the request that started it: a stray differs
         self.poll_s = assets.float_parameter(params, "cancel_poll_s", 0.1)
         self.lock = threading.Lock()  # execute and the sweeper share the engine
         self.metrics = Metrics(args["model_name"])
@@ -63,6 +65,8 @@ class TritonPythonModel:
                 now = time.monotonic()
                 for key in [k for k in self.senders if k not in self.engine]:
                     del self.senders[key]
+                for key in [k for k in self.origins if k not in self.engine]:
+                    del self.origins[key]
                 waiting = [(k, s) for k, s in self.senders.items()
                            if now - self.engine.generations[k].cache.last_used > self.poll_s]
             cancelled = [k for k, sender in waiting if sender.is_cancelled()]  # IPC: outside the lock
@@ -91,13 +95,15 @@ class TritonPythonModel:
         for request in requests:
             key = request.correlation_id()
             sender = request.get_response_sender()
+            origin = request_origin(request)
             try:
                 if request.flags() & START:  # a client's request; a rescheduled step comes back with no flags
                     self._check_new(key)
                 else:
-                    self._check_continued(key)
+                    self._check_continued(key, origin)
                 if key not in self.engine:
                     self.engine.admit(key, *generation_request(request, self.batched, self.default_max_tokens))
+                    self.origins[key] = origin
             except (ValueError, CacheBudgetError) as exc:
                 sender.send(pb_utils.InferenceResponse(error=refusal(pb_utils, exc)), flags=FINAL)
                 continue
@@ -135,9 +141,15 @@ class TritonPythonModel:
         self.expired.pop(key, None)  # a reused id starts afresh
         self.reused.discard(key)
 
-    def _check_continued(self, key):
-        """Ends a generation whose sequence a refused new request reused: Triton 2.51 closes the sequence when
-        that request is released, so this step could not be rescheduled and its client would wait forever."""
+    def _check_continued(self, key, origin):
+        """Refuses a stray request (no START flag) reusing a live id: Triton queues it into the sequence with flags 0
+        like a rescheduled step, but its content differs from the request that started the generation. Ends a
+        generation whose sequence a refused request reused: Triton 2.51 closes the sequence when that request is
+        released, so this step could not be rescheduled and its client would wait forever."""
+        if key in self.engine and key not in self.reused and origin != self.origins.get(key, origin):
+            self.reused.add(key)
+            raise RequestError(f"sequence id {key} is already used by a running generation; "
+                               "send no sequence id (Triton gives each request its own) or one no running request uses")
         if key in self.expired:
             raise RequestError(f"request {key} was idle for over {self.idle_s:.0f} s and its KV cache was freed")
         if key in self.reused and key in self.engine:
