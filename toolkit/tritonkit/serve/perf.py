@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tritonkit.errors import TritonkitError
+from tritonkit.serve.ports import no_server
 from tritonkit.serve.runtime import perf_analyzer_path, prepare_runtime
 
 _RANGE = re.compile(r"^\d+(:\d+(:\d+)?)?$")
@@ -109,8 +110,7 @@ def _failure(opts: PerfOptions, output: str) -> TritonkitError:
     lines = [ln.strip() for ln in output.splitlines() if ln.strip()]
     first = _first_error(lines).replace(";", ",")   # one '; ' only, between problem and fix
     if any(word in first.lower() for word in _NO_SERVER):
-        return TritonkitError("", "--url", f"no server at {opts.url} ({opts.protocol})",
-                              "start one with `tritonkit serve --background`, or point --url at a running server")
+        return no_server("--url", opts.url, opts.protocol)
     if "stable" in first:
         fix = "raise --stability-percentage or --measurement-request-count, or fix the count with --request-count"
     elif "unavailable" in first.lower():

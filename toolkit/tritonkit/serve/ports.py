@@ -81,6 +81,12 @@ def choose_ports(host: str, wanted: dict[str, int | None]) -> dict[str, int]:
     return chosen
 
 
+def no_server(flag: str, url: str, protocol: str) -> TritonkitError:
+    """The one line for a command pointed at an endpoint where nothing listens (smoke, perf)."""
+    return TritonkitError("", flag, f"no server at {url} ({protocol})",
+                          f"start one with `tritonkit serve --background`, or point {flag} at a running server")
+
+
 def is_listening(host: str, port: int, timeout: float = 0.5) -> bool:
     """Whether something accepts connections on host:port (a name, IPv4 or [IPv6]): confirms ports were
     released, and that a server is there before smoke checks it."""

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tritonkit.errors import TritonkitError
-from tritonkit.serve.ports import is_listening
+from tritonkit.serve.ports import is_listening, no_server
 from tritonkit.serve.state import STATE_DIR, read_state
 
 #: Triton's default HTTP and gRPC ports.
@@ -70,8 +70,7 @@ def require_server(target: Target, protocols: list[str]) -> None:
         host, _, port = url.rpartition(":")
         if port.isdigit() and not is_listening(host, int(port), timeout=5.0):
             flag = "--url" if protocol == "http" else "--grpc-url"
-            raise TritonkitError("", flag, f"no server at {url} ({protocol})",
-                                 f"start one with `tritonkit serve --background`, or point {flag} at a running server")
+            raise no_server(flag, url, protocol)
 
 
 def _pair(url: str, known: str, missing: str, recorded: dict[str, str] | None) -> str:
