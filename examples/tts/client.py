@@ -18,6 +18,7 @@ import json
 import queue
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -69,26 +70,34 @@ def synthesize(url: str, text: str, voice: str | None = None, speed: float | Non
     return _speech(result, started)
 
 
-def stream(grpc_url: str, text: str, voice: str | None = None, speed: float | None = None, timeout_s: float = 120.0) -> list[Speech]:
-    """`tts_stream`'s responses, one per sentence, over a gRPC stream; a server error is raised."""
+def stream_events(grpc_url: str, text: str, voice: str | None = None, speed: float | None = None,
+                  timeout_s: float = 120.0) -> Iterator[tuple[grpcclient.InferResult, InferenceServerException | None]]:
+    """`tts_stream`'s (result, error) pairs over a gRPC stream, up to its final response or its first error."""
     client = grpcclient.InferenceServerClient(grpc_url)
     events: queue.Queue = queue.Queue()
     client.start_stream(callback=lambda result, error: events.put((result, error)))
-    started = time.perf_counter()
     try:
         client.async_stream_infer("tts_stream", request_inputs(grpcclient, text, voice, speed), enable_empty_final_response=True)
-        sentences = []
         while True:
             result, error = events.get(timeout=timeout_s)
-            if error is not None:
-                raise error
-            if result.get_response().outputs:
-                sentences.append(_speech(result, started))
-            if result.get_response().parameters["triton_final_response"].bool_param:
-                return sentences
+            yield result, error
+            if error is not None or result.get_response().parameters["triton_final_response"].bool_param:
+                return
     finally:
         client.stop_stream()
         client.close()
+
+
+def stream(grpc_url: str, text: str, voice: str | None = None, speed: float | None = None, timeout_s: float = 120.0) -> list[Speech]:
+    """`tts_stream`'s responses, one per sentence, over a gRPC stream; a server error is raised."""
+    started = time.perf_counter()
+    sentences = []
+    for result, error in stream_events(grpc_url, text, voice, speed, timeout_s):
+        if error is not None:
+            raise error
+        if result.get_response().outputs:
+            sentences.append(_speech(result, started))
+    return sentences
 
 
 def main(argv: list[str] | None = None) -> int:

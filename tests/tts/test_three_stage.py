@@ -8,7 +8,6 @@ of the whole utterance.
 """
 from __future__ import annotations
 
-import queue
 import shutil
 import sys
 from pathlib import Path
@@ -29,7 +28,7 @@ from tritonkit.serve.server import EmbeddedServer
 if str(REPO_ROOT) not in sys.path:  # `examples` is a package at the repository root
     sys.path.insert(0, str(REPO_ROOT))
 
-from examples.tts.client import request_inputs, stream, synthesize  # noqa: E402
+from examples.tts.client import request_inputs, stream, stream_events, synthesize  # noqa: E402
 from examples.tts_tiny.models import HOP, SAMPLE_RATE  # noqa: E402
 
 pytestmark = pytest.mark.server
@@ -162,26 +161,9 @@ def test_text_beyond_the_shipped_max_chars_is_refused_whole_and_streamed(served)
         stream(served.grpc_url, too_long)
 
 
-def _stream_events(url: str, text: str, **options) -> list[tuple[object, InferenceServerException | None]]:
-    """Every (result, error) one `tts_stream` request gets, up to its final response or its first error: unlike
-    `stream`, which raises, this keeps any audio sent before an error."""
-    client = grpcclient.InferenceServerClient(url)
-    events: queue.Queue = queue.Queue()
-    client.start_stream(callback=lambda result, error: events.put((result, error)))
-    try:
-        client.async_stream_infer("tts_stream", request_inputs(grpcclient, text, **options), enable_empty_final_response=True)
-        got = []
-        while not got or (got[-1][1] is None and not got[-1][0].get_response().parameters["triton_final_response"].bool_param):
-            got.append(events.get(timeout=120))
-        return got
-    finally:
-        client.stop_stream()
-        client.close()
-
-
 def test_a_speed_out_of_range_is_refused_before_streaming_naming_speed_not_the_speech_model(served) -> None:
     """gRPC stream errors carry no status code here, so the message and the absence of audio are what is checked."""
-    events = _stream_events(served.grpc_url, TWO, speed=9.0)
+    events = list(stream_events(served.grpc_url, TWO, speed=9.0))
     errors = [error for _, error in events if error is not None]
     assert len(errors) == 1
     message = errors[0].message()
