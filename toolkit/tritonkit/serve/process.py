@@ -71,8 +71,11 @@ def is_tritonserver(pid: int) -> bool:
 
 def kill_triton_leftovers(pgid: int) -> list[int]:
     """SIGKILLs what is left of a dead server's process group: its stubs live on for seconds after the server
-    is killed. Only tritonserver and stub processes are hit, so a group id reused since hits nothing else."""
-    killed = []
+    is killed. Only tritonserver and stub processes are hit, and none while the group's leader (the server) runs
+    again under that pid: a group id reused since, even by another project's server, is left alone."""
+    killed: list[int] = []
+    if is_alive(pgid):
+        return killed
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
