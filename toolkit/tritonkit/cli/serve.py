@@ -10,17 +10,21 @@ import click
 
 from tritonkit.cli.output import emit_json, json_option, reports_errors
 from tritonkit.errors import TritonkitError
+from tritonkit.publish.s3url import parse_s3_url
 from tritonkit.serve.background import running_state, stale_message, start_background, take_stale
 from tritonkit.serve.ports import exposure_warning
 from tritonkit.serve.server import EmbeddedServer, ServerExited, print_progress
 from tritonkit.serve.state import STATE_DIR, clear_state, read_state, state_path, write_state
+
+#: A TCP port; click's range check makes a value outside it one usage line naming the option (exit 2).
+PORT = click.IntRange(1, 65535)
 
 
 def _summary(server: EmbeddedServer, mode: str) -> dict[str, Any]:
     return {
         "ok": True, "mode": mode, "pid": server.pid,
         "http": server.http_url, "grpc": server.grpc_url, "metrics": server.metrics_url,
-        "log": str(server.log_path), "repository": str(server.repository),
+        "log": str(server.log_path), "repository": server.remote or str(server.repository),
         "serving_repository": str(server.serving.path) if server.serving else None,
         "models": [{"name": m.name, "version": m.version, "state": m.state} for m in server.models],
         "fallbacks": [fb.__dict__ for fb in server.serving.fallbacks] if server.serving else [],
@@ -73,10 +77,12 @@ def _serve_foreground(server: EmbeddedServer, as_json: bool) -> None:
 
 
 @click.command("serve")
-@click.argument("directory", default="model_repository", type=click.Path(path_type=Path))
-@click.option("--http-port", type=int, help="HTTP port (default: a free port).")
-@click.option("--grpc-port", type=int, help="gRPC port (default: a free port).")
-@click.option("--metrics-port", type=int, help="Metrics port (default: a free port).")
+@click.argument("directory", default="model_repository")
+@click.option("--http-port", type=PORT, help="HTTP port (default: a free port).")
+@click.option("--grpc-port", type=PORT, help="gRPC port (default: a free port).")
+@click.option("--metrics-port", type=PORT, help="Metrics port (default: a free port).")
+@click.option("--endpoint-url", help="S3-compatible endpoint of an s3://BUCKET/PREFIX repository (default: "
+              "AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL, else AWS); credentials come from the AWS_* environment.")
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address the endpoints bind to; any other than loopback gets a warning (Triton asks for no credentials).")
 @click.option("--foreground/--background", default=True, show_default=True,
               help="Stay attached until Ctrl-C, or return once ready and leave the server running.")
@@ -85,21 +91,25 @@ def _serve_foreground(server: EmbeddedServer, as_json: bool) -> None:
 @click.option("--startup-timeout", default=180.0, show_default=True, help="Seconds to wait for all models.")
 @json_option
 @reports_errors
-def serve_command(directory: Path, http_port: int | None, grpc_port: int | None, metrics_port: int | None,
-                  host: str, foreground: bool, onnx_threads: int | None, startup_timeout: float,
+def serve_command(directory: str, http_port: int | None, grpc_port: int | None, metrics_port: int | None,
+                  endpoint_url: str | None, host: str, foreground: bool, onnx_threads: int | None, startup_timeout: float,
                   as_json: bool) -> None:
-    """Serve the model repository DIRECTORY with an embedded Triton 2.51 (Python backend only).
+    """Serve the model repository DIRECTORY (a folder, or one published to s3://) with an embedded Triton 2.51.
 
     ONNX Runtime, TensorRT (via the model.onnx kept beside the plan) and PyTorch models with an ONNX file
     run as generated Python-backend models on onnxruntime (CPU); the command lists them. The built
     repository is not modified: the served copy lives in .tritonkit/serving/. A model that fails to load
-    is named with Triton's reason and the command exits with code 2.
+    is named with Triton's reason and the command exits with code 2. An s3:// repository (`tritonkit
+    publish`) is read by Triton itself in explicit mode, every model loaded; it runs as published (no
+    onnxruntime fallback), and smoke takes its expectations from the built folder (-r) as usual.
 
     \b
     Examples:
       tritonkit serve                              # model_repository/, free ports, Ctrl-C stops
       tritonkit serve build/repo --http-port 8000 --grpc-port 8001 --metrics-port 8002
       tritonkit serve --background --json          # returns when ready; `tritonkit stop` stops it
+      tritonkit serve s3://models/prod --endpoint-url http://127.0.0.1:9000   # MinIO; AWS_* credentials
+      tritonkit serve s3://127.0.0.1:9000/models/prod                         # Triton's own spelling
     """
     work_dir = Path.cwd() / STATE_DIR
     stale = take_stale(work_dir)
@@ -108,7 +118,8 @@ def serve_command(directory: Path, http_port: int | None, grpc_port: int | None,
     exposed = exposure_warning(host)
     if exposed is not None:
         click.echo(exposed, err=True)
-    server = EmbeddedServer(directory, host=host, http_port=http_port, grpc_port=grpc_port,
+    repository = parse_s3_url(directory, endpoint_url).for_triton if directory.startswith("s3://") else Path(directory)
+    server = EmbeddedServer(repository, host=host, http_port=http_port, grpc_port=grpc_port,
                             metrics_port=metrics_port, work_dir=work_dir, startup_timeout=startup_timeout,
                             onnx_threads=onnx_threads, progress=print_progress, detach=not foreground)
     if foreground:

@@ -16,6 +16,7 @@ from typing import Any, Protocol
 
 from tritonkit.errors import TritonkitError
 from tritonkit.files import sha256_bytes, sha256_file, write_atomically
+from tritonkit.publish.s3url import S3Url, parse_s3_url
 
 #: S3 object metadata key holding the sha256 of the object's bytes.
 SHA_META = "sha256"
@@ -158,12 +159,10 @@ class S3Destination:
 
 
 def open_destination(dest: str, endpoint_url: str | None = None) -> Destination:
-    """`s3://bucket/prefix` or a local folder path."""
+    """`s3://bucket/prefix` (or Triton's `s3://host:port/bucket/prefix`) or a local folder path."""
     if dest.startswith("s3://"):
-        bucket, _, prefix = dest[len("s3://"):].partition("/")
-        if not bucket:
-            raise TritonkitError(dest, "", "no bucket in the S3 URL", "write it as s3://BUCKET/PREFIX")
-        return S3Destination(bucket, prefix, endpoint_url)
+        url = parse_s3_url(dest, endpoint_url)
+        return S3Destination(url.bucket, url.prefix, url.endpoint)
     if "://" in dest:
         raise TritonkitError(dest, "", "unsupported destination scheme", "use a local folder or s3://BUCKET/PREFIX")
     return LocalDestination(Path(dest))
@@ -171,9 +170,8 @@ def open_destination(dest: str, endpoint_url: str | None = None) -> Destination:
 
 def triton_url(destination: Destination) -> str:
     """The `--model-repository` value Triton needs for this destination (`s3://host:port/bucket/prefix` for a custom endpoint)."""
-    if isinstance(destination, S3Destination) and destination.endpoint_url:
-        host = destination.endpoint_url.split("://", 1)[-1].rstrip("/")
-        return f"s3://{host}/{destination.bucket}/{destination.prefix}".rstrip("/")
+    if isinstance(destination, S3Destination):
+        return S3Url(destination.bucket, destination.prefix, destination.endpoint_url).for_triton
     return destination.url
 
 

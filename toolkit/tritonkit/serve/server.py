@@ -126,7 +126,7 @@ class EmbeddedServer:
                f"--exit-timeout-secs={max(1, int(self.exit_timeout // 3))}"]
         for endpoint, port in self.ports.items():
             cmd += [f"--{endpoint}-address={self.host}", f"--{endpoint}-port={port}"]
-        if uses_response_cache(self.repository):
+        if self.remote is None and uses_response_cache(self.repository):
             cmd.append(f"--cache-config=local,size={DEFAULT_CACHE_BYTES}")
         if self.admin_key_env:  # Triton takes the key only as a flag: it is in the process's arguments, not the log
             key = os.environ.get(self.admin_key_env)
@@ -188,7 +188,8 @@ class EmbeddedServer:
                    "takes a GPU where there is one)")
         elif dependency := re.search(r"depends on '([^']+)'", reason):
             fix = f"fix model '{dependency.group(1)}' (its own line says why it failed) and serve again"
-        return Problem(str(self.repository / model.name), "", f"model '{model.name}'{version} failed to load: {reason}",
+        where = f"{self.remote}/{model.name}" if self.remote else str(self.repository / model.name)
+        return Problem(where, "", f"model '{model.name}'{version} failed to load: {reason}",
                        fix)
 
     def _raise_startup_exit(self) -> None:
@@ -232,7 +233,7 @@ class EmbeddedServer:
         """What `tritonkit stop` needs to find this server later."""
         return ServerState(pid=self.pid, pgid=self.pid, host=self.host, http_port=self.ports["http"],
                            grpc_port=self.ports["grpc"], metrics_port=self.ports["metrics"], log=str(self.log_path),
-                           repository=str(self.repository.resolve()),
+                           repository=self.remote or str(self.repository.resolve()),
                            serving_repository=str(self.serving.path.resolve()) if self.serving else "")
 
     def __enter__(self) -> EmbeddedServer:

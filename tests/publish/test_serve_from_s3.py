@@ -1,0 +1,43 @@
+"""`tritonkit serve s3://...`: a published repository served by the embedded Triton reading the bucket itself.
+
+Both spellings of a custom endpoint: `s3://BUCKET/PREFIX` with the endpoint in AWS_ENDPOINT_URL (as boto3
+takes it; Triton itself reads no endpoint from the environment, so serve hands it Triton's form), and
+Triton's own `s3://HOST:PORT/BUCKET/PREFIX` (was mangled to `s3:/HOST...` by a Path round trip).
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.publish.project import BUCKET, build_version, cli
+
+pytestmark = [pytest.mark.server, pytest.mark.slow]
+
+
+def test_serve_a_published_repository_from_s3_in_both_spellings_then_smoke(s3: dict[str, str], tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    build_version(project, k=3.0, expected=3.0)
+    published = cli("publish", f"s3://{BUCKET}/served", "--endpoint-url", s3["endpoint"], cwd=project)
+    assert published.returncode == 0, published.stderr
+    host_port = s3["endpoint"].split("://", 1)[1]
+    triton_form = f"s3://{host_port}/{BUCKET}/served"
+    plain_env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_ENDPOINT_URL")}
+    for url, env in [(f"s3://{BUCKET}/served", {**plain_env, "AWS_ENDPOINT_URL": s3["endpoint"]}), (triton_form, plain_env)]:
+        started = subprocess.run([sys.executable, "-m", "tritonkit", "serve", url, "--background", "--json"], cwd=project,
+                                 env=env, capture_output=True, text=True, timeout=240)
+        assert started.returncode == 0, started.stderr
+        try:
+            summary = json.loads(started.stdout)
+            assert summary["repository"] == triton_form and summary["serving_repository"] is None
+            assert sorted((m["name"], m["state"]) for m in summary["models"]) == [("pipeline", "READY"), ("scale", "READY")]
+            smoke = cli("smoke", "-r", "model_repository", cwd=project)  # the project's background server
+            assert smoke.returncode == 0, smoke.stdout + smoke.stderr
+            assert "pass" in smoke.stdout and "scale" in smoke.stdout
+        finally:
+            stopped = cli("stop", cwd=project)
+        assert stopped.returncode == 0, stopped.stderr
