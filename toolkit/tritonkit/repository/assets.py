@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from tritonkit.spec.model import ModelSpec
+from tritonkit.spec.model_sources import ASSET_FILES
 from tritonkit.spec.project import Project
 
 
@@ -29,6 +30,7 @@ def run_assets(project: Project) -> dict[str, dict[str, str]]:
         if spec.assets is None:
             continue
         found = {file: str(path) for file, path in PROVIDERS[spec.assets](project.root / ".tritonkit" / "cache").items()}
+        assert sorted(found) == sorted(ASSET_FILES[spec.assets]), "ASSET_FILES is what `model:` references are checked against"
         project.models[name] = ModelSpec.model_validate({**spec.model_dump(by_alias=True), "files": {**found, **spec.files}})
         added[name] = found
     return added

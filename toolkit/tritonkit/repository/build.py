@@ -10,6 +10,7 @@ from tritonkit.repository.assets import run_assets
 from tritonkit.repository.compose import DOCKERFILE_NAME, render_compose, render_dockerfile
 from tritonkit.repository.exports import run_exports
 from tritonkit.repository.graphs import GraphResult, run_graphs
+from tritonkit.repository.model_files import run_model_files
 from tritonkit.repository.plan import BuildPlan, make_plan
 from tritonkit.repository.writer import reported_write, write_repository
 from tritonkit.spec.loader import load_project
@@ -26,6 +27,8 @@ class BuildResult:
     written: bool
     graphs: dict[str, GraphResult]
     assets: dict[str, dict[str, str]]
+    #: {model: {name in its version folder: `model:<other>/<file>`}}: files copied from another model's build
+    model_files: dict[str, dict[str, str]]
 
     def summary(self) -> dict:
         """Machine-readable form for --json."""
@@ -46,6 +49,7 @@ class BuildResult:
             },
             "graphs": {n: g.summary() for n, g in self.graphs.items()},
             "assets": self.assets,
+            "model_files": self.model_files,
             "files": self.plan.files(),
             "pending_exports": sorted(self.plan.pending),
             "warnings": [w.__dict__ for w in self.plan.warnings],
@@ -58,19 +62,23 @@ def build(spec_path: Path, out_dir: Path | None = None, compose_path: Path | Non
 
     A dry run writes nothing anywhere, so it runs no export either: exported models stay in
     `plan.pending`, their configs to be derived from the graphs when the build runs for real. Nor does it
-    build `asr_graph:` decoding graphs or assemble `assets:`, so their files are not in its file list.
+    build `asr_graph:` decoding graphs or assemble `assets:`, so their files, and the `model:` files copied
+    from other models' builds, are not in its file list.
     """
     project = load_project(spec_path)
     repository = (out_dir or project.root / "model_repository").absolute()
     compose = (compose_path or project.root / "docker-compose.yml").absolute()
     graphs: dict[str, GraphResult] = {}
     assets: dict[str, dict[str, str]] = {}
+    model_files: dict[str, dict[str, str]] = {}
     if dry_run:
         plan = make_plan(project, pending=frozenset(n for n, spec in project.models.items() if spec.source is not None))
     else:
         graphs = run_graphs(project)
         assets = run_assets(project)
-        plan = make_plan(project, run_exports(project, progress))
+        exports = run_exports(project, progress)
+        model_files = run_model_files(project)   # after every step that makes files: they are copied as built
+        plan = make_plan(project, exports)
     dockerfile_text = render_dockerfile(plan)
     dockerfile = compose.parent / DOCKERFILE_NAME if dockerfile_text else None
     if not dry_run:
@@ -81,4 +89,5 @@ def build(spec_path: Path, out_dir: Path | None = None, compose_path: Path | Non
             write_text_atomically(compose, compose_text)
             if dockerfile and dockerfile_text:
                 write_text_atomically(dockerfile, dockerfile_text)
-    return BuildResult(plan, repository, compose, dockerfile, written=not dry_run, graphs=graphs, assets=assets)
+    return BuildResult(plan, repository, compose, dockerfile, written=not dry_run, graphs=graphs, assets=assets,
+                       model_files=model_files)

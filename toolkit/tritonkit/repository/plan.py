@@ -14,6 +14,7 @@ from tritonkit.repository.exports import golden_copies
 from tritonkit.repository.smoke_cases import golden_from_spec
 from tritonkit.spec.loader import shown_path
 from tritonkit.spec.model import ModelSpec
+from tritonkit.spec.model_sources import model_file
 from tritonkit.spec.paths import copied_files, outside_problem
 from tritonkit.spec.project import Project
 from tritonkit.validate.layout import loaded_versions
@@ -109,6 +110,8 @@ def _collect_copies(name: str, spec: ModelSpec, origin: Path, root: Path, shown:
     prefix = f"models.{name}"
     entry = spec.default_model_filename or "model.py"
     for field_path, rel_dest, source in copied_files(spec):
+        if model_file(source):   # a dry run: the other model's build has not run (a build resolves every one first)
+            continue
         src = resolve_spec_path(source, origin.parent)
         dest = PurePosixPath(rel_dest)
         where = f"{prefix}.{field_path}"

@@ -76,7 +76,8 @@ class ModelSpec(StrictModel):
         default_factory=dict,
         description="Files copied into each version directory: {name in version dir: path relative to the spec}. "
         "A folder is copied whole; `tritonkit:<path>` names a file or folder inside the tritonkit package; "
-        "a list keeps each file's own name.",
+        "`model:<model>/<file>` copies a file another model's build put in its latest version folder (each model reads "
+        "only its own folder: Triton from s3:// downloads every model apart); a list keeps each file's own name.",
     )
     versions: list[int] = Field(default_factory=lambda: [1], min_length=1, description="Version directories to write.")
     version_files: dict[int, dict[str, str]] = Field(

@@ -12,6 +12,7 @@ from pathlib import Path, PurePosixPath
 from tritonkit.errors import Problem
 from tritonkit.package_files import escapes, resolve_spec_path
 from tritonkit.spec.model import ModelSpec
+from tritonkit.spec.model_sources import model_file
 
 OUTSIDE_FIX = "copy it into the project folder and name it relative to the spec (or tritonkit:<path> for a shipped file)"
 
@@ -63,7 +64,8 @@ def outside_problem(file: str, field: str, written: str, resolved: Path, project
 
 def escaping_paths(spec: ModelSpec, base: Path, project_root: Path, file: str, prefix: str) -> list[Problem]:
     """One problem per spec path of model `spec` (relative to `base`) that leads outside the allowed folders."""
-    named = {field: source for field, _, source in copied_files(spec)} | dict(read_files(spec))
+    copied = {field: source for field, _, source in copied_files(spec) if model_file(source) is None}   # model: is checked apart
+    named = copied | dict(read_files(spec))
     found = (outside_problem(file, f"{prefix}.{field}", source, resolve_spec_path(source, base), project_root)
              for field, source in named.items())
     return [p for p in found if p is not None]

@@ -1,0 +1,99 @@
+"""`files:` sources of the form `model:<other>/<file>`: a file another model's build puts in its version folder.
+
+Triton reading an `s3://` repository downloads each model into a temporary folder of its own, so no model can
+read a sibling's folder there. A model that needs a file another model's build makes (the symbol table beside a
+TTS model, the decoding graph beside an acoustic model) names it this way and gets its own copy: the build copies
+it from the other model's latest version folder after exports, assets and graphs ran. A name that no build step
+of the other model provides is refused when the spec is loaded.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+
+from tritonkit.errors import Problem
+from tritonkit.pipelines.asr.graph.info import GRAPH_FILES
+from tritonkit.spec.model import ModelSpec
+
+MODEL_PREFIX = "model:"
+#: What each `assets:` provider puts in a version folder (repository/assets.py checks the provider keeps to it).
+ASSET_FILES = {"kokoro-82m": ("model.onnx", "voices.npz", "vocab.json")}
+#: What an export may put in a version folder (which of them depends on the format and the model's size).
+EXPORT_FILES = ("model.onnx", "model.onnx.data", "model.plan", "model.pt")
+FORM = "model:<model>/<file>"
+
+
+@dataclass(frozen=True)
+class ModelFile:
+    """A file of another model's latest version folder: `model` and the path inside that folder."""
+
+    model: str
+    file: str
+
+    def __str__(self) -> str:
+        return f"{MODEL_PREFIX}{self.model}/{self.file}"
+
+
+def model_file(source: str) -> ModelFile | None:
+    """The reference a `files:` source names, or None for a plain path (or `tritonkit:` file)."""
+    if not source.startswith(MODEL_PREFIX):
+        return None
+    model, _, file = source[len(MODEL_PREFIX):].partition("/")
+    return ModelFile(model, file)
+
+
+def latest_version(spec: ModelSpec) -> int:
+    """The version folder a `model:` reference copies from: the highest, the one Triton's default policy serves."""
+    return max(spec.versions)
+
+
+def provided_names(spec: ModelSpec) -> list[str]:
+    """Names the build puts in the model's latest version folder: its `files`, graph, assets and export files."""
+    names = set(spec.files_of(latest_version(spec)))
+    if spec.asr_graph is not None:
+        names.update(GRAPH_FILES)
+    if spec.assets is not None:
+        names.update(ASSET_FILES[spec.assets])
+    if spec.source is not None:
+        names.update(EXPORT_FILES)
+    return sorted(names)
+
+
+def provides(spec: ModelSpec, file: str) -> bool:
+    """Whether `file` (a name, or a path inside a copied folder) is among what the build puts there."""
+    parts = PurePosixPath(file).parts
+    if not file or file.startswith("/") or ".." in parts:
+        return False
+    names = provided_names(spec)
+    return file in names or any(file.startswith(f"{name}/") for name in names)
+
+
+def reference_problems(models: dict[str, ModelSpec], shown: dict[str, str]) -> list[Problem]:
+    """One problem per `model:` source that names no other model of the spec or a file that model lacks."""
+    problems: list[Problem] = []
+    for name, spec in models.items():
+        for version in spec.versions:
+            own = spec.version_files.get(version, {})
+            for dest, source in spec.files_of(version).items():
+                ref = model_file(source)
+                if ref is None:
+                    continue
+                field = f"models.{name}." + (f"version_files.{version}.{dest}" if dest in own else f"files.{dest}")
+                problem = _problem(name, ref, models)
+                if problem and not any(p.field == field for p in problems):
+                    problems.append(Problem(shown[name], field, *problem))
+    return problems
+
+
+def _problem(name: str, ref: ModelFile, models: dict[str, ModelSpec]) -> tuple[str, str] | None:
+    """(problem, fix) for one reference, None when it is sound."""
+    if ref.model == name:
+        return f"'{ref}' names this model itself", f"name the file by its path instead ({FORM} copies another model's file)"
+    if ref.model not in models:
+        known = ", ".join(sorted(m for m in models if m != name)) or "none"
+        return f"'{ref}' names no model of the spec", f"write {FORM} with one of: {known}"
+    if not provides(models[ref.model], ref.file):
+        names = ", ".join(provided_names(models[ref.model])) or "none"
+        return (f"model '{ref.model}' has no file '{ref.file}' in its version folder",
+                f"name one of what its build puts there ({names})")
+    return None
