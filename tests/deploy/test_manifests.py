@@ -5,7 +5,6 @@ import json
 import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -13,55 +12,10 @@ import pytest
 import yaml
 
 from tests.conftest import require, run_cli
+from tests.deploy.conftest import FAKE_ADMIN_KEY, FAKE_SECRET, PROMETHEUS_OPERATED, S3, containers, deploy, documents, init_and_build
 from tests.spine.cli_contract import ERROR_LINE
 
 require("kubernetes_validate", "pip install tritonkit[deploy]")
-
-S3 = "s3://models-bucket/prod"
-FAKE_SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzzFAKESECRET"
-FAKE_ADMIN_KEY = "admin-key-value-that-must-not-leak-4711"
-
-
-def init_and_build(root: Path, pipeline: str, edit: Any = None) -> Path:
-    project = root / pipeline
-    assert run_cli("init", "--pipeline", pipeline, str(project)).returncode == 0
-    if edit is not None:
-        spec = project / "tritonkit.yaml"
-        data = yaml.safe_load(spec.read_text())
-        edit(data)
-        spec.write_text(yaml.safe_dump(data, sort_keys=False))
-    built = run_cli("build", cwd=project)
-    assert built.returncode == 0, built.stderr
-    return project
-
-
-def deploy(project: Path, target: str, *args: str) -> subprocess.CompletedProcess[str]:
-    """The real CLI, with a fake AWS secret and admin key in its environment (neither may reach a file)."""
-    env = {**os.environ, "AWS_SECRET_ACCESS_KEY": FAKE_SECRET, "AWS_ACCESS_KEY_ID": "AKIAFAKEFAKEFAKE", "TRITON_ADMIN_KEY": FAKE_ADMIN_KEY}
-    return subprocess.run([sys.executable, "-m", "tritonkit", "deploy", target, *args], cwd=project, env=env,
-                          capture_output=True, text=True, timeout=120)
-
-
-def documents(folder: Path) -> dict[str, Any]:
-    """kind -> the object, for every file in `folder` that holds a Kubernetes object."""
-    out = {}
-    for path in sorted(folder.glob("*.yaml")):
-        for doc in yaml.safe_load_all(path.read_text()):
-            if isinstance(doc, dict) and "kind" in doc:
-                out[doc["kind"]] = doc
-    return out
-
-
-def containers(docs: dict[str, Any]) -> list[dict[str, Any]]:
-    if "Deployment" in docs:
-        return docs["Deployment"]["spec"]["template"]["spec"]["containers"]
-    return docs["ServingRuntime"]["spec"]["containers"]
-
-
-@pytest.fixture(scope="module")
-def classifier(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return init_and_build(tmp_path_factory.mktemp("deploy"), "classifier")
-
 
 @pytest.fixture(scope="module")
 def k8s(classifier: Path) -> Path:
@@ -77,19 +31,34 @@ def kserve(classifier: Path) -> Path:
     return classifier / "deploy" / "kserve"
 
 
-def test_every_file_passes_the_offline_schemas(k8s: Path, kserve: Path) -> None:
+@pytest.fixture(scope="module")
+def monitored(classifier: Path) -> tuple[Path, Path]:
+    """Both targets with --podmonitor and a custom --prometheus-url."""
+    for target in ("k8s", "kserve"):
+        done = deploy(classifier, target, "--repository", S3, "--podmonitor", "--prometheus-url", PROMETHEUS_OPERATED,
+                      "--out", f"deploy/{target}-monitored")
+        assert done.returncode == 0, done.stderr
+    return classifier / "deploy" / "k8s-monitored", classifier / "deploy" / "kserve-monitored"
+
+
+def test_every_file_passes_the_offline_schemas(k8s: Path, kserve: Path, monitored: tuple[Path, Path]) -> None:
     from tritonkit.deploy.manifests import ADAPTER_VALUES, KUSTOMIZATION, Manifest, check
 
-    files = sorted(k8s.glob("*.yaml")) + sorted(kserve.glob("*.yaml"))
-    assert {p.name for p in k8s.glob("*.yaml")} == {"serviceaccount.yaml", "deployment.yaml", "service.yaml", "podmonitor.yaml",
+    folders = [k8s, kserve, *monitored]
+    files = [p for folder in folders for p in sorted(folder.glob("*.yaml"))]
+    assert {p.name for p in k8s.glob("*.yaml")} == {"serviceaccount.yaml", "deployment.yaml", "service.yaml",
                                                      "hpa.yaml", "pdb.yaml", KUSTOMIZATION, ADAPTER_VALUES}
+    assert {p.name for p in monitored[0].glob("*.yaml")} == {p.name for p in k8s.glob("*.yaml")} | {"podmonitor.yaml"}
+    assert {p.name for p in kserve.glob("*.yaml")} == {"serviceaccount.yaml", "servingruntime.yaml", "inferenceservice.yaml"}
+    assert {p.name for p in monitored[1].glob("*.yaml")} == {p.name for p in kserve.glob("*.yaml")} | {"podmonitor.yaml"}
     manifests = [Manifest(p.name, p.read_text(), list(yaml.safe_load_all(p.read_text()))) for p in files]
     assert check(manifests, "1.34") == []
-    kustomization = yaml.safe_load((k8s / KUSTOMIZATION).read_text())
-    assert all((k8s / f).is_file() for f in kustomization["resources"])
+    for folder in (k8s, monitored[0]):
+        kustomization = yaml.safe_load((folder / KUSTOMIZATION).read_text())
+        assert sorted(kustomization["resources"]) == sorted(p.name for p in folder.glob("*.yaml") if p.name not in (KUSTOMIZATION, ADAPTER_VALUES))
 
 
-def test_the_schema_check_catches_what_kubectl_would_refuse(k8s: Path) -> None:
+def test_the_schema_check_catches_what_kubectl_would_refuse(k8s: Path, monitored: tuple[Path, Path]) -> None:
     """The check is real: an unknown field, a wrong type and an unknown CRD field each fail it."""
     from tritonkit.deploy.schema_check import check_adapter_rules, check_manifest
 
@@ -99,7 +68,7 @@ def test_the_schema_check_catches_what_kubectl_would_refuse(k8s: Path) -> None:
     service = yaml.safe_load((k8s / "service.yaml").read_text())
     service["spec"]["portz"] = []
     assert "portz" in check_manifest(service, "service.yaml")[0].problem
-    monitor = yaml.safe_load((k8s / "podmonitor.yaml").read_text())
+    monitor = yaml.safe_load((monitored[0] / "podmonitor.yaml").read_text())
     monitor["spec"]["podMetricsEndpoints"][0]["scrapeEvery"] = "15s"
     assert "scrapeEvery" in check_manifest(monitor, "podmonitor.yaml")[0].problem
     rules = yaml.safe_load((k8s / "prometheus-adapter-values.yaml").read_text())["rules"]["custom"]

@@ -21,20 +21,23 @@ def sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
-def write_atomically(path: Path, data: bytes, tmp_prefix: str | None = None) -> None:
+def write_atomically(path: Path, data: bytes, tmp_prefix: str | None = None, mode: int | None = None) -> None:
     """Writes `path` through a temporary file in its folder renamed into place; the temporary file (named
-    `tmp_prefix`... when given, so listings can skip it) is removed if the write fails."""
+    `tmp_prefix`... when given, so listings can skip it) is removed if the write fails. The file keeps the
+    temporary file's private 0600 unless `mode` is given (set before the rename: never seen with the wrong mode)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=tmp_prefix or f".{path.name}.tmp-", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
+            if mode is not None:
+                os.fchmod(handle.fileno(), mode)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
 
 
-def write_text_atomically(path: Path, text: str) -> None:
+def write_text_atomically(path: Path, text: str, mode: int | None = None) -> None:
     """`write_atomically` for UTF-8 text."""
-    write_atomically(path, text.encode("utf-8"))
+    write_atomically(path, text.encode("utf-8"), mode=mode)

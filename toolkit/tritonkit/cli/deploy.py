@@ -8,9 +8,7 @@ from typing import Any
 import click
 
 from tritonkit.cli.output import emit_json, json_option, reports_errors
-from tritonkit.deploy.manifests import Manifest, write
-from tritonkit.deploy.schema_check import KUBERNETES_VERSION
-from tritonkit.deploy.target import Options, Target, load_target
+from tritonkit.deploy.target import DEFAULT_PROMETHEUS_URL, KUBERNETES_VERSION, Options, load_target
 from tritonkit.errors import shown_path
 
 
@@ -30,6 +28,12 @@ def _common(func: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--s3-secret", help="Secret with AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY [default: <name>-s3]."),
         click.option("--irsa-role-arn", help="IAM role for the service account (EKS IRSA) instead of an S3 key Secret."),
         click.option("--kubernetes-version", default=KUBERNETES_VERSION, show_default=True, help="Schemas the manifests are checked against."),
+        click.option("--prometheus-url", default=DEFAULT_PROMETHEUS_URL, show_default=True,
+                     help="Prometheus the autoscaler reads the metric from (the default is the Service of the "
+                          "prometheus-community/prometheus chart installed as 'prometheus' in 'monitoring'; "
+                          "kube-prometheus-stack: http://prometheus-operated.monitoring.svc:9090)."),
+        click.option("--podmonitor", is_flag=True,
+                     help="Also write a PodMonitor (needs prometheus-operator's CRDs); pods are always annotated prometheus.io/scrape."),
         json_option,
     ]
     for option in reversed(options):
@@ -37,16 +41,24 @@ def _common(func: Callable[..., Any]) -> Callable[..., Any]:
     return func
 
 
-def _run(target: str, out: Path | None, as_json: bool, make: Callable[[Target, str], list[Manifest]], **kwargs: Any) -> None:
-    t = load_target(Options(**kwargs))
+def _run(target: str, out: Path | None, as_json: bool, **kwargs: Any) -> None:
+    t = load_target(Options(**kwargs))  # first: a missing deploy extra is one line, before the imports below need it
+    from tritonkit.deploy import k8s, kserve
+    from tritonkit.deploy.manifests import write
+
+    make, next_steps = {"k8s": (k8s.manifests, k8s.next_steps), "kserve": (kserve.manifests, kserve.next_steps)}[target]
     folder = out or t.project.root / "deploy" / target
     written = write(folder, make(t, shown_path(folder)), t.options.kubernetes_version)
     if as_json:
         emit_json({"ok": True, "target": target, "out": str(folder), "files": [p.name for p in written], "models": t.models,
-                   "kubernetes_version": t.options.kubernetes_version, "load_seconds": t.load_time.seconds, "load_source": t.load_time.source})
+                   "kubernetes_version": t.options.kubernetes_version, "load_seconds": t.load_time.seconds, "load_source": t.load_time.source,
+                   "next": next_steps(t, shown_path(folder))})
         return
     click.echo(f"wrote {len(written)} files to {shown_path(folder)} (schema-checked against Kubernetes {t.options.kubernetes_version})")
     click.echo(f"startup probe sized from a {t.load_time.seconds:g} s load ({t.load_time.source})")
+    click.echo("next (NAMESPACE: yours):")
+    for step in next_steps(t, shown_path(folder)):
+        click.echo(f"  {step}")
 
 
 @click.group("deploy")
@@ -64,7 +76,7 @@ def deploy_command() -> None:
 @_common
 @reports_errors
 def k8s_command(out: Path | None, as_json: bool, **kwargs: Any) -> None:
-    """Deployment, Service, PodMonitor, HPA (autoscaling/v2), PDB and kustomization, plus prometheus-adapter values.
+    """Deployment, Service, HPA (autoscaling/v2), PDB and kustomization (+ PodMonitor), plus prometheus-adapter values.
 
     Triton runs in explicit mode on the s3:// repository, loading the spec's models (deploy.load_models,
     BLS callees added). Every file is checked offline against the Kubernetes schemas (kubernetes-validate)
@@ -75,15 +87,11 @@ def k8s_command(out: Path | None, as_json: bool, **kwargs: Any) -> None:
       tritonkit deploy k8s --repository s3://models/prod --max-replicas 8
       tritonkit deploy k8s --repository s3://models/prod --irsa-role-arn arn:aws:iam::123456789012:role/triton --json
     """
-    from tritonkit.deploy.k8s import k8s_manifests
-
-    _run("k8s", out, as_json, k8s_manifests, **kwargs)
+    _run("k8s", out, as_json, **kwargs)
 
 
 @deploy_command.command("kserve")
 @_common
-@click.option("--prometheus-url", default="http://prometheus-operated.monitoring.svc:9090", show_default=True,
-              help="Prometheus that KEDA queries for the autoscaling metric.")
 @reports_errors
 def kserve_command(out: Path | None, as_json: bool, **kwargs: Any) -> None:
     """A pinned Triton ServingRuntime and an InferenceService (RawDeployment, KEDA autoscaling), same sizing and probes.
@@ -92,6 +100,4 @@ def kserve_command(out: Path | None, as_json: bool, **kwargs: Any) -> None:
     Example:
       tritonkit deploy kserve --repository s3://models/prod && kubectl apply -f deploy/kserve
     """
-    from tritonkit.deploy.kserve import kserve_manifests
-
-    _run("kserve", out, as_json, lambda t, _hint: kserve_manifests(t), **kwargs)
+    _run("kserve", out, as_json, **kwargs)

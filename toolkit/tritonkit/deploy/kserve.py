@@ -9,14 +9,20 @@ from __future__ import annotations
 from typing import Any
 
 from tritonkit.deploy import pod
-from tritonkit.deploy.k8s import pod_context
+from tritonkit.deploy.k8s import pod_context, secret_steps
 from tritonkit.deploy.manifests import Manifest, render
+from tritonkit.deploy.scraping import PODMONITOR
 from tritonkit.deploy.target import Target
 
 HTTP_PORT = 8080  # KServe's convention for the predictor container
 GRPC_PORT = 9000
 MODEL_DIR = "/mnt/models"  # where KServe's storage initializer puts storageUri
 FILES = ["serviceaccount.yaml", "servingruntime.yaml", "inferenceservice.yaml"]
+
+
+def predictor_selector(t: Target) -> dict[str, str]:
+    """Labels KServe puts on the InferenceService's predictor pods."""
+    return {"serving.kserve.io/inferenceservice": t.name, "component": "predictor"}
 
 
 def queue_ratio_query(t: Target) -> str:
@@ -31,11 +37,24 @@ def context(t: Target) -> dict[str, Any]:
     return {
         **pod_context(t), "kserve": True, "runtime": f"{t.name}-triton",
         "args": pod.server_args(t, MODEL_DIR, HTTP_PORT, GRPC_PORT, metrics_port), "http_port": HTTP_PORT, "metrics_port": metrics_port,
-        "probes": pod.probes(t, HTTP_PORT), "prometheus_url": t.options.prometheus_url, "query": queue_ratio_query(t),
+        "probes": pod.probes(t, HTTP_PORT), "query": queue_ratio_query(t), "monitor_selector": predictor_selector(t),
+        "topology": pod.topology_spread(predictor_selector(t), "pod-template-hash"),
     }
 
 
-def kserve_manifests(t: Target) -> list[Manifest]:
-    """Every file of the output folder, rendered and parsed (not yet checked or written)."""
+def files(t: Target) -> list[str]:
+    """The folder's files: the PodMonitor only with --podmonitor (its CRD must exist in the cluster)."""
+    return FILES + ([PODMONITOR] if t.options.podmonitor else [])
+
+
+def manifests(t: Target, out_hint: str) -> list[Manifest]:
+    """Every file of the output folder, rendered and parsed (not yet checked or written); `out_hint` is unused
+    (no KServe file names its folder), taken so both targets have one signature."""
     ctx = context(t)
-    return [render(f"{f}.j2", f, **ctx) for f in FILES]
+    return [render(f"{f}.j2", f, **ctx) for f in files(t)]
+
+
+def next_steps(t: Target, out_hint: str) -> list[str]:
+    """What to run after `deploy kserve`: the Secrets (the storage initializer reads the S3 one), then the apply."""
+    return [*secret_steps(t), f"kubectl apply -f {out_hint} -n NAMESPACE",
+            f"kubectl -n NAMESPACE get inferenceservice {t.name}   # KEDA scales on the query through {t.options.prometheus_url}"]

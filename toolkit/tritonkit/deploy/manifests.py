@@ -18,6 +18,8 @@ from tritonkit.render.model_config import template_environment
 #: A file that is not a Kubernetes object and the check that applies to it instead.
 ADAPTER_VALUES = "prometheus-adapter-values.yaml"
 KUSTOMIZATION = "kustomization.yaml"
+#: Manifests are shared with kubectl, CI jobs and other users: readable by all, as a plain `open()` would make them.
+FILE_MODE = 0o644
 
 
 @dataclass(frozen=True)
@@ -77,6 +79,6 @@ def write(out_dir: Path, manifests: list[Manifest], kubernetes_version: str) -> 
     written = []
     for m in manifests:
         path = out_dir / m.file
-        write_text_atomically(path, m.text)
+        write_text_atomically(path, m.text, mode=FILE_MODE)
         written.append(path)
     return written

@@ -96,3 +96,17 @@ def env(t: Target) -> list[dict[str, Any]]:
     """Environment: the admin key from its Secret, HOME on the writable /tmp (the root filesystem is read-only)."""
     return [{"name": t.admin_key_env, "valueFrom": {"secretKeyRef": {"name": t.admin_secret, "key": "admin-key"}}},
             {"name": "HOME", "value": "/tmp"}]
+
+
+def topology_spread(match_labels: dict[str, str], rollout_key: str | None) -> list[dict[str, Any]]:
+    """Replicas spread over nodes, then zones, so one node or zone going down takes as few as possible.
+
+    ScheduleAnyway: a cluster with fewer nodes than replicas still runs them all (DoNotSchedule would leave
+    the HPA's extra replicas pending). `rollout_key` (a Deployment's `pod-template-hash`) counts only the
+    pods of the current revision, so a rollout does not skew the spread against the old pods.
+    """
+    def constraint(key: str) -> dict[str, Any]:
+        return {"maxSkew": 1, "topologyKey": key, "whenUnsatisfiable": "ScheduleAnyway",
+                "labelSelector": {"matchLabels": dict(match_labels)}, **({"matchLabelKeys": [rollout_key]} if rollout_key else {})}
+
+    return [constraint("kubernetes.io/hostname"), constraint("topology.kubernetes.io/zone")]

@@ -15,10 +15,9 @@ from typing import Any
 
 import jsonschema
 
+from tritonkit.deploy.target import KUBERNETES_VERSION
 from tritonkit.errors import Problem
 
-#: The Kubernetes version whose schemas manifests are checked against unless `--kubernetes-version` says otherwise.
-KUBERNETES_VERSION = "1.34"
 SCHEMA_DIR = Path(__file__).parent / "schemas"
 #: (apiVersion, kind) of a custom resource -> its vendored CRD schema.
 CRD_SCHEMAS = {

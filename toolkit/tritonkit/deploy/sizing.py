@@ -8,7 +8,8 @@ The rules (README "Deploy to Kubernetes" explains them to users):
   256Mi for Triton + per model its loaded files x 1.5 (runtime arenas) for each CPU instance (each loads
   its own copy), once for GPU models (host staging), + 64Mi per Python-backend instance (its stub
   process, measured ~37 MB) + the /dev/shm size (a memory-backed emptyDir counts against the limit)
-  + the response cache when a loaded model enables it.
+  + the response cache when a loaded model enables it + per instance its `kv_cache_bytes` parameter (the LLM
+  generate/complete models keep one KV-cache pool of that many bytes in each instance's process).
 - /tmp (Triton downloads an s3:// repository there): 2 x the loaded files (a new version lands beside
   the old one) + 256Mi, also requested as ephemeral storage.
 - GPUs: only when some instance group is KIND_GPU: as many as the groups name (`gpus: [0, 1]` -> 2), else 1.
@@ -51,6 +52,7 @@ class Footprint:
     gpu_instances: int
     gpus: int  # devices its KIND_GPU groups name (1 when they name none)
     python: bool
+    kv_cache_bytes: int = 0  # the `kv_cache_bytes` parameter: a KV-cache pool held by each instance
 
 
 @dataclass(frozen=True)
@@ -74,10 +76,15 @@ def parse_size(text: str, field: str, file: str) -> int:
     return int(float(m.group(1)) * 1024 ** "bkmg".index((m.group(2) or "b").lower()))
 
 
-def _threads(config: pb.ModelConfig) -> int:
-    param = config.parameters.get("intra_op_thread_count")
+def _int_parameter(config: pb.ModelConfig, key: str) -> int:
+    """A positive integer `parameters` value of the config, else 0."""
+    param = config.parameters.get(key)
     value = param.string_value.strip() if param is not None else ""
-    return int(value) if value.isdigit() and int(value) > 0 else 1
+    return int(value) if value.isdigit() else 0
+
+
+def _threads(config: pb.ModelConfig) -> int:
+    return _int_parameter(config, "intra_op_thread_count") or 1
 
 
 def _loaded_file_bytes(model_dir: Path, config: pb.ModelConfig) -> int:
@@ -101,7 +108,8 @@ def footprint(name: str, config: pb.ModelConfig, model_dir: Path) -> Footprint:
     named = {gpu for g in gpu_groups for gpu in g.gpus}
     return Footprint(name=name, file_bytes=_loaded_file_bytes(model_dir, config), cpu_threads=cpu_instances * _threads(config),
                      cpu_instances=cpu_instances, gpu_instances=sum(max(g.count, 1) for g in gpu_groups),
-                     gpus=(len(named) or 1) if gpu_groups else 0, python=config.backend == "python")
+                     gpus=(len(named) or 1) if gpu_groups else 0, python=config.backend == "python",
+                     kv_cache_bytes=_int_parameter(config, "kv_cache_bytes"))
 
 
 def size(models: list[Footprint], shm_bytes: int, load_seconds: float, cache_bytes: int = 0) -> Sizing:
@@ -109,7 +117,8 @@ def size(models: list[Footprint], shm_bytes: int, load_seconds: float, cache_byt
     files = sum(m.file_bytes for m in models)
     memory = SERVER_MEMORY + shm_bytes + cache_bytes + sum(
         int(m.file_bytes * RUNTIME_OVERHEAD * (m.cpu_instances + (1 if m.gpu_instances else 0) or 1))
-        + (PYTHON_STUB_MEMORY * (m.cpu_instances + m.gpu_instances) if m.python else 0) for m in models)
+        + (PYTHON_STUB_MEMORY * (m.cpu_instances + m.gpu_instances) if m.python else 0)
+        + m.kv_cache_bytes * (m.cpu_instances + m.gpu_instances) for m in models)
     window = 3 * load_seconds + files / DOWNLOAD_BYTES_PER_S + 30
     return Sizing(
         cpu_millis=SERVER_CPU_MILLIS + sum(CPU_MILLIS_PER_THREAD * m.cpu_threads + GPU_INSTANCE_CPU_MILLIS * m.gpu_instances for m in models),

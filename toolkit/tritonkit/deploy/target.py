@@ -4,6 +4,7 @@ Every bad value is found here, before anything is rendered, and reported as `fil
 """
 from __future__ import annotations
 
+import importlib.util
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +22,14 @@ from tritonkit.validate.repository_check import validate_repository
 _S3_URL = re.compile(r"^s3://[A-Za-z0-9][^/\s]*(/\S*)?$")
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,38}[a-z0-9])?$")
 _ROLE_ARN = re.compile(r"^arn:aws[a-z-]*:iam::\d{12}:role/[\w+=,.@/-]+$")
+_HTTP_URL = re.compile(r"^https?://[A-Za-z0-9][-A-Za-z0-9.]*(:\d{1,5})?(/\S*)?$")
+#: The Kubernetes version whose schemas manifests are checked against unless `--kubernetes-version` says otherwise.
+KUBERNETES_VERSION = "1.34"
+#: Import name -> distribution of what the schema checks need: the `deploy` extra.
+DEPLOY_EXTRA = {"jsonschema": "jsonschema", "kubernetes_validate": "kubernetes-validate"}
+#: The Service of the prometheus-community/prometheus chart installed as `prometheus` in `monitoring`: its
+#: `kubernetes-pods` job scrapes pods by their `prometheus.io/*` annotations, the way the manifests ask by default.
+DEFAULT_PROMETHEUS_URL = "http://prometheus-server.monitoring.svc:80"
 
 
 @dataclass(frozen=True)
@@ -38,8 +47,9 @@ class Options:
     queue_compute_ratio: float = 0.5
     s3_secret: str | None = None
     irsa_role_arn: str | None = None
-    kubernetes_version: str = "1.34"
-    prometheus_url: str = "http://prometheus-operated.monitoring.svc:9090"
+    kubernetes_version: str = KUBERNETES_VERSION
+    prometheus_url: str = DEFAULT_PROMETHEUS_URL
+    podmonitor: bool = False
 
 
 @dataclass(frozen=True)
@@ -96,6 +106,8 @@ def _check_options(project: Project, opts: Options, image: str) -> list[Problem]
         problems.append(Problem("", "--min-replicas", f"{opts.min_replicas}..{opts.max_replicas} is not a replica range", "use 1 <= min <= max"))
     if opts.load_seconds is not None and opts.load_seconds <= 0:
         problems.append(Problem("", "--load-seconds", f"{opts.load_seconds} is not a duration", "give the seconds the models take to load, e.g. 120"))
+    if not _HTTP_URL.match(opts.prometheus_url):
+        problems.append(Problem("", "--prometheus-url", f"{opts.prometheus_url!r} is not an http(s) URL", f"e.g. {DEFAULT_PROMETHEUS_URL}"))
     if not opts.queue_compute_ratio > 0:
         problems.append(Problem("", "--queue-compute-ratio", f"{opts.queue_compute_ratio} is not positive", "e.g. 0.5: scale out when requests queue half as long as they compute"))
     requirements = python_requirements(project) + system_packages(project)
@@ -106,8 +118,16 @@ def _check_options(project: Project, opts: Options, image: str) -> list[Problem]
     return problems + ([problem] if problem else [])
 
 
+def check_installed() -> None:
+    """One line naming the missing `deploy` extra, before anything is read (not an ImportError traceback)."""
+    missing = [dist for module, dist in DEPLOY_EXTRA.items() if importlib.util.find_spec(module) is None]
+    if missing:
+        raise TritonkitError("", "", f"needs {', '.join(missing)} to check the manifests", "pip install 'tritonkit[deploy]'")
+
+
 def load_target(opts: Options) -> Target:
     """Loads and checks the spec, the built repository and the flags; raises with every problem found."""
+    check_installed()
     project = load_project(opts.spec)
     image = opts.image or project.deploy.image
     problems = _check_options(project, opts, image)

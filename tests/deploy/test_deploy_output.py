@@ -1,0 +1,152 @@
+"""What issue 20 added to `tritonkit deploy`: metrics scraping declared, the adapter's Prometheus, the optional
+PodMonitor, topology spread, KV-cache memory, file modes, the next commands, and a missing extra in one line."""
+from __future__ import annotations
+
+import json
+import stat
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from tests.conftest import require
+from tests.deploy.conftest import PROMETHEUS_OPERATED, S3, containers, deploy, documents, init_and_build
+from tests.spine.cli_contract import ERROR_LINE
+
+require("kubernetes_validate", "pip install tritonkit[deploy]")
+
+
+@pytest.fixture(scope="module")
+def out(classifier: Path) -> dict[str, Path]:
+    """k8s and kserve with the defaults, and both with --podmonitor and another --prometheus-url."""
+    folders = {}
+    for target in ("k8s", "kserve"):
+        for flags, suffix in (((), ""), (("--podmonitor", "--prometheus-url", PROMETHEUS_OPERATED), "-monitored")):
+            done = deploy(classifier, target, "--repository", S3, "--out", f"deploy/{target}{suffix}", *flags)
+            assert done.returncode == 0, done.stderr
+            folders[target + suffix] = classifier / "deploy" / f"{target}{suffix}"
+    return folders
+
+
+def pod_template(docs: dict[str, Any]) -> dict[str, Any]:
+    return docs["Deployment"]["spec"]["template"]
+
+
+def test_deployment_pods_are_annotated_for_scraping_on_the_declared_metrics_port(out: dict[str, Path]) -> None:
+    docs = documents(out["k8s"])
+    annotations = pod_template(docs)["metadata"]["annotations"]
+    ports = {p["name"]: p["containerPort"] for p in containers(docs)[0]["ports"]}
+    assert annotations == {"prometheus.io/scrape": "true", "prometheus.io/port": str(ports["metrics"]), "prometheus.io/path": "/metrics"}
+    assert f"--metrics-port={ports['metrics']}" in containers(docs)[0]["args"]
+
+
+def test_kserve_declares_and_scrapes_the_metrics_port(out: dict[str, Path]) -> None:
+    docs = documents(out["kserve"])
+    runtime = docs["ServingRuntime"]["spec"]
+    ports = {p["name"]: p["containerPort"] for p in runtime["containers"][0]["ports"]}
+    assert ports == {"http1": 8080, "metrics": 8002}
+    assert f"--metrics-port={ports['metrics']}" in runtime["containers"][0]["args"]
+    assert runtime["annotations"] == {"prometheus.kserve.io/port": "8002", "prometheus.kserve.io/path": "/metrics",
+                                      "prometheus.io/scrape": "true", "prometheus.io/port": "8002", "prometheus.io/path": "/metrics"}
+    isvc = docs["InferenceService"]
+    assert isvc["metadata"]["annotations"]["serving.kserve.io/enable-prometheus-scraping"] == "true"
+    assert "prometheus-server.monitoring.svc" in isvc["spec"]["predictor"]["autoScaling"]["metrics"][0]["external"]["metric"]["serverAddress"]
+
+
+def test_podmonitor_only_when_asked_and_it_selects_the_pods_metrics_port(out: dict[str, Path]) -> None:
+    assert not (out["k8s"] / "podmonitor.yaml").exists() and not (out["kserve"] / "podmonitor.yaml").exists()
+    assert "podmonitor.yaml" not in yaml.safe_load((out["k8s"] / "kustomization.yaml").read_text())["resources"]
+    assert "podmonitor.yaml" in yaml.safe_load((out["k8s-monitored"] / "kustomization.yaml").read_text())["resources"]
+    docs = documents(out["k8s-monitored"])
+    monitor = docs["PodMonitor"]["spec"]
+    assert monitor["selector"]["matchLabels"].items() <= pod_template(docs)["metadata"]["labels"].items()
+    assert monitor["podMetricsEndpoints"][0]["port"] in {p["name"] for p in containers(docs)[0]["ports"]}
+    kserve = documents(out["kserve-monitored"])
+    assert kserve["PodMonitor"]["spec"]["selector"]["matchLabels"] == {"serving.kserve.io/inferenceservice": "classifier", "component": "predictor"}
+    assert kserve["PodMonitor"]["spec"]["podMetricsEndpoints"][0]["port"] == "metrics"
+
+
+def test_adapter_values_name_the_prometheus_url(out: dict[str, Path]) -> None:
+    default = yaml.safe_load((out["k8s"] / "prometheus-adapter-values.yaml").read_text())["prometheus"]
+    assert default == {"url": "http://prometheus-server.monitoring.svc", "port": 80, "path": ""}
+    chosen = yaml.safe_load((out["k8s-monitored"] / "prometheus-adapter-values.yaml").read_text())["prometheus"]
+    assert chosen == {"url": "http://prometheus-operated.monitoring.svc", "port": 9090, "path": ""}
+    isvc = documents(out["kserve-monitored"])["InferenceService"]
+    assert isvc["spec"]["predictor"]["autoScaling"]["metrics"][0]["external"]["metric"]["serverAddress"] == PROMETHEUS_OPERATED
+
+
+def test_replicas_spread_over_nodes_and_zones(out: dict[str, Path]) -> None:
+    deployment = pod_template(documents(out["k8s"]))
+    isvc = documents(out["kserve"])["InferenceService"]["spec"]["predictor"]
+    for constraints, pod_labels in ((deployment["spec"]["topologySpreadConstraints"], deployment["metadata"]["labels"]),
+                                    (isvc["topologySpreadConstraints"], {"serving.kserve.io/inferenceservice": "classifier", "component": "predictor"})):
+        assert [c["topologyKey"] for c in constraints] == ["kubernetes.io/hostname", "topology.kubernetes.io/zone"]
+        for c in constraints:
+            assert c["maxSkew"] == 1 and c["whenUnsatisfiable"] == "ScheduleAnyway" and c["matchLabelKeys"] == ["pod-template-hash"]
+            assert c["labelSelector"]["matchLabels"].items() <= pod_labels.items()
+
+
+def test_memory_counts_kv_cache_bytes_per_instance(classifier: Path, tmp_path: Path) -> None:
+    def kv_cache(spec: dict[str, Any]) -> None:
+        spec["models"]["preprocess"]["parameters"] = {"kv_cache_bytes": str(300 * 1024 * 1024)}
+        spec["models"]["preprocess"]["instance_group"] = [{"kind": "KIND_CPU", "count": 2}]
+
+    def two_instances(spec: dict[str, Any]) -> None:
+        spec["models"]["preprocess"]["instance_group"] = [{"kind": "KIND_CPU", "count": 2}]
+
+    memory = {}
+    for name, edit in (("plain", two_instances), ("kv", kv_cache)):
+        project = init_and_build(tmp_path / name, "classifier", edit)
+        done = deploy(project, "k8s", "--repository", S3)
+        assert done.returncode == 0, done.stderr
+        memory[name] = int(containers(documents(project / "deploy" / "k8s"))[0]["resources"]["limits"]["memory"].removesuffix("Mi"))
+    assert memory["kv"] - memory["plain"] == 2 * 300
+    assert "preprocess" in (project / "deploy" / "k8s" / "deployment.yaml").read_text().split("kv 300Mi")[0].rsplit(",", 1)[-1]
+
+
+def test_written_files_are_readable_by_all(out: dict[str, Path]) -> None:
+    for folder in out.values():
+        for path in folder.iterdir():
+            assert stat.S_IMODE(path.stat().st_mode) == 0o644, path
+
+
+def test_next_commands_are_printed_and_json_stays_json(classifier: Path) -> None:
+    done = deploy(classifier, "k8s", "--repository", S3, "--out", "deploy/next")
+    assert done.returncode == 0, done.stderr
+    steps = done.stdout.split("next (NAMESPACE: yours):\n", 1)[1].splitlines()
+    assert [s.split()[:2] for s in steps] == [["kubectl", "-n"], ["kubectl", "-n"], ["helm", "repo"], ["helm", "upgrade"],
+                                              ["kubectl", "apply"], ["kubectl", "-n"]]
+    assert "create secret generic classifier-s3" in steps[0] and "create secret generic classifier-admin" in steps[1]
+    assert steps[3].endswith(" -f deploy/next/prometheus-adapter-values.yaml") and steps[4].strip() == "kubectl apply -k deploy/next -n NAMESPACE"
+    as_json = deploy(classifier, "kserve", "--repository", S3, "--out", "deploy/next-kserve", "--json",
+                     "--irsa-role-arn", "arn:aws:iam::123456789012:role/triton")
+    assert as_json.returncode == 0, as_json.stderr
+    report = json.loads(as_json.stdout)  # nothing but the JSON object on stdout
+    assert report["next"][0].startswith("kubectl -n NAMESPACE create secret generic classifier-admin")  # IRSA: no S3 Secret
+    assert report["next"][1] == "kubectl apply -f deploy/next-kserve -n NAMESPACE"
+
+
+def test_a_bad_prometheus_url_is_one_line(classifier: Path, tmp_path: Path) -> None:
+    done = deploy(classifier, "kserve", "--repository", S3, "--prometheus-url", "prometheus:9090", "--out", str(tmp_path / "x"))
+    assert done.returncode == 2 and ERROR_LINE.match(done.stderr.strip()), done.stderr
+    assert done.stderr.startswith("tritonkit deploy kserve: --prometheus-url: 'prometheus:9090' is not an http(s) URL")
+    assert not (tmp_path / "x").exists()
+
+
+# Without the deploy extra: its modules made unimportable, as in an install without `tritonkit[deploy]`.
+WITHOUT_EXTRA = ("import runpy, sys; sys.modules.update(jsonschema=None, kubernetes_validate=None); "
+                 "sys.argv[0] = 'tritonkit'; runpy.run_module('tritonkit', run_name='__main__')")
+
+
+def test_without_the_deploy_extra_help_works_and_a_run_is_one_line(classifier: Path, tmp_path: Path) -> None:
+    helped = subprocess.run([sys.executable, "-c", WITHOUT_EXTRA, "deploy", "k8s", "--help"], capture_output=True, text=True, timeout=60)
+    assert helped.returncode == 0 and "--prometheus-url" in helped.stdout and "http://prometheus-server.monitoring.svc:80" in helped.stdout, helped.stderr
+    for target in ("k8s", "kserve"):
+        done = subprocess.run([sys.executable, "-c", WITHOUT_EXTRA, "deploy", target, "--repository", S3, "--out", str(tmp_path / target)],
+                              cwd=classifier, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 2 and done.stderr.strip() == (
+            f"tritonkit deploy {target}: needs jsonschema, kubernetes-validate to check the manifests; pip install 'tritonkit[deploy]'"), done.stderr
+        assert not (tmp_path / target).exists()
