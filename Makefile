@@ -14,10 +14,14 @@ $(STAMP): pyproject.toml setup.py
 	touch $(STAMP)
 
 # espeak-ng synthesizes the ASR training corpus (scripts/train_asr.py) and phonemizes for the TTS frontend
-# (libespeak-ng); without root a missing espeak-ng is only reported (CI installs it: .ci/run).
+# (libespeak-ng); Debian's prometheus scrapes the embedded Triton in tests/deploy (the tests start their own on a
+# free loopback port; a service the package may start on :9090 is not used). Without root a missing package is
+# only reported (CI installs both: .ci/run).
 system:
 	@command -v espeak-ng >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq espeak-ng >/dev/null; } \
 		|| echo "note: espeak-ng is not installed (needed by the TTS frontend and to retrain the ASR model): apt-get install espeak-ng"
+	@command -v prometheus >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus >/dev/null; } \
+		|| echo "note: prometheus is not installed (tests/deploy proves the autoscaling queries on it): apt-get install prometheus"
 
 setup: system $(STAMP)
 
