@@ -5,11 +5,9 @@ import os
 import shutil
 from pathlib import Path
 
-import onnx
 import pytest
 import yaml
 from google.protobuf import text_format
-from onnx import TensorProto, helper
 from tritonclient.grpc import model_config_pb2
 
 from tests.conftest import REPO_ROOT, run_cli
@@ -22,12 +20,6 @@ GOLDEN = SINK / "golden"
 def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
     project = tmp_path_factory.mktemp("sink") / "project"
     shutil.copytree(SINK, project, ignore=shutil.ignore_patterns("golden"))
-    graph = helper.make_graph(
-        [helper.make_node("Identity", ["tokens"], ["scores"])], "tiny",
-        [helper.make_tensor_value_info("tokens", TensorProto.INT64, [None, None])],
-        [helper.make_tensor_value_info("scores", TensorProto.INT64, [None, None])],
-    )
-    onnx.save(helper.make_model(graph), project / "models" / "tiny.onnx")
     result = run_cli("build", cwd=project)
     assert result.returncode == 0, result.stderr
     return project
@@ -57,7 +49,8 @@ def test_sections_reach_the_protobuf() -> None:
         return text_format.Parse((GOLDEN / name / "config.pbtxt").read_text(), model_config_pb2.ModelConfig())
 
     ragged = load("ragged_onnx")
-    assert ragged.input[0].allow_ragged_batch and ragged.input[2].optional
+    assert ragged.input[0].allow_ragged_batch and load("warm").input[2].optional
+    assert ragged.output[0].label_filename == "labels.txt"
     assert list(ragged.input[1].reshape.shape) == [48]
     assert ragged.batch_input[0].kind == model_config_pb2.BatchInput.BATCH_ACCUMULATED_ELEMENT_COUNT
     assert list(ragged.version_policy.specific.versions) == [1, 2]
@@ -89,6 +82,7 @@ def test_files_land_where_triton_looks(built: Path) -> None:
     assert (repo / "stateful_direct" / "initial_state" / "initial_cache.bin").is_file()
     assert (repo / "ragged_onnx" / "1" / "model.onnx").is_file() and (repo / "ragged_onnx" / "2" / "model.onnx").is_file()
     assert (repo / "warm" / "1" / "echo.py").is_file()
+    assert (repo / "ragged_onnx" / "labels.txt").read_bytes() == (SINK / "labels.txt").read_bytes()  # Triton reads it from the model folder
     assert (repo / "pipeline" / "1").is_dir()
 
 

@@ -7,8 +7,26 @@ from pathlib import Path
 from tritonkit.errors import TritonkitError
 from tritonkit.validate.repository_check import check_repository
 
-#: A model: its config.pbtxt text and its other files ({path in the model folder: text}; a path ending in '/' is a folder).
-Model = tuple[str, dict[str, str]]
+#: A model: its config.pbtxt text and its other files ({path in the model folder: text or bytes}; a path ending in
+#: '/' is a folder).
+Model = tuple[str, dict[str, str | bytes]]
+
+
+def onnx_graph(inputs: dict[str, tuple[int, list[int | None]]], outputs: dict[str, tuple[int, list[int | None]]] | None = None) -> bytes:
+    """A real ONNX model whose graph has these inputs and outputs ({name: (TensorProto type, shape; None is a
+    symbolic dimension)}); each output is an Identity of the first input, which onnx accepts whatever the types."""
+    from onnx import helper
+
+    outputs = outputs if outputs is not None else {}
+    first = next(iter(inputs))
+    nodes = [helper.make_node("Identity", [first], [name]) for name in outputs]
+    graph = helper.make_graph(nodes, "tiny", [helper.make_tensor_value_info(n, t, s) for n, (t, s) in inputs.items()],
+                              [helper.make_tensor_value_info(n, t, s) for n, (t, s) in outputs.items()])
+    return helper.make_model(graph).SerializeToString()
+
+
+#: The graph of the layout tests' ONNX config: IN -> OUT, FP32 [batch, 4].
+GRAPH = onnx_graph({"IN": (1, [None, 4])}, {"OUT": (1, [None, 4])})
 
 
 def python(io: str, head: str = "max_batch_size: 8\n", files: dict[str, str] | None = None) -> Model:
@@ -32,7 +50,10 @@ def write(root: Path, models: dict[str, Model]) -> Path:
                 path.mkdir(parents=True, exist_ok=True)
             else:
                 path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_text(text, encoding="utf-8")
+                if isinstance(text, bytes):
+                    path.write_bytes(text)
+                else:
+                    path.write_text(text, encoding="utf-8")
     return root
 
 

@@ -3,8 +3,8 @@
 Every field set in the message is looked up by name (or alias, e.g. `global`) in the spec's pydantic model
 and converted by its protobuf type, so a field the spec has no place for becomes a problem naming the model
 and field instead of being dropped. The spec's own conventions are the only special cases: the model name is
-the spec's key, `parameters` are plain strings, and data files (warmup inputs, initial states) are paths
-that the caller copies next to the new spec.
+the spec's key, `parameters` are plain strings, and data files (warmup inputs, initial states, label files)
+are paths that the caller copies next to the new spec.
 """
 from __future__ import annotations
 
@@ -20,10 +20,11 @@ from pydantic import BaseModel
 
 from tritonkit.errors import Problem
 
-#: (message type, field) -> the model sub-folder Triton reads that data file from.
+#: (message type, field) -> the model sub-folder Triton reads that data file from ("": the model folder itself).
 DATA_FILE_FIELDS = {
     ("inference.ModelWarmup.Input", "input_data_file"): "warmup",
     ("inference.ModelSequenceBatching.InitialState", "data_file"): "initial_state",
+    ("inference.ModelOutput", "label_filename"): "",
 }
 #: Messages the spec writes as one scalar: `parameters: {key: "value"}`.
 _SCALAR_MESSAGES = {"inference.ModelParameter": "string_value"}

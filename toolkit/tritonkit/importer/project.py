@@ -9,7 +9,7 @@ from __future__ import annotations
 import shutil
 import tempfile
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from google.protobuf.descriptor import FieldDescriptor
@@ -25,6 +25,7 @@ from tritonkit.render.model_config import render_model_config
 from tritonkit.spec.loader import shown_path
 from tritonkit.spec.model import ModelSpec
 from tritonkit.spec.pydantic_errors import problems_from_validation
+from tritonkit.validate.model_graph import model_calls
 from tritonkit.validate.protobuf_check import parse_model_config
 
 
@@ -38,42 +39,68 @@ class ImportedModel:
 
 @dataclass
 class ImportResult:
-    """What an import wrote."""
+    """What an import wrote, and (a partial import) the models it left out with their problems."""
 
     spec: Path
     repository: Path
     models: list[str]
     files: list[str]
     leftovers: list[str]
+    skipped: dict[str, list[Problem]] = field(default_factory=dict)
 
     def summary(self) -> dict[str, Any]:
         """Machine-readable form for --json."""
         return {"spec": str(self.spec), "repository": str(self.repository), "models": self.models,
-                "files": self.files, "not_imported": self.leftovers}
+                "files": self.files, "not_imported": self.leftovers,
+                "skipped_models": {name: [p.line() for p in found] for name, found in self.skipped.items()}}
 
 
-def import_repository(repository: Path, spec_path: Path) -> ImportResult:
-    """Converts, checks and writes; raises one TritonkitError listing every problem, having written nothing."""
+def import_repository(repository: Path, spec_path: Path, partial: bool = False) -> ImportResult:
+    """Converts, checks and writes; raises one TritonkitError listing every problem, having written nothing.
+
+    `partial` imports the models the spec can express and leaves out the others, and every model that calls
+    one of them (an ensemble step, a declared BLS call), each with its problems in `ImportResult.skipped`.
+    """
     repository, spec_path = repository.absolute(), spec_path.absolute()
     root = spec_path.parent
     if repository == root / "model_repository":
         raise TritonkitError(shown_path(spec_path), "", f"`tritonkit build` writes {shown_path(repository)} next to this spec and would replace the repository being imported",
                              "import into another folder, e.g. -o imported/tritonkit.yaml")
-    sources = read_repository(repository)
+    sources, skipped = read_repository(repository, keep_going=partial)
     problems: list[Problem] = []
     imported: dict[str, ImportedModel] = {}
     for name, source in sources.items():
         model, found = import_model(source)
-        problems += found
-        imported[name] = model
-    problems += _clobbered(root, spec_path, sorted(sources))
+        if found and partial:
+            skipped[name] = found
+        else:
+            problems += found
+            imported[name] = model
+    _skip_callers(sources, imported, skipped)
+    if partial and not imported:
+        raise TritonkitError.of([p for found in skipped.values() for p in found])
+    problems += _clobbered(root, spec_path, sorted(imported))
     if problems:
         raise TritonkitError.of(problems)
     copies = {rel: src for model in imported.values() for rel, src in model.copies.items()}
     text = dump_spec({name: m.fields for name, m in imported.items()}, shown_path(repository))
     _write(root, spec_path, copies, text)
-    leftovers = [f"{name}/{rel}" for name, s in sources.items() for rel in s.leftovers]
-    return ImportResult(spec_path, repository, sorted(sources), sorted(copies), leftovers)
+    leftovers = [f"{name}/{rel}" for name, s in sources.items() if name in imported for rel in s.leftovers]
+    return ImportResult(spec_path, repository, sorted(imported), sorted(copies), leftovers, dict(sorted(skipped.items())))
+
+
+def _skip_callers(sources: dict[str, SourceModel], imported: dict[str, ImportedModel], skipped: dict[str, list[Problem]]) -> None:
+    """Moves every imported model that calls a skipped one (transitively) to `skipped`: its build would fail."""
+    changed = True
+    while changed:
+        changed = False
+        for name in list(imported):
+            callee = next((m for m in model_calls(sources[name].config) if m in skipped), None)
+            if callee is not None:
+                shown = shown_path(sources[name].folder / "config.pbtxt")
+                skipped[name] = [Problem(shown, "", f"calls model '{callee}', which is not imported", f"fix '{callee}' to import both")]
+                del imported[name]
+                changed = True
 
 
 def import_model(source: SourceModel) -> tuple[ImportedModel, list[Problem]]:
@@ -81,12 +108,19 @@ def import_model(source: SourceModel) -> tuple[ImportedModel, list[Problem]]:
     shown = shown_path(source.folder / "config.pbtxt")
     model = ImportedModel({})
 
+    outside: list[Problem] = []
+
     def data_file(folder: str, name: str) -> str:
-        rel = f"models/{source.name}/{folder}/{name}"
-        model.copies[rel] = source.folder / folder / name
+        inside = f"{folder}/{name}" if folder else name
+        rel = f"models/{source.name}/{inside}"
+        if PurePosixPath(inside).is_absolute() or ".." in PurePosixPath(inside).parts:
+            outside.append(Problem(shown, "", f"'{name}' names a file outside the model folder", "put the file in the model folder and name it from there"))
+        else:
+            model.copies[rel] = source.folder / inside
         return rel
 
     model.fields, problems = message_to_spec(source.config, ModelSpec, shown, "", data_file, skip=frozenset({"name"}))
+    problems += outside
     model.fields.update(_version_files(source, model.copies))
     if problems:
         return model, problems

@@ -2,10 +2,13 @@
 from __future__ import annotations
 
 import hashlib
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tritonkit.errors import Problem, TritonkitError, shown_path
 from tritonkit.model_config import pb
+from tritonkit.validate.protobuf_check import parse_model_config
 from tritonkit.validate.repository_check import validate_repository
 
 #: Model sub-folders whose files the config names (warmup inputs, initial states); imported through the config.
@@ -23,30 +26,57 @@ class SourceModel:
     leftovers: list[str] = field(default_factory=list)  # files in the model folder that no spec field carries
 
 
-def read_repository(root: Path) -> dict[str, SourceModel]:
-    """Every model of `root`, checked the way `tritonkit validate` checks it (a missing config.pbtxt is an error)."""
+def read_repository(root: Path, keep_going: bool = False) -> tuple[dict[str, SourceModel], dict[str, list[Problem]]]:
+    """Every model of `root`, checked the way `tritonkit validate` checks it (a missing config.pbtxt is an error),
+    and no refusals; raises with every problem. With `keep_going`, models with problems are left out instead
+    and returned as {model: its problems}; only a problem of the repository as a whole still raises."""
+    refused: dict[str, list[Problem]] = {}
+    try:
+        configs = validate_repository(root)
+    except TritonkitError as exc:
+        if not keep_going:
+            raise
+        configs, refused = _valid_models(Path(root), exc.problems)
     models = {}
-    for name, config in validate_repository(root).items():
+    for name, config in configs.items():
         folder = Path(root) / name
         model = SourceModel(name, folder, as_triton_loads(config, name))
         for version_dir in sorted((p for p in folder.iterdir() if p.is_dir() and p.name.isdigit()), key=lambda p: int(p.name)):
             model.versions[int(version_dir.name)] = {p.name: _digest(p) for p in sorted(version_dir.iterdir()) if _is_content(p)}
         model.leftovers = _leftovers(folder, model.config)
         models[name] = model
-    return models
+    return models, refused
+
+
+def _valid_models(root: Path, problems: list[Problem]) -> tuple[dict[str, pb.ModelConfig], dict[str, list[Problem]]]:
+    """The configs of the models no problem names, and the problems by model; raises when a problem names no model."""
+    names = sorted(p.name for p in root.iterdir() if p.is_dir() and not p.name.startswith("."))
+    refused: dict[str, list[Problem]] = {}
+    for problem in problems:
+        owner = next((n for n in names if problem.file == shown_path(root / n) or problem.file.startswith(shown_path(root / n) + os.sep)), None)
+        if owner is None:
+            raise TritonkitError.of(problems)
+        refused.setdefault(owner, []).append(problem)
+    configs = {}
+    for name in names:
+        if name not in refused:
+            config = parse_model_config((root / name / "config.pbtxt").read_text(encoding="utf-8"), shown_path(root / name / "config.pbtxt"))
+            config.name = config.name or name
+            configs[name] = config
+    return configs, refused
 
 
 def as_triton_loads(config: pb.ModelConfig, folder_name: str) -> pb.ModelConfig:
     """`config` with the defaults Triton fills in at load time where the spec always writes the value.
 
-    A config without `name` gets its folder's name; an instance group or warmup sample without `count` runs
-    once (Triton reads 0 as 1), which the spec writes as `count: 1`. Nothing else is changed.
+    A config without `name` gets its folder's name; a warmup sample without `count` runs once (Triton reads 0
+    as 1), which the spec writes as `count: 1`. An instance group without `count` keeps it unset: the spec
+    leaves it out too, and Triton runs its backend's default (2 on CPU for onnxruntime and tensorflow, else 1).
+    Nothing else is changed.
     """
     loaded = pb.ModelConfig()
     loaded.CopyFrom(config)
     loaded.name = loaded.name or folder_name
-    for group in loaded.instance_group:
-        group.count = group.count or 1
     for warmup in loaded.model_warmup:
         warmup.count = warmup.count or 1
     return loaded
@@ -69,9 +99,10 @@ def _digest(path: Path) -> str:
 
 
 def _leftovers(folder: Path, config: pb.ModelConfig) -> list[str]:
-    """Files of the model folder outside its version folders that the config does not name as data files."""
+    """Files of the model folder outside its version folders that the config does not name as data or label files."""
     named = {f"warmup/{data.input_data_file}" for w in config.model_warmup for data in w.inputs.values() if data.input_data_file}
     named |= {f"initial_state/{init.data_file}" for s in config.sequence_batching.state for init in s.initial_state if init.data_file}
+    named |= {output.label_filename for output in config.output if output.label_filename}
     out = []
     for path in sorted(p for p in folder.rglob("*") if p.is_file()):
         rel = path.relative_to(folder)

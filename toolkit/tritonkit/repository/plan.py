@@ -17,7 +17,8 @@ from tritonkit.spec.model import ModelSpec
 from tritonkit.spec.model_sources import model_file
 from tritonkit.spec.paths import copied_files, outside_problem
 from tritonkit.spec.project import Project
-from tritonkit.validate.layout import loaded_versions
+from tritonkit.validate.layout import complete_backend_fields, loaded_versions
+from tritonkit.validate.model_files import PlannedFolder, check_model_files
 from tritonkit.validate.protobuf_check import parse_model_config
 from tritonkit.validate.semantic import semantic_findings
 
@@ -89,7 +90,11 @@ def make_plan(project: Project, exports: dict[str, ExportResult] | None = None, 
         problems += golden_problems
         plan.models[name] = model
     versions = {n: loaded_versions(m.config, project.models[n].versions) for n, m in plan.models.items()}
-    for finding in semantic_findings({n: m.config for n, m in plan.models.items()}, pending | unparsed, versions):
+    findings = semantic_findings({n: m.config for n, m in plan.models.items()}, pending | unparsed, versions)
+    for n, m in plan.models.items():
+        folder = PlannedFolder(m.copies, frozenset(rel for _, rel, source in copied_files(project.models[n]) if model_file(source)))
+        findings += check_model_files(n, complete_backend_fields(n, None, m.config), folder, versions[n], python_entry=False)
+    for finding in findings:
         shown = shown_path(project.origin(finding.model))
         path = f"models.{finding.model}" + ("" if finding.field == "name" else f".{finding.field}")
         found = Problem(shown, path, finding.problem, finding.fix)

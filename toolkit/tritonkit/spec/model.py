@@ -46,6 +46,8 @@ class ModelSpec(StrictModel):
     runtime: str | None = None
     max_batch_size: int = Field(default=0, ge=0)
     default_model_filename: str | None = None
+    cc_model_filenames: dict[str, str] = Field(
+        default_factory=dict, description="Model file per GPU compute capability, e.g. {'8.0': model_a100.plan}; a file of every version folder (add it to files).")
     input: list[TensorInput] = Field(default_factory=list)
     output: list[TensorOutput] = Field(default_factory=list)
     batch_input: list[BatchInput] = Field(default_factory=list)

@@ -1,6 +1,6 @@
 """Every file path a model's spec names, and the check that keeps each inside the project or the package.
 
-The build copies `files:`, warmup and initial-state data into the repository and the export reads
+The build copies `files:`, label files, warmup and initial-state data into the repository and the export reads
 `source:` files; a path that leads elsewhere (absolute, `../`, a symlink) is refused when the spec is
 loaded, before anything is read, exported or written.
 """
@@ -23,6 +23,9 @@ def copied_files(spec: ModelSpec) -> Iterator[tuple[str, str, str]]:
         own = spec.version_files.get(version, {})
         for dest, source in spec.files_of(version).items():
             yield f"version_files.{version}.{dest}" if dest in own else f"files.{dest}", f"{version}/{dest}", source
+    for i, output in enumerate(spec.output):
+        if output.label_filename:
+            yield f"output[{i}].label_filename", PurePosixPath(output.label_filename).name, output.label_filename
     for i, warmup in enumerate(spec.model_warmup):
         for key, data in warmup.inputs.items():
             if data.input_data_file:

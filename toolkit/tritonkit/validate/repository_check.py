@@ -6,7 +6,9 @@ from pathlib import Path
 
 from tritonkit.errors import Problem, TritonkitError, shown_path
 from tritonkit.model_config import pb
-from tritonkit.validate.layout import FILE_BACKENDS, Versions, complete_backend_fields, loaded_versions, read_versions
+from tritonkit.validate.folder_reads import sibling_reads
+from tritonkit.validate.layout import Versions, complete_backend_fields, loaded_versions, read_versions
+from tritonkit.validate.model_files import DiskFolder, check_model_files
 from tritonkit.validate.protobuf_check import parse_model_config
 from tritonkit.validate.semantic import semantic_findings
 
@@ -19,16 +21,18 @@ class RepositoryCheck:
     warnings: list[Problem] = field(default_factory=list)
 
 
-def validate_repository(root: Path) -> dict[str, pb.ModelConfig]:
+def validate_repository(root: Path, *, self_contained: bool = True) -> dict[str, pb.ModelConfig]:
     """Parsed configs of every model under `root`; raises with every problem found."""
-    return check_repository(root).configs
+    return check_repository(root, self_contained=self_contained).configs
 
 
-def check_repository(root: Path) -> RepositoryCheck:
+def check_repository(root: Path, *, self_contained: bool = True) -> RepositoryCheck:
     """Every model under `root` checked as Triton 2.51 loads it; raises with every error, returns the warnings.
 
     Semantic checks see each config with the backend fields Triton fills in from the folder (its file
-    names, a `<name>.<backend>` folder name), which it does with auto-complete disabled too.
+    names, a `<name>.<backend>` folder name), which it does with auto-complete disabled too. `self_contained`
+    also refuses a model that reads another model's folder (`folder_reads`), which fails from s3://; a check
+    of what is served here (smoke) turns it off.
     """
     root = Path(root)
     if not root.is_dir():
@@ -62,7 +66,11 @@ def check_repository(root: Path) -> RepositoryCheck:
         warnings += cautions
     if not configs and not problems:
         problems.append(Problem(shown_path(root), "", "contains no model directories", "build a repository first (tritonkit build)"))
-    for f in semantic_findings(completed, versions=loaded):
+    findings = semantic_findings(completed, versions=loaded)
+    for name, config in completed.items():  # after the config's own findings: Triton checks the config before a backend loads files
+        present = [v for v in loaded[name] if (root / name / str(v)).is_dir()]
+        findings += check_model_files(name, config, DiskFolder(root / name), present)
+    for f in findings:
         found = Problem(shown_path(root / f.model / "config.pbtxt"), f.field, f.problem, f.fix)
         (warnings if f.severity == "warning" else problems).append(found)
     if problems:
@@ -71,8 +79,8 @@ def check_repository(root: Path) -> RepositoryCheck:
 
 
 def _check_files(model_dir: Path, config: pb.ModelConfig, versions: Versions, loaded: list[int], shown: str) -> tuple[list[Problem], list[Problem]]:
-    """Errors and warnings about the version folders Triton reads, the model file each loaded version needs
-    (`<version>/<default_model_filename>`, checked by the backend at load) and the warmup files."""
+    """Errors and warnings about the version folders Triton reads and the warmup files (the files the config
+    names otherwise, model files among them, are model_files.py's)."""
     problems: list[Problem] = []
     warnings: list[Problem] = []
     name = model_dir.name
@@ -96,13 +104,9 @@ def _check_files(model_dir: Path, config: pb.ModelConfig, versions: Versions, lo
     if not (config.backend or config.platform or config.default_model_filename):
         where = f"no model file Triton knows in '{versions.folders[0]}/'" if versions.folders else "no sub-folder"
         problems.append(Problem(shown, "backend", f"neither platform nor backend is set, the folder has {where} and its name has no '.<backend>' suffix, so Triton cannot tell the backend", "set backend (e.g. python, onnxruntime) or platform"))
-    needs_file = config.backend in FILE_BACKENDS and config.default_model_filename and not config.cc_model_filenames
     for v in loaded:
-        version_dir = model_dir / str(v)
-        if not version_dir.is_dir():
+        if not (model_dir / str(v)).is_dir():
             problems.append(Problem(shown, "version_policy", f"Triton loads version {v} from '{v}/', which does not exist (only '{versions.found[v]}' does)", f"rename '{versions.found[v]}' to '{v}'"))
-        elif needs_file and not (version_dir / config.default_model_filename).exists():
-            problems.append(Problem(shown, "backend", f"version {v} has no {config.default_model_filename}, which the {config.backend} backend loads", f"put the model file in {name}/{v}/{config.default_model_filename} (or set default_model_filename)"))
     for i, warmup in enumerate(config.model_warmup):
         for key, data in warmup.inputs.items():
             if data.input_data_file and not (model_dir / "warmup" / data.input_data_file).is_file():
