@@ -4,10 +4,12 @@ read about zero while idle and a positive queue/compute ratio under load.
 
 No cluster here, so two things stand in for Kubernetes, each built from the generated files: the target
 labels its pod service discovery would give the pod (`__meta_kubernetes_*`: annotations, labels, name,
-namespace, IP; the `__address__` of the first declared port), and the relabelling of the
-prometheus-community/prometheus chart's `kubernetes-pods` job, the scrape job that honours the
-`prometheus.io/*` pod annotations. The adapter's `<<.LabelMatchers>>`/`<<.GroupBy>>` are filled as
-prometheus-adapter's `metricsQuery.Build` fills them for a pods metric of one namespace.
+namespace, IP; one target per declared container port), and the relabelling that turns them into a
+scrape: the prometheus-community/prometheus chart's `kubernetes-pods` job (the one that honours the
+`prometheus.io/*` pod annotations) and, for `--podmonitor`, the job prometheus-operator generates from a
+PodMonitor. The adapter's `<<.LabelMatchers>>`/`<<.GroupBy>>` are filled as prometheus-adapter's
+`metricsQuery.Build` fills them for a pods metric of one namespace, and each query goes to the Prometheus
+URL its generated file names (the adapter chart's url:port+path, KEDA's serverAddress).
 """
 from __future__ import annotations
 
@@ -41,6 +43,7 @@ pytestmark = pytest.mark.server
 NAMESPACE = "ml"
 K8S_POD = "classifier-6d8f9c7b5-x2x9k"  # a Deployment's pod: <deployment>-<pod-template-hash>-<suffix>
 KSERVE_POD = "classifier-predictor-7c9d8b6f4-q8w2z"  # KServe RawDeployment: <isvc>-predictor-<hash>-<suffix>
+MONITORED_POD = "classifier-6d8f9c7b5-m4n7p"  # another pod of the Deployment, found through the PodMonitor
 LOAD_SECONDS = 20.0  # the load runs at most this long; the queries must turn positive within it
 
 
@@ -53,6 +56,7 @@ def sd_labels(annotations: dict[str, str], pod_labels: dict[str, str], pod: str)
     return {**{f"__meta_kubernetes_pod_annotation_{name(k)}": v for k, v in annotations.items()},
             **{f"__meta_kubernetes_pod_annotationpresent_{name(k)}": "true" for k in annotations},
             **{f"__meta_kubernetes_pod_label_{name(k)}": v for k, v in pod_labels.items()},
+            **{f"__meta_kubernetes_pod_labelpresent_{name(k)}": "true" for k in pod_labels},
             "__meta_kubernetes_namespace": NAMESPACE, "__meta_kubernetes_pod_name": pod,
             "__meta_kubernetes_pod_ip": "127.0.0.1", "__meta_kubernetes_pod_phase": "Running"}
 
@@ -71,11 +75,42 @@ KUBERNETES_PODS_RELABEL = [
 ]
 
 
-def scrape_job(job: str, pod: str, annotations: dict[str, str], pod_labels: dict[str, str], first_port: int) -> dict[str, Any]:
-    """One pod as the `kubernetes-pods` job sees it: discovered at its first declared port, relabelled by its annotations."""
-    return {"job_name": job, "honor_labels": True,
-            "static_configs": [{"targets": [f"127.0.0.1:{first_port}"], "labels": sd_labels(annotations, pod_labels, pod)}],
-            "relabel_configs": KUBERNETES_PODS_RELABEL}
+def discovered(pod: str, annotations: dict[str, str], pod_labels: dict[str, str], ports: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The pod as Kubernetes pod discovery lists it: one target per declared container port."""
+    return [{"targets": [f"127.0.0.1:{p['containerPort']}"],
+             "labels": {**sd_labels(annotations, pod_labels, pod), "__meta_kubernetes_pod_container_name": "triton",
+                        "__meta_kubernetes_pod_container_port_name": p["name"], "__meta_kubernetes_pod_container_port_number": str(p["containerPort"])}}
+            for p in ports]
+
+
+def annotations_job(job: str, targets: list[dict[str, Any]]) -> dict[str, Any]:
+    """The prometheus chart's `kubernetes-pods` job over `targets`."""
+    return {"job_name": job, "honor_labels": True, "static_configs": targets, "relabel_configs": KUBERNETES_PODS_RELABEL}
+
+
+def podmonitor_job(monitor: dict[str, Any], targets: list[dict[str, Any]]) -> dict[str, Any]:
+    """The job prometheus-operator generates for a PodMonitor (selector labels, endpoint port name and path);
+    the scrape interval is this test's 1 s, not the PodMonitor's."""
+    endpoint = monitor["spec"]["podMetricsEndpoints"][0]
+    selector = [{"action": "keep", "source_labels": [f"__meta_kubernetes_pod_label_{re.sub(r'[^a-zA-Z0-9_]', '_', k)}",
+                                                     f"__meta_kubernetes_pod_labelpresent_{re.sub(r'[^a-zA-Z0-9_]', '_', k)}"],
+                 "regex": f"({re.escape(v)});true"} for k, v in monitor["spec"]["selector"]["matchLabels"].items()]
+    return {"job_name": f"podMonitor/{NAMESPACE}/{monitor['metadata']['name']}/0", "honor_labels": False,
+            "metrics_path": endpoint["path"], "static_configs": targets,
+            "relabel_configs": [*selector,
+                                {"action": "drop", "source_labels": ["__meta_kubernetes_pod_phase"], "regex": "(Failed|Succeeded)"},
+                                {"action": "keep", "source_labels": ["__meta_kubernetes_pod_container_port_name"], "regex": endpoint["port"]},
+                                {"source_labels": ["__meta_kubernetes_namespace"], "target_label": "namespace"},
+                                {"source_labels": ["__meta_kubernetes_pod_container_name"], "target_label": "container"},
+                                {"source_labels": ["__meta_kubernetes_pod_name"], "target_label": "pod"},
+                                {"target_label": "job", "replacement": f"{NAMESPACE}/{monitor['metadata']['name']}"},
+                                {"target_label": "endpoint", "replacement": endpoint["port"]}]}
+
+
+def adapter_url(values: dict[str, Any]) -> str:
+    """The --prometheus-url the prometheus-adapter chart passes: url, `:port` when set, then path."""
+    p = values["prometheus"]
+    return f"{p['url']}{':' + str(p['port']) if p.get('port') else ''}{p.get('path', '')}"
 
 
 def fill_adapter_query(template: str, series: str, pods: list[str]) -> str:
@@ -102,8 +137,9 @@ class Prometheus:
         self.process = subprocess.Popen([str(binary), f"--config.file={config}", f"--storage.tsdb.path={folder / 'data'}",
                                          f"--web.listen-address=127.0.0.1:{port}"], stdout=self.log, stderr=subprocess.STDOUT)
 
-    def api(self, path: str, **params: str) -> Any:
-        with urllib.request.urlopen(f"{self.url}/api/v1/{path}?{urllib.parse.urlencode(params)}", timeout=10) as answer:
+    def api(self, path: str, base: str | None = None, **params: str) -> Any:
+        """GET /api/v1/`path` of this Prometheus, or of `base` (the same server under the URL a manifest names)."""
+        with urllib.request.urlopen(f"{base or self.url}/api/v1/{path}?{urllib.parse.urlencode(params)}", timeout=10) as answer:
             body = json.load(answer)
         assert body["status"] == "success", body
         return body["data"]
@@ -119,9 +155,9 @@ class Prometheus:
                 time.sleep(0.3)
         raise AssertionError(f"prometheus not ready: {Path(self.log.name).read_text()[-2000:]}")
 
-    def value(self, query: str) -> list[float]:
-        """The instant vector's values (empty when no series matches yet)."""
-        return [float(r["value"][1]) for r in self.api("query", query=query)["result"]]
+    def values(self, query: str, base: str) -> dict[str, float]:
+        """The instant vector's values by pod (empty when no series matches yet), asked of `base`."""
+        return {r["metric"].get("pod", ""): float(r["value"][1]) for r in self.api("query", base, query=query)["result"]}
 
     def stop(self) -> None:
         self.process.terminate()
@@ -165,18 +201,21 @@ def drive_load(url: str, stop: threading.Event, seconds: float) -> int:
 
 @dataclass(frozen=True)
 class Signals:
-    """The running Prometheus, the generated adapter rule and KServe query, and the Triton they watch."""
+    """The running Prometheus, the generated adapter rule and KServe query with the URLs they name, and Triton."""
 
     prometheus: Prometheus
     rule: dict[str, Any]
+    adapter_url: str
     kserve_query: str
+    keda_url: str
     triton_url: str
+    metrics_port: int
 
 
 @pytest.fixture(scope="module")
 def signals(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Signals]:
-    """A classifier deployed (k8s and kserve) with a free metrics port, served by the embedded Triton on exactly
-    that port, scraped by a real Prometheus through both targets' pod annotations."""
+    """A classifier deployed (k8s, k8s --podmonitor, kserve) with a free metrics port and --prometheus-url naming the
+    test's Prometheus, served by the embedded Triton on exactly that port, scraped as the three outputs ask."""
     from tritonkit.serve.ports import choose_ports
     from tritonkit.serve.server import EmbeddedServer
 
@@ -189,19 +228,23 @@ def signals(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Signals]:
         spec.setdefault("deploy", {})["metrics_port"] = ports["metrics"]
 
     project = init_and_build(root, "classifier", metrics_port)
-    for target in ("k8s", "kserve"):
-        done = deploy(project, target, "--repository", S3)
+    url = f"http://127.0.0.1:{ports['prometheus']}"
+    for target, flags in (("k8s", ()), ("k8s", ("--podmonitor", "--out", "deploy/k8s-monitored")), ("kserve", ())):
+        done = deploy(project, target, "--repository", S3, "--prometheus-url", url, *flags)
         assert done.returncode == 0, done.stderr
     k8s, kserve = documents(project / "deploy" / "k8s"), documents(project / "deploy" / "kserve")
-    template = k8s["Deployment"]["spec"]["template"]
-    runtime = kserve["ServingRuntime"]["spec"]
+    monitored = documents(project / "deploy" / "k8s-monitored")
+    template, runtime = k8s["Deployment"]["spec"]["template"], kserve["ServingRuntime"]["spec"]
     kserve_labels = {**kserve["InferenceService"]["metadata"]["labels"], "serving.kserve.io/inferenceservice": "classifier", "component": "predictor"}
-    jobs = [scrape_job("k8s", K8S_POD, template["metadata"]["annotations"], template["metadata"]["labels"],
-                       containers(k8s)[0]["ports"][0]["containerPort"]),
+    no_annotations: dict[str, str] = {}  # the PodMonitor pod's annotations are not what finds it
+    jobs = [annotations_job("k8s", discovered(K8S_POD, template["metadata"]["annotations"], template["metadata"]["labels"],
+                                              containers(k8s)[0]["ports"])),
             # KServe copies the ServingRuntime's spec.annotations onto the predictor pods
-            scrape_job("kserve", KSERVE_POD, runtime["annotations"], kserve_labels, runtime["containers"][0]["ports"][0]["containerPort"])]
-    rules = yaml.safe_load((project / "deploy" / "k8s" / "prometheus-adapter-values.yaml").read_text())["rules"]["custom"]
-    query = kserve["InferenceService"]["spec"]["predictor"]["autoScaling"]["metrics"][0]["external"]["metric"]["query"]
+            annotations_job("kserve", discovered(KSERVE_POD, runtime["annotations"], kserve_labels, runtime["containers"][0]["ports"])),
+            podmonitor_job(monitored["PodMonitor"], discovered(MONITORED_POD, no_annotations, monitored["Deployment"]["spec"]["template"]["metadata"]["labels"],
+                                                               containers(monitored)[0]["ports"]))]
+    values = yaml.safe_load((project / "deploy" / "k8s" / "prometheus-adapter-values.yaml").read_text())
+    metric = kserve["InferenceService"]["spec"]["predictor"]["autoScaling"]["metrics"][0]["external"]["metric"]
 
     server = EmbeddedServer(project / "model_repository", http_port=ports["http"], grpc_port=ports["grpc"],
                             metrics_port=ports["metrics"], work_dir=root / ".tritonkit")
@@ -210,41 +253,49 @@ def signals(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Signals]:
         prometheus = Prometheus(root, ports["prometheus"], jobs)
         try:
             prometheus.wait_ready()
-            yield Signals(prometheus, rules[0], query, server.http_url)
+            yield Signals(prometheus, values["rules"]["custom"][0], adapter_url(values), metric["query"], metric["serverAddress"],
+                          server.http_url, ports["metrics"])
         finally:
             prometheus.stop()
     finally:
         server.stop()
 
 
-def test_both_scrape_jobs_reach_tritons_metrics_port_with_namespace_and_pod(signals: Signals) -> None:
+def test_every_scrape_reaches_tritons_metrics_port_with_namespace_and_pod(signals: Signals) -> None:
     prometheus = signals.prometheus
-    targets = poll(lambda: prometheus.api("targets")["activeTargets"], lambda t: len(t) == 2 and all(x["health"] == "up" for x in t), 30)
-    assert sorted((t["labels"]["job"], t["labels"]["pod"], t["labels"]["namespace"], t["health"]) for t in targets) == [
-        ("k8s", K8S_POD, NAMESPACE, "up"), ("kserve", KSERVE_POD, NAMESPACE, "up")], targets
-    assert all(t["scrapeUrl"].endswith("/metrics") for t in targets)
-    series = poll(lambda: prometheus.api("series", **{"match[]": signals.rule["seriesQuery"]}), lambda s: len(s) >= 2, 30)
-    assert {s["pod"] for s in series} == {K8S_POD, KSERVE_POD} and {s["__name__"] for s in series} == {"nv_inference_queue_duration_us"}
+    targets = poll(lambda: prometheus.api("targets")["activeTargets"], lambda t: len(t) == 3 and all(x["health"] == "up" for x in t), 30)
+    assert {(t["labels"]["pod"], t["labels"]["namespace"], t["health"]) for t in targets} == {
+        (K8S_POD, NAMESPACE, "up"), (MONITORED_POD, NAMESPACE, "up"), (KSERVE_POD, NAMESPACE, "up")}, targets
+    assert {t["scrapeUrl"] for t in targets} == {f"http://127.0.0.1:{signals.metrics_port}/metrics"}  # one per pod, not per port
+    dropped = prometheus.api("targets", state="dropped")["droppedTargets"]
+    assert sorted(t["discoveredLabels"]["__meta_kubernetes_pod_container_port_name"] for t in dropped
+                  if t["discoveredLabels"]["job"].startswith("podMonitor/")) == ["grpc", "http"]  # the PodMonitor keeps the metrics port only
+    series = poll(lambda: prometheus.api("series", **{"match[]": signals.rule["seriesQuery"]}), lambda s: len({x["pod"] for x in s}) == 3, 30)
+    assert {s["pod"] for s in series} == {K8S_POD, MONITORED_POD, KSERVE_POD}
+    assert {s["__name__"] for s in series} == {"nv_inference_queue_duration_us"}
 
 
 def test_hpa_and_kserve_queries_read_zero_idle_and_positive_under_load(signals: Signals) -> None:
-    prometheus, kserve_query = signals.prometheus, signals.kserve_query
-    hpa_query = fill_adapter_query(signals.rule["metricsQuery"], "nv_inference_queue_duration_us", [K8S_POD])
-    assert 'namespace="ml",pod="classifier-6d8f9c7b5-x2x9k"' in hpa_query and "by (pod)" in hpa_query
+    prometheus = signals.prometheus
+    assert signals.adapter_url == signals.keda_url == prometheus.url  # the URL --prometheus-url gave, as each consumer reads it
+    hpa_query = fill_adapter_query(signals.rule["metricsQuery"], "nv_inference_queue_duration_us", [K8S_POD, MONITORED_POD])
+    assert f'namespace="ml",pod=~"{K8S_POD}|{MONITORED_POD}"' in hpa_query and "by (pod)" in hpa_query
+    queries = {"hpa": (hpa_query, signals.adapter_url, {K8S_POD, MONITORED_POD}), "kserve": (signals.kserve_query, signals.keda_url, {""})}
     # idle: the series exist (two scrapes inside the 2m rate window) and the ratio is zero
-    for query in (hpa_query, kserve_query):
-        idle = poll(lambda q=query: prometheus.value(q), lambda v: len(v) == 1, 30)
-        assert idle == [0.0], (query, idle)
-    # under load: both turn positive while requests queue behind the one classifier instance
+    for query, base, pods in queries.values():
+        idle = poll(lambda q=query, b=base: prometheus.values(q, b), lambda v, p=pods: set(v) == p, 30)
+        assert set(idle) == pods and all(v == 0.0 for v in idle.values()), (query, idle)
+    # under load: every one turns positive while requests queue behind the one classifier instance
     stop = threading.Event()
     answered: list[int] = []
     loader = threading.Thread(target=lambda: answered.append(drive_load(signals.triton_url, stop, LOAD_SECONDS)))
     loader.start()
     try:
-        loaded = {q: poll(lambda q=q: prometheus.value(q), lambda v: len(v) == 1 and v[0] > 0, LOAD_SECONDS) for q in (hpa_query, kserve_query)}
+        loaded = {name: poll(lambda q=q, b=b: prometheus.values(q, b), lambda v, p=p: set(v) == p and all(x > 0 for x in v.values()), LOAD_SECONDS)
+                  for name, (q, b, p) in queries.items()}
     finally:
         stop.set()
         loader.join(timeout=60)
     assert answered and answered[0] > 0
-    for query, value in loaded.items():
-        assert len(value) == 1 and value[0] > 0, (query, value)
+    for name, value in loaded.items():
+        assert set(value) == queries[name][2] and all(v > 0 for v in value.values()), (name, value)
