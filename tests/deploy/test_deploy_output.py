@@ -142,8 +142,10 @@ WITHOUT_EXTRA = ("import runpy, sys; sys.modules.update(jsonschema=None, kuberne
 
 
 def test_without_the_deploy_extra_help_works_and_a_run_is_one_line(classifier: Path, tmp_path: Path) -> None:
-    helped = subprocess.run([sys.executable, "-c", WITHOUT_EXTRA, "deploy", "k8s", "--help"], capture_output=True, text=True, timeout=60)
-    assert helped.returncode == 0 and "--prometheus-url" in helped.stdout and "http://prometheus-server.monitoring.svc:80" in helped.stdout, helped.stderr
+    for command in (["deploy", "--help"], ["deploy", "kserve", "--help"]):
+        helped = subprocess.run([sys.executable, "-c", WITHOUT_EXTRA, *command], capture_output=True, text=True, timeout=60)
+        assert helped.returncode == 0 and helped.stderr == "" and "Usage: tritonkit deploy" in helped.stdout, helped.stderr
+    assert "--prometheus-url" in helped.stdout and "http://prometheus-server.monitoring.svc:80" in helped.stdout.replace("\n", " ")
     for target in ("k8s", "kserve"):
         done = subprocess.run([sys.executable, "-c", WITHOUT_EXTRA, "deploy", target, "--repository", S3, "--out", str(tmp_path / target)],
                               cwd=classifier, capture_output=True, text=True, timeout=60)
