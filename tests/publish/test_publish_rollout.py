@@ -318,12 +318,13 @@ def test_local_folder_publish_verify_catches_tampering(tmp_path: Path) -> None:
     assert (dest / "scale" / "1" / "model.py").is_file() and (dest / "pipeline" / "1").is_dir()
     config = (dest / "scale" / "config.pbtxt").read_text()
     assert "specific" in config and "versions: 1" in config
+    original = (dest / "scale" / "1" / "model.py").read_bytes()
     (dest / "scale" / "1" / "model.py").write_text("tampered")
-    checked = cli("publish", str(dest), "--verify", cwd=project)
-    assert checked.returncode == 2 and "scale/1/model.py" in checked.stderr, checked.stderr
+    checked = cli("publish", str(dest), "--verify", "--json", cwd=project)  # put back from the build, then verified
+    assert checked.returncode == 0 and json.loads(checked.stdout)["repaired"] == ["scale/1/model.py"], checked.stderr
+    assert (dest / "scale" / "1" / "model.py").read_bytes() == original and json.loads(checked.stdout)["verified"] is True
 
     # what an interrupted publish of other content leaves: a version folder above the manifest's (no config serves it)
-    (dest / "scale" / "1" / "model.py").write_bytes((project / "model_repository" / "scale" / "1" / "model.py").read_bytes())
     (dest / "scale" / "2").mkdir()
     (dest / "scale" / "2" / "model.py").write_text("half of another model")
     (dest / "scale" / "2" / "left_over.bin").write_bytes(b"x" * 10)
@@ -339,6 +340,11 @@ def test_local_folder_publish_verify_catches_tampering(tmp_path: Path) -> None:
     assert plain.returncode == 0, plain.stderr
     [hint] = [line for line in plain.stdout.splitlines() if line.startswith("serve it with: tritonserver ")]
     assert hint.endswith(f"--model-repository={dest} --model-control-mode=explicit --load-model='*'"), hint
+
+    # version 1's file is not in this build (K = 2.0): publish cannot put it back, --verify names it
+    (dest / "scale" / "1" / "model.py").write_text("K = 1.5 tampered")
+    checked = cli("publish", str(dest), "--verify", cwd=project)
+    assert checked.returncode == 2 and "scale/1/model.py" in checked.stderr, checked.stderr
 
 
 def test_publish_without_repository_is_one_line(tmp_path: Path) -> None:

@@ -31,7 +31,7 @@ def _progress() -> ProgressFn:
               help="The built repository to publish.")
 @click.option("--endpoint-url", help="S3-compatible endpoint (MinIO, a local moto server); credentials come from the "
               "standard AWS environment/profile/role chain and are never stored or printed.")
-@click.option("--verify", "check", is_flag=True, help="Afterwards, re-read every published file and compare its sha256.")
+@click.option("--verify", "check", is_flag=True, help="Afterwards, re-read every published file and compare its sha256 (after the repairs).")
 @click.option("--jobs", default=8, show_default=True, type=click.IntRange(1, 64), help="Parallel uploads.")
 @json_option
 @reports_errors
@@ -44,7 +44,9 @@ def publish_command(dest: str, repository: Path, endpoint_url: str | None, check
     `tritonkit rollout` has the new version serving. Every file's sha256 goes into the manifest
     `.tritonkit-publish.json`, written last: it marks the publish complete. An interrupted publish leaves
     the live versions as they were, and running the same command again finishes it in the same version
-    numbers, skipping files already uploaded with the right hash.
+    numbers, skipping files already uploaded with the right hash. Every object the manifest lists that is
+    missing or differs from it (size, ETag, else sha256) is put back from this build, under the same key and
+    version, and named.
 
     \b
     Example:
@@ -66,6 +68,9 @@ def publish_command(dest: str, repository: Path, endpoint_url: str | None, check
         published = ", ".join(f"{m} v{','.join(map(str, v))}" for m, v in sorted(outcome.published.items())) or "nothing new"
         click.echo(f"{outcome.destination}: published {published}; {outcome.uploaded} files uploaded, "
                    f"{outcome.skipped} already there" + (f"; unchanged: {', '.join(outcome.unchanged)}" if outcome.unchanged else ""))
+        if outcome.repaired:
+            click.echo(f"repaired {len(outcome.repaired)} object(s) that differed from the manifest (same versions): "
+                       f"{', '.join(outcome.repaired)}")
         if check:
             click.echo("verified: every file in the manifest re-read with the right sha256")
         click.echo(f"serve it with: tritonserver --model-repository={triton_url(destination)} --model-control-mode=explicit "

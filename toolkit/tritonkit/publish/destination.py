@@ -8,9 +8,11 @@ never reads, stores or prints them.
 """
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -22,8 +24,18 @@ from tritonkit.publish.s3url import S3Url, parse_s3_url
 SHA_META = "sha256"
 #: Files this size or larger go up in parts (s3transfer's default threshold, what `aws s3 cp/sync` uses).
 MULTIPART_THRESHOLD = 8 << 20
+#: The size of those parts (s3transfer's default too); an object's ETag depends on it (`upload_etag`).
+PART_SIZE = 8 << 20
 #: A local destination's files being written: renamed into place when whole, never listed.
 TMP_PREFIX = ".tritonkit-tmp-"
+
+
+@dataclass(frozen=True)
+class Stored:
+    """One object as the destination's listing shows it: its size and, on S3, its ETag ("" when there is none)."""
+
+    size: int
+    etag: str = ""
 
 
 class Destination(Protocol):
@@ -31,8 +43,9 @@ class Destination(Protocol):
 
     url: str
 
-    def list(self) -> dict[str, int]: ...
+    def list(self) -> dict[str, Stored]: ...
     def sha256(self, key: str) -> str | None: ...
+    def holds(self, key: str, stored: Stored, sha: str, data: bytes | None, path: Path | None) -> bool: ...
     def read(self, key: str) -> bytes | None: ...
     def write(self, key: str, data: bytes, sha: str) -> None: ...
     def upload(self, key: str, path: Path, sha: str) -> None: ...
@@ -49,18 +62,22 @@ class LocalDestination:
     def _path(self, key: str) -> Path:
         return self.root / key
 
-    def list(self) -> dict[str, int]:
+    def list(self) -> dict[str, Stored]:
         if not self.root.is_dir():
             return {}
         found = {}
         for dirpath, dirs, files in os.walk(self.root):
             rel = Path(dirpath).relative_to(self.root)
             if not files and not dirs and rel != Path("."):
-                found[f"{rel.as_posix()}/"] = 0  # an empty folder, like an S3 folder marker
+                found[f"{rel.as_posix()}/"] = Stored(0)  # an empty folder, like an S3 folder marker
             for name in files:
                 if not name.startswith(TMP_PREFIX):
-                    found[(rel / name).as_posix()] = (Path(dirpath) / name).stat().st_size
+                    found[(rel / name).as_posix()] = Stored((Path(dirpath) / name).stat().st_size)
         return found
+
+    def holds(self, key: str, stored: Stored, sha: str, data: bytes | None, path: Path | None) -> bool:
+        """A local file has no cheap content tag: it is hashed (local reads are fast)."""
+        return self.sha256(key) == sha
 
     def sha256(self, key: str) -> str | None:
         path = self._path(key)
@@ -114,15 +131,15 @@ class S3Destination:
     def _key(self, key: str) -> str:
         return f"{self.prefix}/{key}" if self.prefix else key
 
-    def list(self) -> dict[str, int]:
+    def list(self) -> dict[str, Stored]:
         # pages by hand: botocore's paginator loads its JSON model on first use (~15 ms per client)
-        found: dict[str, int] = {}
+        found: dict[str, Stored] = {}
         start = self._key("")
         more: dict[str, str] = {}
         while True:
             page = self.client.list_objects_v2(Bucket=self.bucket, Prefix=start, **more)
             for item in page.get("Contents", []):
-                found[item["Key"][len(start):]] = item["Size"]
+                found[item["Key"][len(start):]] = Stored(item["Size"], item.get("ETag", "").strip('"'))
             if not page.get("IsTruncated"):
                 return found
             more = {"ContinuationToken": page["NextContinuationToken"]}
@@ -134,6 +151,21 @@ class S3Destination:
         except ClientError:
             return None
         return head.get("Metadata", {}).get(SHA_META)
+
+    def holds(self, key: str, stored: Stored, sha: str, data: bytes | None, path: Path | None) -> bool:
+        """The ETag the listing gave, compared with the one these bytes get as tritonkit uploads them (no request);
+        when they differ (another part size, SSE-KMS, or other bytes) the object is read and its sha256 decides."""
+        if stored.etag and stored.etag == upload_etag(data, path):
+            return True
+        from botocore.exceptions import ClientError
+        try:
+            body = self.client.get_object(Bucket=self.bucket, Key=self._key(key))["Body"]
+        except ClientError:
+            return False
+        digest = hashlib.sha256()
+        for chunk in body.iter_chunks(1 << 20):
+            digest.update(chunk)
+        return digest.hexdigest() == sha
 
     def read(self, key: str) -> bytes | None:
         from botocore.exceptions import ClientError
@@ -152,10 +184,27 @@ class S3Destination:
             with open(path, "rb") as body:
                 self.client.put_object(Bucket=self.bucket, Key=self._key(key), Body=body, Metadata={SHA_META: sha})
             return
-        self.client.upload_file(str(path), self.bucket, self._key(key), ExtraArgs={"Metadata": {SHA_META: sha}})
+        from boto3.s3.transfer import TransferConfig
+        self.client.upload_file(str(path), self.bucket, self._key(key), ExtraArgs={"Metadata": {SHA_META: sha}},
+                                Config=TransferConfig(multipart_threshold=MULTIPART_THRESHOLD, multipart_chunksize=PART_SIZE))
 
     def delete(self, key: str) -> None:
         self.client.delete_object(Bucket=self.bucket, Key=self._key(key))
+
+
+def upload_etag(data: bytes | None, path: Path | None) -> str:
+    """S3's ETag for these bytes as `S3Destination` uploads them: the MD5 of one PUT below MULTIPART_THRESHOLD,
+    else the MD5 of the PART_SIZE parts' MD5s and the part count."""
+    if data is not None and len(data) < MULTIPART_THRESHOLD:
+        return hashlib.md5(data, usedforsecurity=False).hexdigest()
+    assert path is not None, "large files are read from their path"
+    if path.stat().st_size < MULTIPART_THRESHOLD:
+        return hashlib.md5(path.read_bytes(), usedforsecurity=False).hexdigest()
+    parts = []
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(PART_SIZE), b""):
+            parts.append(hashlib.md5(chunk, usedforsecurity=False).digest())
+    return f"{hashlib.md5(b''.join(parts), usedforsecurity=False).hexdigest()}-{len(parts)}"
 
 
 def open_destination(dest: str, endpoint_url: str | None = None) -> Destination:

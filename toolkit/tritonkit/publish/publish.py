@@ -16,6 +16,8 @@ by an interrupted publish. A rerun publishes into the same numbers, skips files 
 right sha256 and removes files its content lacks. The listing and the local hashing run side by side, and
 the manifest is read only when the listing shows one: on a first publish the only requests in sequence with
 the uploads are the listing and the manifest write.
+Before anything new is written, objects of earlier publishes that differ from the manifest are put back
+from this build's bytes (repair.py).
 """
 from __future__ import annotations
 
@@ -32,8 +34,9 @@ from tritonkit.deploy.sizing import NOT_LOADED
 from tritonkit.errors import TritonkitError
 from tritonkit.files import sha256_bytes, sha256_file
 from tritonkit.model_config import pb
-from tritonkit.publish.destination import MULTIPART_THRESHOLD, Destination
+from tritonkit.publish.destination import MULTIPART_THRESHOLD, Destination, Stored
 from tritonkit.publish.manifest import MANIFEST, Manifest, ModelEntry, Release, pinned, read_manifest, require_manifest, write_manifest
+from tritonkit.publish.repair import Source, find_damage, restore
 from tritonkit.validate.repository_check import validate_repository
 
 STAGING = ".tritonkit"
@@ -89,6 +92,7 @@ class Outcome:
     uploaded: int
     skipped: int
     bytes_uploaded: int
+    repaired: list[str] = field(default_factory=list)   # objects that differed from the manifest, put back
     verified: bool | None = None
 
 
@@ -166,7 +170,7 @@ def _item(model: LocalModel, key: str, path: Path, read_by_triton: bool = True) 
     return Item(model.root.name, key, model.hashes[path], size, path=path, data=data, read_by_triton=read_by_triton)
 
 
-def _listed_versions(listing: dict[str, int]) -> dict[str, int]:
+def _listed_versions(listing: dict[str, Stored]) -> dict[str, int]:
     """Highest version folder per model at the destination."""
     highest: dict[str, int] = {}
     for key in listing:
@@ -182,12 +186,12 @@ def _foreign_live(dest: Destination, name: str, highest: int) -> Release | None:
     return Release([highest], text.decode(), "") if text is not None and highest else None
 
 
-def _stale(name: str, roots: list[str], listing: dict[str, int], planned: set[str]) -> list[tuple[str, str]]:
+def _stale(name: str, roots: list[str], listing: dict[str, Stored], planned: set[str]) -> list[tuple[str, str]]:
     """Keys under the reused folders `roots` that this publish does not write (an interrupted publish's other content)."""
     return [(name, key) for key in listing if key not in planned and any(key.startswith(root) for root in roots)]
 
 
-def plan_publish(local: dict[str, LocalModel], dest: Destination, listing: dict[str, int], manifest: Manifest | None) -> Plan:
+def plan_publish(local: dict[str, LocalModel], dest: Destination, listing: dict[str, Stored], manifest: Manifest | None) -> Plan:
     """Chooses each changed model's version numbers and the objects that carry it.
 
     Numbers follow the highest version the manifest names (for a model tritonkit did not publish, the
@@ -242,15 +246,29 @@ def plan_publish(local: dict[str, LocalModel], dest: Destination, listing: dict[
     return Plan(files, configs, stale, manifest, releases, unchanged)
 
 
-def _already_there(dest: Destination, listing: dict[str, int], item: Item) -> bool:
+def _already_there(dest: Destination, listing: dict[str, Stored], item: Item) -> bool:
     """Uploaded by an earlier (interrupted) run with the right content: same size, then same sha256."""
-    return listing.get(item.key) == item.size and dest.sha256(item.key) == item.sha
+    stored = listing.get(item.key)
+    return stored is not None and stored.size == item.size and dest.sha256(item.key) == item.sha
+
+
+def _sources(local: dict[str, LocalModel], manifest: Manifest) -> dict[str, Source]:
+    """Every sha256 whose bytes this build has: its files, the live configs, and the empty folder marker."""
+    sources = {sha256_bytes(b""): Source(0, data=b"")}
+    for model in local.values():
+        for path, sha in model.hashes.items():
+            data = model.contents.get(path)
+            sources[sha] = Source(len(data) if data is not None else path.stat().st_size, path=path, data=data)
+    for entry in manifest.models.values():
+        data = entry.live.config.encode()
+        sources[sha256_bytes(data)] = Source(len(data), data=data)
+    return sources
 
 
 ProgressFn = Callable[[int, int, int, int], None]
 
 
-def _write(dest: Destination, plan: Plan, listing: dict[str, int], pool: ThreadPoolExecutor,
+def _write(dest: Destination, plan: Plan, listing: dict[str, Stored], pool: ThreadPoolExecutor,
            progress: ProgressFn | None) -> list[Item]:
     """Removes stale keys and puts every file, each new model's config.pbtxt once the files of that model Triton
     reads are there; returns the items actually uploaded. Nothing else waits on a barrier."""
@@ -312,13 +330,22 @@ def publish(repository: Path, dest: Destination, *, jobs: int = 8, progress: Pro
         listing = listed.result()
         manifest = read_manifest(dest) if MANIFEST in listing else None  # a first publish skips the request
         plan = plan_publish(local, dest, listing, manifest)
+        written = {item.key for item in [*plan.files, *plan.configs.values()]}
+        damage = find_damage(dest, {k: sha for k, sha in (manifest.files if manifest else {}).items() if k not in written},
+                             listing, _sources(local, plan.manifest), pool)
+        if damage.lost:  # before anything is written
+            raise TritonkitError(dest.url, "", f"{len(damage.lost)} published object(s) missing, and this build does "
+                                 f"not have their content: {', '.join(damage.lost[:5])}",
+                                 "build the version that published them and publish again, or publish to a new prefix")
+        repaired = restore(dest, damage, pool)
         uploaded = _write(dest, plan, listing, pool, progress) if plan.releases else []
     if plan.releases:
         write_manifest(dest, plan.manifest)
     count = len(plan.files) + len(plan.configs) if plan.releases else 0
     return Outcome(destination=dest.url, published={n: r.versions for n, r in plan.releases.items()},
                    live={n: e.live.versions for n, e in plan.manifest.models.items()}, unchanged=plan.unchanged,
-                   uploaded=len(uploaded), skipped=count - len(uploaded), bytes_uploaded=sum(i.size for i in uploaded))
+                   uploaded=len(uploaded), skipped=count - len(uploaded), bytes_uploaded=sum(i.size for i in uploaded),
+                   repaired=repaired)
 
 
 def verify(dest: Destination) -> list[str]:
