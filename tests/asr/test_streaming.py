@@ -12,7 +12,7 @@ from tests.conftest import REPO_ROOT
 from tritonkit.pipelines.asr.graph.build import build_graph
 from tritonkit.pipelines.asr.runtime.decoder import DecoderConfig, Graph, WfstDecoder
 from tritonkit.pipelines.asr.runtime.features import compute_fbank
-from tritonkit.pipelines.asr.runtime.serving import sibling_parameter
+from tritonkit.pipelines.asr.runtime.serving import own_folder, required_parameter
 from tritonkit.pipelines.asr.runtime.stream_windows import Receptive
 from tritonkit.pipelines.asr.runtime.streaming import Chunk, StreamingRecognizer
 from tritonkit.pipelines.asr.runtime.streams import StreamLimitError, UnknownStreamError
@@ -95,12 +95,20 @@ def test_a_chunk_longer_than_max_chunk_seconds_is_refused_and_leaves_its_stream_
     assert len(recognizer.table) == 0
 
 
-def test_sibling_parameter_reads_the_acoustic_config(tmp_path: Path) -> None:
-    (tmp_path / "acoustic").mkdir()
-    (tmp_path / "acoustic" / "config.pbtxt").write_text('parameters {\n  key: "receptive_frames"\n  value {\n    string_value: "103"\n  }\n}\n')
-    assert sibling_parameter(tmp_path / "asr_stream", "acoustic", "receptive_frames") == "103"
-    with pytest.raises(ValueError, match="models.acoustic.parameters"):
-        sibling_parameter(tmp_path / "asr_stream", "acoustic", "subsampling")
+def test_the_graph_and_receptive_frames_come_from_the_models_own_folder_and_config(tmp_path: Path) -> None:
+    """Triton from s3:// gives each model a folder of its own: a sibling's TLG.fst or config.pbtxt is not there."""
+    (tmp_path / "acoustic" / "1").mkdir(parents=True)
+    (tmp_path / "acoustic" / "1" / "TLG.fst").write_bytes(b"graph")
+    args = {"model_repository": str(tmp_path / "asr_stream"), "model_version": "1"}
+    with pytest.raises(FileNotFoundError, match=r"asr_stream/1 has no TLG.fst: copy the graph into this model in the spec"):
+        own_folder(args)
+    (tmp_path / "asr_stream" / "1").mkdir(parents=True)
+    (tmp_path / "asr_stream" / "1" / "TLG.fst").write_bytes(b"graph")
+    assert own_folder(args) == tmp_path / "asr_stream" / "1"
+    assert required_parameter({"receptive_frames": "103"}, "receptive_frames") == "103"
+    with pytest.raises(ValueError, match=r"parameter 'receptive_frames' is not set: give it in the spec \(e.g. receptive_frames: "
+                                         r"model:acoustic/receptive_frames\)"):
+        required_parameter({}, "receptive_frames")
 
 
 def test_a_chunk_with_nan_samples_is_refused_and_leaves_its_stream_as_it_was(decoder, acoustic) -> None:

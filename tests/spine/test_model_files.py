@@ -44,7 +44,7 @@ def test_a_model_gets_its_own_copy_of_another_models_built_file(tmp_path: Path) 
     repo = root / "model_repository"
     assert (repo / "user" / "1" / "table.json").read_bytes() == (repo / "maker" / "1" / "table.json").read_bytes()
     assert (repo / "user" / "1" / "helper.py").read_text() == "HELP = 1\n"   # a file inside a copied folder
-    assert "user: table.json copied from model:maker/table.json" in result.stdout.splitlines()
+    assert "user: copied helper.py (model:maker/lib/helper.py), table.json (model:maker/table.json)" in result.stdout.splitlines()
     listed = json.loads(run_cli("build", "--json", cwd=root).stdout)
     assert listed["model_files"] == {"user": {"helper.py": "model:maker/lib/helper.py", "table.json": "model:maker/table.json"}}
 
@@ -92,3 +92,27 @@ def test_a_cycle_of_references_is_one_line_and_writes_nothing(tmp_path: Path) ->
     assert result.stderr.startswith("tritonkit.yaml: models.maker.files.table.json: model: files form a cycle "
                                     "(maker -> user -> maker); copy the file from the model that makes it"), result.stderr
     assert not (tmp_path / "model_repository").exists()
+
+
+PARAMETERS = SPEC.replace("    files: {model.py: model.py, table.json: table.json, lib: lib}",
+                          "    parameters: {frames: 103}\n    files: {model.py: model.py, table.json: table.json, lib: lib}").replace(
+    "    files: {model.py: model.py, table.json: TABLE", "    parameters: {frames: FRAMES}\n    files: {model.py: model.py, table.json: TABLE")
+
+
+def test_a_parameter_takes_another_models_value_into_its_own_config(tmp_path: Path) -> None:
+    root = project(tmp_path, spec=PARAMETERS.replace("FRAMES", "model:maker/frames"))
+    assert run_cli("build", cwd=root).returncode == 0
+    config = (root / "model_repository" / "user" / "config.pbtxt").read_text()
+    assert 'parameters { key: "frames" value: { string_value: "103" } }' in config
+
+
+@pytest.mark.parametrize(("frames", "expected"), [
+    ("model:maker/frame", "tritonkit.yaml: models.user.parameters.frames: model 'maker' has no parameter 'frame'; "
+                          "set models.maker.parameters.frame (it has frames)"),
+    ("model:nobody/frames", "tritonkit.yaml: models.user.parameters.frames: 'model:nobody/frames' names no other model of the spec; "
+                            "write model:<model>/<parameter> with one of: maker"),
+])
+def test_a_parameter_of_an_unknown_model_or_name_is_refused_in_one_line(tmp_path: Path, frames: str, expected: str) -> None:
+    result = run_cli("build", cwd=project(tmp_path, spec=PARAMETERS.replace("FRAMES", frames)))
+    assert result.returncode == 2
+    assert result.stderr.strip() == expected

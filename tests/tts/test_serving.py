@@ -1,5 +1,5 @@
 """What the TTS Triton adapters share, outside Triton: segments as two tensors, request text, unknown symbols as
-JSON, the sibling model's folder, and the sentence streaming loop (order, cancellation, empty text)."""
+JSON, the model's own folder's files, and the sentence streaming loop (order, cancellation, empty text)."""
 from __future__ import annotations
 
 import json
@@ -12,12 +12,11 @@ import pytest
 from tritonkit.pipelines.tts.frontend import Frontend, FrontendError
 from tritonkit.pipelines.tts.runtime.serving import (
     VOCAB_FILE,
-    first_folder_with,
+    own_file,
     pack_segments,
     text_of,
     unknown_json,
     unpack_segments,
-    version_folder,
 )
 from tritonkit.pipelines.tts.runtime.streaming import stream_sentences
 
@@ -68,26 +67,17 @@ def test_unknown_symbols_are_json_with_sorted_keys_and_symbols_kept() -> None:
     assert text == '{"!": 1, "ɬ": 2, "ʃ": 1}' and json.loads(text) == {"ɬ": 2, "ʃ": 1, "!": 1}
 
 
-def test_the_sibling_models_highest_version_holds_the_file(tmp_path: Path) -> None:
-    for version in (1, 3):
-        (tmp_path / "speech" / str(version)).mkdir(parents=True)
-        (tmp_path / "speech" / str(version) / VOCAB_FILE).write_text("{}")
-    (tmp_path / "speech" / "notes").mkdir()
-    assert version_folder(tmp_path / "frontend", "speech", VOCAB_FILE) == tmp_path / "speech" / "3"
-    with pytest.raises(FileNotFoundError, match="has no vocab.json: give the 'voice' model `assets: kokoro-82m`"):
-        version_folder(tmp_path / "frontend", "voice", VOCAB_FILE)
-
-
-def test_the_vocab_comes_from_the_first_model_that_has_one(tmp_path: Path) -> None:
-    """frontend's vocab_models "speech acoustic": Kokoro's speech holds it, the three-stage acoustic model otherwise."""
-    (tmp_path / "speech" / "1").mkdir(parents=True)   # the three-stage speech model: BLS code, no vocab
-    (tmp_path / "acoustic" / "1").mkdir(parents=True)
-    (tmp_path / "acoustic" / "1" / VOCAB_FILE).write_text("{}")
-    assert first_folder_with(tmp_path / "frontend", ["speech", "acoustic"], VOCAB_FILE) == tmp_path / "acoustic" / "1"
+def test_a_model_reads_its_own_version_folders_file(tmp_path: Path) -> None:
+    """Triton from s3:// gives each model a folder of its own: the frontend reads vocab.json there, nowhere else."""
+    (tmp_path / "frontend" / "2").mkdir(parents=True)
+    (tmp_path / "frontend" / "2" / VOCAB_FILE).write_text("{}")
+    (tmp_path / "speech" / "1").mkdir(parents=True)
     (tmp_path / "speech" / "1" / VOCAB_FILE).write_text("{}")
-    assert first_folder_with(tmp_path / "frontend", ["speech", "acoustic"], VOCAB_FILE) == tmp_path / "speech" / "1"
-    with pytest.raises(FileNotFoundError, match="none of the models voice, other has vocab.json in its version folder"):
-        first_folder_with(tmp_path / "frontend", ["voice", "other"], VOCAB_FILE)
+    args = {"model_repository": str(tmp_path / "frontend"), "model_version": "2"}
+    assert own_file(args, VOCAB_FILE) == tmp_path / "frontend" / "2" / VOCAB_FILE
+    with pytest.raises(FileNotFoundError, match=r"frontend/1 has no vocab.json: give the model its own copy in the spec, "
+                                                r"e.g. files: \{vocab.json: model:<the model that has it>/vocab.json\}"):
+        own_file({**args, "model_version": "1"}, VOCAB_FILE)   # the sibling speech/1 has one: not read
 
 
 def _frontend_ids(frontend: Frontend, spoken: list[str]):

@@ -8,7 +8,7 @@ from pydantic import ValidationError
 from tritonkit.errors import Problem, TritonkitError, shown_path
 from tritonkit.package_files import resolve_spec_path
 from tritonkit.spec.limits import apply_limits
-from tritonkit.spec.model_sources import reference_problems
+from tritonkit.spec.model_sources import copied_parameters, reference_problems
 from tritonkit.spec.paths import escaping_paths, outside_problem
 from tritonkit.spec.project import PipelineFile, Project, ProjectFile
 from tritonkit.spec.pydantic_errors import problems_from_validation
@@ -47,7 +47,10 @@ def load_project(spec_path: Path) -> Project:
         else:
             project.models[name] = apply_tuned(project.models[name], tuned)
     project.models = {name: apply_limits(model, top.deploy.limits) for name, model in project.models.items()}
-    problems += reference_problems(project.models, {name: shown_path(project.origin(name)) for name in project.models})
+    shown = {name: shown_path(project.origin(name)) for name in project.models}
+    problems += reference_problems(project.models, shown)
+    project.models, parameter_problems = copied_parameters(project.models, shown)
+    problems += parameter_problems
     problems += _added_smoke(project, top.smoke)
     problems += _load_models_problems(project, shown_path(spec_path))
     if not project.models and not problems:

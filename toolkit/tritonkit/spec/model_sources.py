@@ -5,6 +5,10 @@ read a sibling's folder there. A model that needs a file another model's build m
 TTS model, the decoding graph beside an acoustic model) names it this way and gets its own copy: the build copies
 it from the other model's latest version folder after exports, assets and graphs ran. A name that no build step
 of the other model provides is refused when the spec is loaded.
+
+A parameter may take another model's value the same way, `model:<other>/<parameter>` (e.g. the streaming ASR
+model's `receptive_frames: model:acoustic/receptive_frames`): the value is copied when the spec is loaded, so the
+model's own config.pbtxt holds it and nothing reads a sibling's config at run time.
 """
 from __future__ import annotations
 
@@ -96,4 +100,38 @@ def _problem(name: str, ref: ModelFile, models: dict[str, ModelSpec]) -> tuple[s
         names = ", ".join(provided_names(models[ref.model])) or "none"
         return (f"model '{ref.model}' has no file '{ref.file}' in its version folder",
                 f"name one of what its build puts there ({names})")
+    return None
+
+
+def copied_parameters(models: dict[str, ModelSpec], shown: dict[str, str]) -> tuple[dict[str, ModelSpec], list[Problem]]:
+    """The models with every `model:<other>/<parameter>` parameter value replaced by that model's value."""
+    problems: list[Problem] = []
+    out = dict(models)
+    for name, spec in models.items():
+        values = dict(spec.parameters)
+        for key, value in spec.parameters.items():
+            ref = model_file(value) if isinstance(value, str) else None
+            if ref is None:
+                continue
+            problem = _parameter_problem(name, ref, models)
+            if problem:
+                problems.append(Problem(shown[name], f"models.{name}.parameters.{key}", *problem))
+            else:
+                values[key] = models[ref.model].parameters[ref.file]
+        if values != spec.parameters:
+            out[name] = spec.model_copy(update={"parameters": values})
+    return out, problems
+
+
+def _parameter_problem(name: str, ref: ModelFile, models: dict[str, ModelSpec]) -> tuple[str, str] | None:
+    """(problem, fix) for a parameter taken from another model, None when that model sets a plain value."""
+    if ref.model == name or ref.model not in models:
+        known = ", ".join(sorted(m for m in models if m != name)) or "none"
+        return f"'{ref}' names no other model of the spec", f"write model:<model>/<parameter> with one of: {known}"
+    other = models[ref.model].parameters
+    if ref.file not in other:
+        return (f"model '{ref.model}' has no parameter '{ref.file}'", f"set models.{ref.model}.parameters.{ref.file} "
+                f"(it has {', '.join(sorted(other)) or 'none'})")
+    if isinstance(other[ref.file], str) and model_file(str(other[ref.file])):
+        return f"model '{ref.model}''s parameter '{ref.file}' is itself taken from another model", "name the model that sets its value"
     return None

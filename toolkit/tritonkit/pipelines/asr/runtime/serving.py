@@ -1,10 +1,9 @@
-"""What the ASR Triton adapters share: the graph folder of a sibling model, decoder settings from config
+"""What the ASR Triton adapters share: the model's own folder holding the graph, decoder settings from config
 parameters, and a transcript or a bad request as a response. Duck-typed (Triton's `pb_utils` is passed in), so it
 is unit-testable."""
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Any
 
@@ -18,25 +17,25 @@ def parameters(model_config: dict[str, Any]) -> dict[str, str]:
     return {k: v.get("string_value", "") for k, v in model_config.get("parameters", {}).items()}
 
 
-def graph_folder(model_dir: str | Path, sibling: str) -> Path:
-    """`<repository>/<sibling>/<highest version>`, which must hold the TLG.fst the build made from `asr_graph:`."""
-    root = Path(model_dir).parent / sibling
-    versions = [int(p.name) for p in root.iterdir() if p.name.isdigit() and p.is_dir()] if root.is_dir() else []
-    folder = root / str(max(versions, default=1))
+def own_folder(args: dict[str, str]) -> Path:
+    """This model's version folder (`args` of `initialize`), which must hold the TLG.fst the build copied there.
+
+    A model reads only its own folder: Triton reading an s3:// repository downloads each model into a folder of
+    its own. The spec copies the graph from the model whose `asr_graph:` made it (files: model:acoustic/TLG.fst).
+    """
+    folder = Path(args["model_repository"]) / args["model_version"]
     if not (folder / "TLG.fst").is_file():
-        raise FileNotFoundError(f"{folder} has no TLG.fst: give the '{sibling}' model an asr_graph: section in the spec "
-                                "(or set parameter graph_model to the model that has one)")
+        raise FileNotFoundError(f"{folder} has no TLG.fst: copy the graph into this model in the spec (files: {{TLG.fst: "
+                                "model:acoustic/TLG.fst, words.txt: ..., tokens.txt: ..., lexicon.txt: ...})")
     return folder
 
 
-def sibling_parameter(model_dir: str | Path, sibling: str, name: str) -> str:
-    """A string parameter of the sibling model's config.pbtxt (text format; no protobuf in the backend's stub)."""
-    config = Path(model_dir).parent / sibling / "config.pbtxt"
-    text = config.read_text(encoding="utf-8") if config.is_file() else ""
-    found = re.search(r'key:\s*"' + re.escape(name) + r'"\s*value\s*\{\s*string_value:\s*"([^"]*)"', text)
-    if found is None:
-        raise ValueError(f"{config} has no parameter '{name}': set it in the spec under models.{sibling}.parameters")
-    return found.group(1)
+def required_parameter(params: dict[str, str], name: str) -> str:
+    """A parameter this model's config must set (e.g. asr_stream's receptive_frames, copied from the acoustic model)."""
+    value = params.get(name, "").strip()
+    if not value:
+        raise ValueError(f"parameter '{name}' is not set: give it in the spec (e.g. {name}: model:acoustic/{name})")
+    return value
 
 
 def decoder_config(params: dict[str, str]) -> DecoderConfig:

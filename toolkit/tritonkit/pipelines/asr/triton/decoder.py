@@ -1,8 +1,8 @@
 """Triton adapter for `decoder`: CTC log-probs [T, V] -> TRANSCRIPT and WORDS (JSON word times) over TLG.
 
-The graph (TLG.fst, words, tokens, lexicon) is read from the version folder of the model named by parameter
-`graph_model` (the acoustic model, whose `asr_graph:` the build turned into it); beam, max_active, lattice_beam
-and the frame timing come from this model's parameters.
+The graph (TLG.fst, words, tokens, lexicon) is read from this model's own version folder, where the build copies
+it from the acoustic model's `asr_graph:`; beam, max_active, lattice_beam and the frame timing come from this
+model's parameters.
 """
 import json
 import os
@@ -12,13 +12,13 @@ import triton_python_backend_utils as pb_utils
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from asr_runtime.decoder import Graph, WfstDecoder
-from asr_runtime.serving import decoder_config, graph_folder, invalid_arg, parameters, transcript_response
+from asr_runtime.serving import decoder_config, invalid_arg, own_folder, parameters, transcript_response
 
 
 class TritonPythonModel:
     def initialize(self, args):
         params = parameters(json.loads(args["model_config"]))
-        graph = Graph.load(graph_folder(args["model_repository"], params.get("graph_model", "acoustic")))
+        graph = Graph.load(own_folder(args))
         self.decoder = WfstDecoder(graph, decoder_config(params))
 
     def execute(self, requests):

@@ -2,8 +2,8 @@
 
 Sequence batching (oldest strategy) gives each execute chunks of different streams, with START, END and the
 correlation id as control inputs; `asr_runtime.streaming` keeps each stream's state and makes one BLS call to the
-acoustic model (parameter `acoustic_model`) with all their windows stacked. Its receptive field comes from its own
-parameter `receptive_frames` (in its config.pbtxt), subsampling from this model's; the graph as for `decoder`.
+acoustic model (parameter `acoustic_model`) with all their windows stacked. Its receptive field is this model's
+parameter `receptive_frames` (the spec copies the acoustic model's), subsampling likewise; the graph as for `decoder`.
 A chunk longer than parameter `max_chunk_seconds` (default 5) is refused before it reaches its stream.
 """
 import json
@@ -15,7 +15,7 @@ import triton_python_backend_utils as pb_utils
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from asr_runtime.decoder import Graph, WfstDecoder
 from asr_runtime.features import MAX_CHUNK_SECONDS
-from asr_runtime.serving import decoder_config, graph_folder, invalid_arg, parameters, sibling_parameter, transcript_response
+from asr_runtime.serving import decoder_config, invalid_arg, own_folder, parameters, required_parameter, transcript_response
 from asr_runtime.stream_windows import Receptive
 from asr_runtime.streaming import Chunk, StreamingRecognizer
 from asr_runtime.streams import StreamLimitError, UnknownStreamError
@@ -26,10 +26,9 @@ class TritonPythonModel:
     def initialize(self, args):
         params = parameters(json.loads(args["model_config"]))
         self.acoustic_model = params.get("acoustic_model", "acoustic")
-        graph = Graph.load(graph_folder(args["model_repository"], params.get("graph_model", self.acoustic_model)))
+        graph = Graph.load(own_folder(args))
         config = decoder_config(params)
-        receptive_frames = sibling_parameter(args["model_repository"], self.acoustic_model, "receptive_frames")
-        receptive = Receptive(int(receptive_frames), config.subsampling)
+        receptive = Receptive(int(required_parameter(params, "receptive_frames")), config.subsampling)
         self.recognizer = StreamingRecognizer(WfstDecoder(graph, config), receptive, int(params.get("max_streams", "64")),
                                               float(params.get("idle_timeout_s", "60")),
                                               float(params.get("max_chunk_seconds") or MAX_CHUNK_SECONDS))

@@ -1,5 +1,5 @@
-"""What the TTS Triton adapters share: config parameters, a sibling model's version folder, token segments as
-tensors, request text and unknown symbols as JSON. Duck-typed (no Triton import), so it is unit-testable.
+"""What the TTS Triton adapters share: config parameters, a file of the model's own version folder, token segments
+as tensors, request text and unknown symbols as JSON. Duck-typed (no Triton import), so it is unit-testable.
 
 Segments travel between `frontend` and `speech` as two tensors: `tokens` (all ids, in speaking order) and
 `segment_lengths` (ids per model call), so one request can carry a sentence longer than the model's context.
@@ -25,32 +25,18 @@ def parameters(model_config: Mapping[str, Any]) -> dict[str, str]:
     return {k: v.get("string_value", "") for k, v in model_config.get("parameters", {}).items()}
 
 
-def version_folder(model_dir: str | Path, model: str, needs: str) -> Path:
-    """`<repository>/<model>/<highest version>`, which must hold the file `needs` (e.g. vocab.json)."""
-    root = Path(model_dir).parent / model
-    versions = sorted((int(p.name) for p in root.iterdir() if p.name.isdigit() and p.is_dir()), reverse=True) if root.is_dir() else []
-    folder = root / str(versions[0] if versions else 1)
-    if not (folder / needs).is_file():
-        raise FileNotFoundError(f"{folder} has no {needs}: give the '{model}' model `assets: kokoro-82m` (or files: "
-                                f"{{{needs}: ...}}) in the spec, or name the model that has it in frontend's parameter vocab_models")
-    return folder
+def own_file(args: Mapping[str, str], name: str) -> Path:
+    """`name` in this model's own version folder (`args` of `initialize`), which must hold it.
 
-
-def first_folder_with(model_dir: str | Path, models: Sequence[str], needs: str) -> Path:
-    """The version folder of the first of `models` that exists and holds `needs` (frontend's `vocab_models`).
-
-    The symbol table belongs to whichever model embeds the token ids: the end-to-end `speech` model, or the
-    three-stage pipeline's `acoustic` model.
+    A model reads only its own folder: Triton reading an s3:// repository downloads each model into a folder of
+    its own, so a sibling's files are not there. The build copies what a model needs from another model
+    (`files: {vocab.json: model:speech/vocab.json}`).
     """
-    root = Path(model_dir).parent
-    for model in models:
-        if (root / model).is_dir():
-            try:
-                return version_folder(model_dir, model, needs)
-            except FileNotFoundError:
-                continue
-    raise FileNotFoundError(f"none of the models {', '.join(models)} has {needs} in its version folder: give the one that "
-                            f"embeds the token ids files: {{{needs}: ...}} (or `assets: kokoro-82m`) in the spec")
+    path = Path(args["model_repository"]) / args["model_version"] / name
+    if not path.is_file():
+        raise FileNotFoundError(f"{path.parent} has no {name}: give the model its own copy in the spec, e.g. files: "
+                                f"{{{name}: model:<the model that has it>/{name}}}")
+    return path
 
 
 def pack_segments(segments: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:

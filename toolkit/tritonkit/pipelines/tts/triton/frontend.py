@@ -1,8 +1,7 @@
 """Triton adapter for `frontend`: text (BYTES) -> Kokoro token ids in model-sized segments + unknown symbols.
 
-Voice-independent. The symbol table (vocab.json) is read from the version folder of the first model named by
-parameter `vocab_models` that has one (the end-to-end `speech` model, whose `assets:` put it there, or the
-three-stage pipeline's `acoustic` model); espeak-ng's language comes
+Voice-independent. The symbol table is this model's own version folder's vocab.json, which the build copies from
+the model that embeds the token ids (`files: {vocab.json: model:speech/vocab.json}`); espeak-ng's language comes
 from parameter `espeak_voice` (default en-us), the segment size from `max_tokens` (default 510, Kokoro's).
 Empty text, text with nothing to speak, or text longer than parameter `max_chars` (default 5000) is the request's
 INVALID_ARG error.
@@ -16,15 +15,13 @@ import triton_python_backend_utils as pb_utils
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from tts_runtime.frontend import MAX_TOKENS, Frontend
-from tts_runtime.runtime.serving import MAX_CHARS, VOCAB_FILE, first_folder_with, pack_segments, parameters, text_of, unknown_json
+from tts_runtime.runtime.serving import MAX_CHARS, VOCAB_FILE, own_file, pack_segments, parameters, text_of, unknown_json
 
 
 class TritonPythonModel:
     def initialize(self, args):
         params = parameters(json.loads(args["model_config"]))
-        models = params.get("vocab_models", "speech").split()
-        folder = first_folder_with(args["model_repository"], models, VOCAB_FILE)
-        self.frontend = Frontend.from_vocab(folder / VOCAB_FILE, params.get("espeak_voice", "en-us"),
+        self.frontend = Frontend.from_vocab(own_file(args, VOCAB_FILE), params.get("espeak_voice", "en-us"),
                                             int(params.get("max_tokens", MAX_TOKENS)))
         self.max_chars = int(params.get("max_chars") or MAX_CHARS)
 

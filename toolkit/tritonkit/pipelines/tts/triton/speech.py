@@ -16,14 +16,13 @@ import triton_python_backend_utils as pb_utils
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from tts_runtime.frontend import MAX_TOKENS
 from tts_runtime.runtime import SAMPLE_RATE, KokoroModel
-from tts_runtime.runtime.serving import MODEL_FILE, VOICES_FILE, optional_input, parameters, speed_of, text_of, unpack_segments
+from tts_runtime.runtime.serving import MODEL_FILE, VOICES_FILE, optional_input, own_file, parameters, speed_of, text_of, unpack_segments
 
 
 class TritonPythonModel:
     def initialize(self, args):
         params = parameters(json.loads(args["model_config"]))
-        folder = os.path.join(args["model_repository"], args["model_version"])
-        self.model = KokoroModel(os.path.join(folder, MODEL_FILE), os.path.join(folder, VOICES_FILE),
+        self.model = KokoroModel(own_file(args, MODEL_FILE), own_file(args, VOICES_FILE),
                                  intra_op_threads=int(params.get("intra_op_thread_count", "0") or 0),
                                  spin=params.get("spin", "false").lower() == "true")
         self.voice = params.get("default_voice", "jf_alpha")
