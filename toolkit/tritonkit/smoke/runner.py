@@ -20,7 +20,7 @@ def run_smoke(repository: Path, target: Target, protocols: list[str], progress=N
 
     Every row of a model the server runs through the onnxruntime fallback is marked `served_as`.
     """
-    configs: dict[str, pb.ModelConfig] = validate_repository(repository)
+    configs: dict[str, pb.ModelConfig] = validate_repository(repository, self_contained=False)   # checks what is served here
     results: list[CheckResult] = []
     fallbacks: set[str] = set()
     for protocol in protocols:

@@ -73,6 +73,8 @@ def check_repository(root: Path, *, self_contained: bool = True) -> RepositoryCh
     for f in findings:
         found = Problem(shown_path(root / f.model / "config.pbtxt"), f.field, f.problem, f.fix)
         (warnings if f.severity == "warning" else problems).append(found)
+    if self_contained and not problems:
+        problems += sibling_reads(root, configs)
     if problems:
         raise TritonkitError.of(problems)
     return RepositoryCheck(configs, warnings)
