@@ -219,6 +219,8 @@ def test_nothing_secret_in_any_file_or_output(classifier: Path, k8s: Path, kserv
     (("--repository", S3, "--image", "nvcr.io/nvidia/tritonserver"), "tritonkit deploy k8s: --image: image 'nvcr.io/nvidia/tritonserver' is not pinned"),
     (("--repository", S3, "--image", "nvcr.io/nvidia/tritonserver:latest"), "tritonkit deploy k8s: --image: image 'nvcr.io/nvidia/tritonserver:latest' is not pinned"),
     (("--repository", S3, "--name", "Bad_Name"), "tritonkit deploy k8s: --name: 'Bad_Name' is not a Kubernetes name"),
+    (("--repository", S3, "--kubernetes-version", "1.24"), "tritonkit deploy k8s: --kubernetes-version: '1.24' is not a version whose schemas"),
+    (("--repository", S3, "--kubernetes-version", "latest"), "tritonkit deploy k8s: --kubernetes-version: 'latest' is not a version whose schemas"),
 ])
 def test_bad_input_is_one_line_exit_2_and_writes_nothing(classifier: Path, tmp_path: Path, args: tuple[str, ...], expected: str) -> None:
     out = tmp_path / "out"

@@ -10,7 +10,7 @@ from typing import Any
 import jinja2
 import yaml
 
-from tritonkit.deploy.schema_check import check_adapter_rules, check_manifest
+from tritonkit.deploy.schema_check import check_adapter_rules, check_manifest, kubernetes_version_problem
 from tritonkit.errors import Problem, TritonkitError, shown_path
 from tritonkit.files import write_text_atomically
 from tritonkit.render.model_config import template_environment
@@ -58,6 +58,9 @@ def render(template: str, file: str, **context: Any) -> Manifest:
 
 def check(manifests: list[Manifest], kubernetes_version: str) -> list[Problem]:
     """Schema problems of every document: Kubernetes objects by kind, the adapter values by the adapter's rule schema."""
+    version = kubernetes_version_problem(kubernetes_version)
+    if version is not None:
+        return [version]
     problems: list[Problem] = []
     for m in manifests:
         for doc in m.documents:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -61,6 +62,23 @@ def check_against(schema: dict[str, Any], document: Any, file: str) -> list[Prob
             for e in sorted(validator.iter_errors(document), key=lambda e: list(map(str, e.absolute_path)))]
 
 
+def kubernetes_version_problem(version: str) -> Problem | None:
+    """A --kubernetes-version kubernetes-validate ships no schemas for (below its oldest it fails with an IndexError)."""
+    import kubernetes_validate.utils as shipped
+
+    def minor(text: str) -> tuple[int, int] | None:
+        m = re.fullmatch(r"v?(\d+)\.(\d+)(?:\.\d+)?", text)
+        return (int(m[1]), int(m[2])) if m else None
+
+    known = sorted({v for v in map(minor, shipped.all_versions()) if v is not None})
+    wanted = minor(version)
+    if wanted is not None and known[0] <= wanted <= known[-1]:
+        return None
+    first, last = (".".join(map(str, v)) for v in (known[0], known[-1]))
+    return Problem("", "--kubernetes-version", f"{version!r} is not a version whose schemas kubernetes-validate ships ({first} to {last})",
+                   f"pick one from {first} to {last}, e.g. {KUBERNETES_VERSION}")
+
+
 def check_manifest(document: dict[str, Any], file: str, kubernetes_version: str = KUBERNETES_VERSION) -> list[Problem]:
     """Problems of one Kubernetes object: its CRD schema if it is a custom resource, else the core schema."""
     key = (document.get("apiVersion", ""), document.get("kind", ""))
@@ -72,7 +90,7 @@ def check_manifest(document: dict[str, Any], file: str, kubernetes_version: str 
         kubernetes_validate.validate(document, kubernetes_version, strict=True)
     except kubernetes_validate.ValidationError as exc:  # a jsonschema error: the first violation found
         return [Problem(file, _where(exc), f"fails the Kubernetes {kubernetes_version} schema of {key[1]}: {exc.message}", BUG_FIX)]
-    except (kubernetes_validate.SchemaNotFoundError, kubernetes_validate.utils.VersionNotSupportedError) as exc:
+    except kubernetes_validate.SchemaNotFoundError as exc:  # the version is known (kubernetes_version_problem), the kind is not
         return [Problem(file, "apiVersion", f"{exc.message} (kubernetes-validate {kubernetes_validate.__version__})",
                         "pick a --kubernetes-version that kubernetes-validate ships, e.g. 1.34")]
     return []
