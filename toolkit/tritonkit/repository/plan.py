@@ -92,7 +92,7 @@ def make_plan(project: Project, exports: dict[str, ExportResult] | None = None, 
     versions = {n: loaded_versions(m.config, project.models[n].versions) for n, m in plan.models.items()}
     findings = semantic_findings({n: m.config for n, m in plan.models.items()}, pending | unparsed, versions)
     for n, m in plan.models.items():
-        folder = PlannedFolder(m.copies, frozenset(rel for _, rel, source in copied_files(project.models[n]) if model_file(source)))
+        folder = PlannedFolder(m.copies, _made_later(plan, n))
         findings += check_model_files(n, complete_backend_fields(n, None, m.config), folder, versions[n], python_entry=False)
     for finding in findings:
         shown = shown_path(project.origin(finding.model))
@@ -102,6 +102,17 @@ def make_plan(project: Project, exports: dict[str, ExportResult] | None = None, 
     if problems:
         raise TritonkitError.of(problems)
     return plan
+
+
+def _made_later(plan: BuildPlan, name: str) -> frozenset[str]:
+    """Files of a model folder that a later step makes: a dry run's `model:<other>/<file>` copies and the engines
+    of deferred TensorRT exports (built by the compose file's tensorrt-engines service)."""
+    spec = plan.project.models[name]
+    made = {rel for _, rel, source in copied_files(spec) if model_file(source)}
+    trt = plan.exports[name].tensorrt if name in plan.exports else None
+    if trt and trt.get("mode") == "deferred":
+        made |= {f"{v}/{trt['engine']}" for v in spec.versions}
+    return frozenset(made)
 
 
 def _collect_copies(name: str, spec: ModelSpec, origin: Path, root: Path, shown: str) -> tuple[dict[str, Path], list[Problem]]:
