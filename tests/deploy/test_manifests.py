@@ -219,6 +219,11 @@ def test_nothing_secret_in_any_file_or_output(classifier: Path, k8s: Path, kserv
     (("--repository", S3, "--image", "nvcr.io/nvidia/tritonserver"), "tritonkit deploy k8s: --image: image 'nvcr.io/nvidia/tritonserver' is not pinned"),
     (("--repository", S3, "--image", "nvcr.io/nvidia/tritonserver:latest"), "tritonkit deploy k8s: --image: image 'nvcr.io/nvidia/tritonserver:latest' is not pinned"),
     (("--repository", S3, "--name", "Bad_Name"), "tritonkit deploy k8s: --name: 'Bad_Name' is not a Kubernetes name"),
+    (("--repository", S3, "--load-seconds", "nan"), "tritonkit deploy k8s: --load-seconds: nan is not a duration"),
+    (("--repository", S3, "--queue-compute-ratio", "inf"), "tritonkit deploy k8s: --queue-compute-ratio: inf is not a positive number"),
+    (("--repository", S3, "--max-replicas", "3000000000"), "tritonkit deploy k8s: --min-replicas: 1..3000000000 is not a replica range"),
+    (("--repository", S3, "--prometheus-url", "http://prometheus:99999"), "tritonkit deploy k8s: --prometheus-url: 'http://prometheus:99999' is not"),
+    (("--repository", S3, "--s3-secret", "AWS_Keys"), "tritonkit deploy k8s: --s3-secret: 'AWS_Keys' is not a Secret name"),
     (("--repository", S3, "--kubernetes-version", "1.24"), "tritonkit deploy k8s: --kubernetes-version: '1.24' is not a version whose schemas"),
     (("--repository", S3, "--kubernetes-version", "latest"), "tritonkit deploy k8s: --kubernetes-version: 'latest' is not a version whose schemas"),
 ])

@@ -5,6 +5,7 @@ Every bad value is found here, before anything is rendered, and reported as `fil
 from __future__ import annotations
 
 import importlib.util
+import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +23,9 @@ from tritonkit.validate.repository_check import validate_repository
 _S3_URL = re.compile(r"^s3://[A-Za-z0-9][^/\s]*(/\S*)?$")
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,38}[a-z0-9])?$")
 _ROLE_ARN = re.compile(r"^arn:aws[a-z-]*:iam::\d{12}:role/[\w+=,.@/-]+$")
-_HTTP_URL = re.compile(r"^https?://[A-Za-z0-9][-A-Za-z0-9.]*(:\d{1,5})?(/\S*)?$")
+_HTTP_URL = re.compile(r"^https?://[A-Za-z0-9][-A-Za-z0-9.]*(?::(\d{1,5}))?(/\S*)?$")
+_DNS_SUBDOMAIN = re.compile(r"^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+_INT32_MAX = 2**31 - 1
 #: The Kubernetes version whose schemas manifests are checked against unless `--kubernetes-version` says otherwise.
 KUBERNETES_VERSION = "1.34"
 #: Import name -> distribution of what the schema checks need: the `deploy` extra.
@@ -89,8 +92,21 @@ def image_problem(image: str, field: str, file: str) -> Problem | None:
     return None
 
 
-def _check_options(project: Project, opts: Options, image: str) -> list[Problem]:
-    spec = shown_path(project.spec_path)
+def _numbers_problems(opts: Options) -> list[Problem]:
+    """Replica range, load time and target ratio: finite, positive, within what Kubernetes stores (int32 replicas)."""
+    problems = []
+    if opts.min_replicas < 1 or opts.max_replicas < opts.min_replicas or opts.max_replicas > _INT32_MAX:
+        problems.append(Problem("", "--min-replicas", f"{opts.min_replicas}..{opts.max_replicas} is not a replica range", f"use 1 <= min <= max <= {_INT32_MAX}"))
+    if opts.load_seconds is not None and not (math.isfinite(opts.load_seconds) and opts.load_seconds > 0):
+        problems.append(Problem("", "--load-seconds", f"{opts.load_seconds} is not a duration", "give the seconds the models take to load, e.g. 120"))
+    if not (math.isfinite(opts.queue_compute_ratio) and opts.queue_compute_ratio > 0):
+        problems.append(Problem("", "--queue-compute-ratio", f"{opts.queue_compute_ratio} is not a positive number",
+                                "e.g. 0.5: scale out when requests queue half as long as they compute"))
+    return problems
+
+
+def _names_problems(opts: Options) -> list[Problem]:
+    """URLs, object names and the IAM role: each in the form its consumer accepts."""
     problems = []
     if not opts.repository_url:
         problems.append(Problem("", "--repository", "is missing", "pass the s3:// URL `tritonkit publish` wrote, e.g. --repository s3://bucket/prefix"))
@@ -98,18 +114,22 @@ def _check_options(project: Project, opts: Options, image: str) -> list[Problem]
         problems.append(Problem("", "--repository", f"{opts.repository_url!r} is not an s3:// URL", "write s3://bucket/prefix (s3://host:port/bucket/prefix for MinIO)"))
     if opts.name is not None and not _DNS_LABEL.match(opts.name):
         problems.append(Problem("", "--name", f"{opts.name!r} is not a Kubernetes name", "use lowercase letters, digits and '-', at most 40"))
+    if opts.s3_secret is not None and not _DNS_SUBDOMAIN.match(opts.s3_secret):
+        problems.append(Problem("", "--s3-secret", f"{opts.s3_secret!r} is not a Secret name", "use lowercase letters, digits, '-' and '.', at most 253"))
     if opts.irsa_role_arn is not None and not _ROLE_ARN.match(opts.irsa_role_arn):
         problems.append(Problem("", "--irsa-role-arn", f"{opts.irsa_role_arn!r} is not an IAM role ARN", "e.g. arn:aws:iam::123456789012:role/triton-reader"))
     if opts.s3_secret is not None and opts.irsa_role_arn is not None:
         problems.append(Problem("", "--s3-secret", "is given with --irsa-role-arn", "pick one: a Secret with AWS keys, or an IAM role for the service account"))
-    if opts.min_replicas < 1 or opts.max_replicas < opts.min_replicas:
-        problems.append(Problem("", "--min-replicas", f"{opts.min_replicas}..{opts.max_replicas} is not a replica range", "use 1 <= min <= max"))
-    if opts.load_seconds is not None and opts.load_seconds <= 0:
-        problems.append(Problem("", "--load-seconds", f"{opts.load_seconds} is not a duration", "give the seconds the models take to load, e.g. 120"))
-    if not _HTTP_URL.match(opts.prometheus_url):
-        problems.append(Problem("", "--prometheus-url", f"{opts.prometheus_url!r} is not an http(s) URL", f"e.g. {DEFAULT_PROMETHEUS_URL}"))
-    if not opts.queue_compute_ratio > 0:
-        problems.append(Problem("", "--queue-compute-ratio", f"{opts.queue_compute_ratio} is not positive", "e.g. 0.5: scale out when requests queue half as long as they compute"))
+    url = _HTTP_URL.match(opts.prometheus_url)
+    if url is None or not 1 <= int(url.group(1) or 80) <= 65535:
+        problems.append(Problem("", "--prometheus-url", f"{opts.prometheus_url!r} is not an http(s) URL with a port in 1-65535",
+                                f"e.g. {DEFAULT_PROMETHEUS_URL}"))
+    return problems
+
+
+def _check_options(project: Project, opts: Options, image: str) -> list[Problem]:
+    spec = shown_path(project.spec_path)
+    problems = _names_problems(opts) + _numbers_problems(opts)
     requirements = python_requirements(project) + system_packages(project)
     if opts.image is None and requirements:
         problems.append(Problem(spec, "models.*.requirements", f"the Python models need packages beyond {image} ({', '.join(requirements)})",
