@@ -152,3 +152,10 @@ def test_without_the_deploy_extra_help_works_and_a_run_is_one_line(classifier: P
         assert done.returncode == 2 and done.stderr.strip() == (
             f"tritonkit deploy {target}: needs jsonschema, kubernetes-validate to check the manifests; pip install 'tritonkit[deploy]'"), done.stderr
         assert not (tmp_path / target).exists()
+
+
+def test_an_output_folder_that_cannot_be_made_is_one_line(classifier: Path, tmp_path: Path) -> None:
+    (tmp_path / "a-file").write_text("not a folder")
+    done = deploy(classifier, "k8s", "--repository", S3, "--out", str(tmp_path / "a-file" / "k8s"))
+    assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert done.stderr.strip().endswith("a-file/k8s: cannot be written (Not a directory); pass a writable folder with --out")

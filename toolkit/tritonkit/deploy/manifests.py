@@ -78,10 +78,13 @@ def write(out_dir: Path, manifests: list[Manifest], kubernetes_version: str) -> 
         raise TritonkitError.of(problems)
     if out_dir.exists() and not out_dir.is_dir():
         raise TritonkitError(shown_path(out_dir), "", "is a file", "pass a folder with --out")
-    out_dir.mkdir(parents=True, exist_ok=True)
     written = []
-    for m in manifests:
-        path = out_dir / m.file
-        write_text_atomically(path, m.text, mode=FILE_MODE)
-        written.append(path)
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        for m in manifests:
+            path = out_dir / m.file
+            write_text_atomically(path, m.text, mode=FILE_MODE)
+            written.append(path)
+    except OSError as exc:  # a path through a file, a read-only or full filesystem
+        raise TritonkitError(shown_path(out_dir), "", f"cannot be written ({exc.strerror or exc})", "pass a writable folder with --out") from None
     return written
