@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tritonkit.export.reproducible import strip_locations
+
 TWO_GB = 2 * 1024**3
 #: Initializer bytes above which weights go to model.onnx.data (protobuf's hard limit is 2 GB in all).
 EXTERNAL_THRESHOLD = TWO_GB - 64 * 1024**2
@@ -134,10 +136,12 @@ def initializer_bytes(model: Any) -> int:
 
 
 def finalize(tmp_path: Path, out_dir: Path, external: str) -> list[Path]:
-    """Saves the exported graph as out_dir/model.onnx, weights in model.onnx.data when over 2 GB (or `always`)."""
+    """Saves the exported graph as out_dir/model.onnx, weights in model.onnx.data when over 2 GB (or `always`),
+    without the build's paths."""
     import onnx
 
     model = onnx.load(str(tmp_path))
+    strip_locations(model)  # byte-identical when built in another folder (reproducible.py)
     out = out_dir / "model.onnx"
     (out_dir / DATA_FILE).unlink(missing_ok=True)
     if external == "always" or initializer_bytes(model) > EXTERNAL_THRESHOLD:
