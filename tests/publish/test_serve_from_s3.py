@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -41,3 +42,18 @@ def test_serve_a_published_repository_from_s3_in_both_spellings_then_smoke(s3: d
         finally:
             stopped = cli("stop", cwd=project)
         assert stopped.returncode == 0, stopped.stderr
+
+
+def test_an_s3_prefix_with_nothing_published_is_one_line_at_once_not_a_startup_timeout(s3: dict[str, str],
+                                                                                       tmp_path: Path) -> None:
+    """Triton logs that it cannot use the repository and runs on serving nothing (--exit-on-error=false): serve
+    used to wait out its whole startup timeout."""
+    url = f"s3://{s3['endpoint'].split('://', 1)[1]}/{BUCKET}/never-published"
+    started = time.monotonic()
+    result = cli("serve", url, "--background", "--startup-timeout", "120", cwd=tmp_path)
+    assert time.monotonic() - started < 60
+    [line] = [ln for ln in result.stderr.splitlines() if not ln.startswith("waiting for Triton")]
+    assert result.returncode == 2 and line.startswith(
+        f"{url}: Triton cannot use the model repository: Invalid argument: repository path is not a valid directory; "
+        "check that the bucket and prefix exist (tritonkit publish writes them)"), result.stderr
+    assert cli("stop", cwd=tmp_path).stdout.startswith("no tritonkit server running"), "nothing left running"

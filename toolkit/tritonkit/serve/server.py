@@ -161,14 +161,27 @@ class EmbeddedServer:
             if elapsed > self.startup_timeout:
                 raise TritonkitError(str(self.log_path), "", f"Triton did not become ready within "
                                      f"{self.startup_timeout:.0f} s", "read the log, or raise the startup timeout")
-            if self.progress and elapsed >= next_report:  # about once a second, from the log
-                scan = serverlog.scan(self.log_path)
-                self.progress(Progress(elapsed, len(scan.loaded), len(scan.failed), len(model_dirs)))
+            if elapsed >= next_report:  # about once a second, from the log
+                self._raise_on_init_error()
+                if self.progress:
+                    scan = serverlog.scan(self.log_path)
+                    self.progress(Progress(elapsed, len(scan.loaded), len(scan.failed), len(model_dirs)))
                 next_report = elapsed + 1.0
             time.sleep(0.2)
         failed = _not_ready(self.models, model_dirs)
         if failed:
             raise TritonkitError.of([self._load_problem(m) for m in failed])
+
+    def _raise_on_init_error(self) -> None:
+        """Triton could not set up (an s3:// repository it cannot read): it runs on with no model, so say so at once."""
+        assert self.log_path is not None, "set by start()"
+        reason = serverlog.init_error(self.log_path)
+        if reason is None:
+            return
+        fix = (f"check that the bucket and prefix exist (tritonkit publish writes them), the endpoint (s3://HOST:PORT/... "
+               f"or --endpoint-url) and the AWS_* credentials in the environment (server log: {self.log_path})"
+               if self.remote else f"read the server log: {self.log_path}")
+        raise TritonkitError(self.remote or str(self.repository), "", f"Triton cannot use the model repository: {reason}", fix)
 
     def _load_problem(self, model: ModelStatus) -> Problem:
         assert self.log_path is not None, "set by start()"

@@ -11,6 +11,8 @@ from pathlib import Path
 
 _LOADED = re.compile(r"successfully loaded '([^']+)'")
 _FAILED = re.compile(r"failed to load '([^']+)'\"")
+#: Server initialization failed (e.g. an unreadable repository); with --exit-on-error=false Triton runs on, serving nothing.
+_INIT_FAILED = re.compile(r'^E\S+ \S+ \d+ tritonserver\.cc:\d+\] "(.*)"$')
 _PORT_IN_USE = re.compile(r"failed to start (\w+) service: .*Socket '([^']*):(\d+)' already in use")
 
 
@@ -47,6 +49,14 @@ def port_in_use(path: Path) -> tuple[str, str, int] | None:
         if m := _PORT_IN_USE.search(line):
             endpoint = {"GRPC": "grpc", "HTTP": "http", "Metrics": "metrics"}.get(m.group(1), m.group(1).lower())
             return endpoint, m.group(2), int(m.group(3))
+    return None
+
+
+def init_error(path: Path) -> str | None:
+    """Triton's reason when it could not set up the server (e.g. 'Unable to create S3 filesystem client')."""
+    for line in read_text(path).splitlines():
+        if m := _INIT_FAILED.search(line):
+            return m.group(1)
     return None
 
 
