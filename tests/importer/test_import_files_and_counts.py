@@ -157,3 +157,23 @@ def test_an_imported_examples_repository_with_a_label_file_loads_and_classifies(
     scores = np.ones(3, dtype=np.float32) @ (np.arange(15, dtype=np.float32).reshape(3, 5) / 10)
     assert [(int(index), label) for _, index, label in top] == [(4, "puma"), (3, "lynx")]
     assert float(top[0][0]) == pytest.approx(float(scores[4]))
+
+
+def test_tensorrt_profiles_and_per_gpu_model_files_import(tmp_path: Path) -> None:
+    """`instance_group.profile` and `cc_model_filenames` (once refusing the whole repository) are spec fields:
+    the rebuilt config equals the original and every model file is carried."""
+    model = tmp_path / "source" / "engine"
+    (model / "1").mkdir(parents=True)
+    for name in ("model.plan", "a100.plan", "h100.plan"):
+        (model / "1" / name).write_bytes(f"engine {name}".encode())  # the plans' contents are TensorRT's to read
+    original = ('platform: "tensorrt_plan"\nmax_batch_size: 8\n'
+                'cc_model_filenames [{ key: "8.0" value: "a100.plan" }, { key: "9.0" value: "h100.plan" }]\n'
+                'input [{ name: "x" data_type: TYPE_FP32 dims: [4] }]\noutput [{ name: "y" data_type: TYPE_FP32 dims: [4] }]\n'
+                'instance_group [{ kind: KIND_GPU count: 2 profile: ["0", "1"] }]\n')
+    (model / "config.pbtxt").write_text(original)
+    import_(tmp_path / "source", tmp_path / "project")
+    assert run_cli("build", cwd=tmp_path / "project").returncode == 0
+    rebuilt = tmp_path / "project" / "model_repository" / "engine"
+    expected = text_format.Parse(original, pb.ModelConfig(name="engine"))
+    assert text_format.Parse((rebuilt / "config.pbtxt").read_text(), pb.ModelConfig()) == expected
+    assert sorted(p.name for p in (rebuilt / "1").iterdir()) == ["a100.plan", "h100.plan", "model.plan"]

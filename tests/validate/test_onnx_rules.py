@@ -101,7 +101,7 @@ def test_onnx_rule(rejected: dict[str, Model], accepted: dict[str, Model], line:
 def test_a_file_that_is_no_onnx_model_is_refused(tmp_path: Path, content: bytes) -> None:
     errors, _ = outcome(tmp_path, onnx_model(io(X), graph=content))
     assert len(errors) == 1 and errors[0].startswith(M + "default_model_filename: 1/model.onnx is not an ONNX model the onnxruntime backend can load (")
-    assert errors[0].endswith("); put the exported .onnx file at m/1/model.onnx")
+    assert errors[0].endswith("); replace it with the exported .onnx file")
 
 
 def test_every_broken_tensor_is_named_in_one_run(tmp_path: Path) -> None:
@@ -133,3 +133,41 @@ def test_weights_in_external_data_are_not_read(tmp_path: Path) -> None:
     (folder.parent / "config.pbtxt").write_text('platform: "onnxruntime_onnx"\nmax_batch_size: 8\n' + io('{name: "X" data_type: TYPE_FP32 dims: [4]}'))
     errors, _ = outcome(tmp_path / "repo", {})
     assert errors == [M + f"input[0].name: 'X' is not an input of 1/model.onnx (its inputs: x); rename it to 'x' (the graph's name), {AGAIN}"]
+
+
+def test_the_wire_format_reader_reads_what_the_onnx_package_reads(tmp_path: Path) -> None:
+    """onnx_graph.py decodes the protobuf itself (validate needs neither onnx nor numpy); on real files of every
+    shape it meets it gives what onnx.load gives: required inputs, inputs with a default, outputs, types, shapes."""
+    from tritonkit.validate.onnx_graph import read_graph
+
+    sequence = helper.make_graph([helper.make_node("SequenceLength", ["s"], ["n"])], "seq",
+                                 [helper.make_tensor_sequence_value_info("s", F32, None)], [helper.make_tensor_value_info("n", I64, [])])
+    unshaped = helper.make_graph([helper.make_node("Identity", ["u"], ["v"])], "unshaped",
+                                 [helper.make_tensor_value_info("u", TensorProto.BFLOAT16, None)], [helper.make_tensor_value_info("v", TensorProto.STRING, ["n", 3])])
+    files = {"xy": XY, "default": with_default(None), "sequence": helper.make_model(sequence).SerializeToString(),
+             "unshaped": helper.make_model(unshaped).SerializeToString()}
+    for name, data in files.items():
+        (tmp_path / f"{name}.onnx").write_bytes(data)
+    weights = numpy_helper.from_array(np.ones((4, 4), dtype=np.float32), "w")
+    big = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["y"])], "mm", [helper.make_tensor_value_info("x", F32, [None, 4])],
+                            [helper.make_tensor_value_info("y", F32, [None, 4])], [weights])
+    onnx.save(helper.make_model(big), str(tmp_path / "external.onnx"), save_as_external_data=True, location="external.onnx.data", size_threshold=0)
+    for path in sorted(tmp_path.glob("*.onnx")):
+        graph = onnx.load(str(path), load_external_data=False).graph
+        weights_named = {t.name for t in graph.initializer}
+
+        def expected(values: list, keep: bool) -> dict:
+            out = {}
+            for v in values:
+                if (v.name in weights_named) != keep:
+                    continue
+                tensor = v.type.tensor_type if v.type.WhichOneof("value") == "tensor_type" else None
+                shape = None if tensor is None or not tensor.HasField("shape") else tuple(d.dim_value if d.HasField("dim_value") else -1 for d in tensor.shape.dim)
+                out[v.name] = (tensor.elem_type if tensor is not None else None, shape)
+            return out
+
+        read = read_graph(path)
+        got = [{n: (t.data_type, t.shape) for n, t in part.items()} for part in (read.inputs, read.overridable, read.outputs)]
+        want = [expected(list(graph.input), False), expected(list(graph.input), True), expected(list(graph.output), False)]
+        names = {1: "TYPE_FP32", 7: "TYPE_INT64", 8: "TYPE_STRING", 16: None, None: None}
+        assert got == [{n: (names[t], s) for n, (t, s) in part.items()} for part in want], path.name

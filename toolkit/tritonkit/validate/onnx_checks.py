@@ -4,83 +4,36 @@ Mirrors onnxruntime_backend r24.10 (src/onnxruntime.cc ValidateInputs, ValidateO
 checks; src/onnxruntime_utils.cc CompareDimsSupported): the graph's inputs are counted against the config's
 inputs, batch inputs and sequence controls and states; every config input and output must be a graph tensor of
 the same data type and a shape that fits, where `max_batch_size > 0` makes the graph's first dimension the
-batch (-1). Only the graph's declarations are read (`load_external_data=False`): weights stay on disk.
+batch (-1). Only the graph's declarations are read (onnx_graph.py): weights stay on disk, unread.
 Triton stops at a model's first problem; this reports each tensor's, so one run shows them all.
 """
 from __future__ import annotations
 
 import difflib
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
-from tritonkit.export.signature import ONNX_TO_TRITON
 from tritonkit.model_config import pb
 from tritonkit.validate.findings import Finding
+from tritonkit.validate.onnx_graph import Graph, GraphTensor, NotOnnx, read_graph
 
 _CONTROLS = pb.ModelSequenceBatching.Control
 _REEXPORT = "or export the model again to match"
-
-
-@dataclass(frozen=True)
-class GraphTensor:
-    """A graph input or output as the backend reads it: Triton data type (None: not one it serves) and shape
-    (-1 for a symbolic or unset dimension; None when the graph gives no shape)."""
-
-    data_type: str | None
-    shape: tuple[int, ...] | None
-
-
-@dataclass(frozen=True)
-class Graph:
-    """The tensors the onnxruntime backend sees in a model file."""
-
-    inputs: dict[str, GraphTensor]  # required inputs, in graph order
-    overridable: dict[str, GraphTensor]  # initializers listed as inputs: a request may send them
-    outputs: dict[str, GraphTensor]
-
-
-def read_graph(path: Path) -> Graph:
-    """The graph's inputs and outputs; raises whatever onnx raises on a file that is no ONNX model."""
-    import onnx
-
-    model = onnx.load(str(path), load_external_data=False)
-    if not model.HasField("graph"):
-        raise ValueError("it holds no graph")  # an empty file parses as an empty ModelProto
-    graph = model.graph
-    weights = {t.name for t in graph.initializer}
-    inputs = {v.name: _tensor(v) for v in graph.input}
-    return Graph({n: t for n, t in inputs.items() if n not in weights}, {n: t for n, t in inputs.items() if n in weights},
-                 {v.name: _tensor(v) for v in graph.output})
 
 
 def check_onnx_model(name: str, c: pb.ModelConfig, path: Path, rel: str) -> list[Finding]:
     """Findings on config `c` of model `name` against the ONNX file `path` (`rel`: its path in the model folder)."""
     try:
         graph = read_graph(path)
-    except Exception as exc:  # onnx raises DecodeError, OSError, ValueError, ...
+    except (NotOnnx, OSError) as exc:
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         return [Finding(name, "default_model_filename", f"{rel} is not an ONNX model the onnxruntime backend can load ({reason})",
-                        f"put the exported .onnx file at {name}/{rel}")]
+                        "replace it with the exported .onnx file")]
     check = _Check(name, c, graph, rel)
     check.controls()
     check.inputs()
     check.outputs()
     return check.found
-
-
-def _tensor(value: object) -> GraphTensor:
-    import onnx
-
-    kind = value.type.WhichOneof("value")  # type: ignore[attr-defined]
-    if kind != "tensor_type":
-        return GraphTensor(None, None)
-    tensor = value.type.tensor_type  # type: ignore[attr-defined]
-    elem = onnx.TensorProto.DataType.Name(tensor.elem_type)
-    data_type = ONNX_TO_TRITON.get(elem) if elem != "BFLOAT16" else None  # the backend maps no BF16
-    if not tensor.HasField("shape"):
-        return GraphTensor(data_type, None)
-    return GraphTensor(data_type, tuple(d.dim_value if d.HasField("dim_value") else -1 for d in tensor.shape.dim))
 
 
 class _Check:
@@ -147,7 +100,7 @@ class _Check:
     def _count(self, known: dict[str, GraphTensor]) -> None:
         """The graph's required inputs are exactly the config's inputs, batch inputs, controls and states."""
         c = self.c
-        if any(t.name not in known for t in c.input):
+        if any(t.name not in known for t in c.input) or any(ci.name not in self.graph.inputs for ci in c.sequence_batching.control_input):
             return  # the names are the problem, reported above
         declared = [t.name for t in c.input if not t.optional]
         declared += [n for b in c.batch_input for n in b.target_name[:1]]

@@ -27,7 +27,7 @@ def check_torchscript_model(name: str, c: pb.ModelConfig, path: Path, rel: str) 
     arguments = forward_arguments(path)
     if isinstance(arguments, str):
         return [*found, Finding(name, "default_model_filename", f"{rel} is not a TorchScript model the pytorch backend can load ({arguments})",
-                                f"save the model with torch.jit.save and put it at {name}/{rel}")]
+                                "replace it with a file written by torch.jit.save")]
     if arguments is not None and c.input:
         found += _forward_rules(name, c, arguments, rel)
     return found
