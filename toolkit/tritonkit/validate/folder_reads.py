@@ -92,12 +92,15 @@ def _climbs(model_dir: Path) -> Iterator[Climb]:
     depths = {path: len(path.relative_to(model_dir).parts) for path in trees}   # __file__'s levels below the model folder
     names = _folder_names(trees, depths)
     for path, tree in trees.items():
-        above = [node for node in ast.walk(tree) if isinstance(node, ast.expr) and not isinstance(node, ast.Name)
+        above = [node for node in ast.walk(tree) if isinstance(node, ast.expr)
                  and (level := _level(node, names[path], depths[path])) is not None and level < 0]
-        if above:   # the first line's innermost climb: the expression that goes up, not the path built on it
-            line = min(node.lineno for node in above)
-            code = min((ast.unparse(node) for node in above if node.lineno == line), key=len)
-            yield Climb(path, line, code[:80])
+        ids = {id(node) for node in above}
+        # where it goes up: not a name holding such a path, nor a path built on one (`Path(up) / "x"`)
+        climbs = [node for node in above if not isinstance(node, ast.Name)
+                  and not any(id(sub) in ids for sub in ast.walk(node) if sub is not node)]
+        if climbs:
+            first = min(climbs, key=lambda node: (node.lineno, node.col_offset))
+            yield Climb(path, first.lineno, ast.unparse(first)[:80])
 
 
 def _folder_names(trees: dict[Path, ast.AST], depths: dict[Path, int]) -> dict[Path, dict[str, int]]:
