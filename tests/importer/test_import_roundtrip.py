@@ -22,11 +22,12 @@ DOCS_REPOSITORIES = sorted(p.name for p in DOCS.iterdir() if p.is_dir())
 
 
 def loaded_config(model_dir: Path) -> pb.ModelConfig:
-    """The config as Triton loads it. The only fills: a missing `name` is the folder's, and an instance group
-    or warmup sample without `count` runs once (Triton reads 0 as 1); the spec always writes both."""
+    """The config as Triton loads it. The only fills: a missing `name` is the folder's, and a warmup sample
+    without `count` runs once (Triton reads 0 as 1; the spec always writes it). An instance group without
+    `count` must stay without it: Triton's default depends on the backend (2 CPU instances for onnxruntime)."""
     config = text_format.Parse((model_dir / "config.pbtxt").read_text(encoding="utf-8"), pb.ModelConfig())
     config.name = config.name or model_dir.name
-    for item in [*config.instance_group, *config.model_warmup]:
+    for item in config.model_warmup:
         item.count = item.count or 1
     return config
 
