@@ -13,7 +13,7 @@ import pytest
 
 from tests.conftest import require
 from tests.publish.project import BUCKET, build_version, cli
-from tritonkit.publish.destination import upload_etag
+from tritonkit.publish.destination import s3_etag
 
 boto3 = require("boto3", "pip install 'tritonkit[publish]'")
 
@@ -36,11 +36,12 @@ def test_publish_restores_objects_changed_behind_its_back_and_verify_passes(s3: 
     clean = cli("publish", *dest, "--json", cwd=project)
     assert json.loads(clean.stdout)["repaired"] == [] and json.loads(clean.stdout)["uploaded"] == 0, clean.stdout
     pad = client.head_object(Bucket=BUCKET, Key="repair/scale/1/pad.bin")
-    assert pad["ETag"].strip('"') == upload_etag(None, repository / "scale" / "1" / "pad.bin") and "-2" in pad["ETag"]
+    assert pad["ETag"].strip('"') == s3_etag(None, repository / "scale" / "1" / "pad.bin", multipart=True) and "-2" in pad["ETag"]
 
     key = "scale/1/model.py"
     original = body(key)
     head = client.head_object(Bucket=BUCKET, Key=f"repair/{key}")
+    assert head["ETag"].strip('"') == s3_etag(original, None, multipart=False)
     same_size = original.replace(b"K = 1.0", b"K = 7.0")
     assert len(same_size) == len(original) and same_size != original
     for damage in (same_size, b"K = 123456.0\n"):  # same size and metadata, then another size

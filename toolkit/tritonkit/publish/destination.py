@@ -9,12 +9,13 @@ never reads, stores or prints them.
 from __future__ import annotations
 
 import hashlib
+import io
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, BinaryIO, Protocol
 
 from tritonkit.errors import TritonkitError
 from tritonkit.files import sha256_bytes, sha256_file, write_atomically
@@ -153,9 +154,10 @@ class S3Destination:
         return head.get("Metadata", {}).get(SHA_META)
 
     def holds(self, key: str, stored: Stored, sha: str, data: bytes | None, path: Path | None) -> bool:
-        """The ETag the listing gave, compared with the one these bytes get as tritonkit uploads them (no request);
-        when they differ (another part size, SSE-KMS, or other bytes) the object is read and its sha256 decides."""
-        if stored.etag and stored.etag == upload_etag(data, path):
+        """The ETag the listing gave, compared with the one these bytes get (no request): one PUT's or, for an ETag
+        of parts, PART_SIZE parts'. When they differ (other bytes, another part size, SSE-KMS) the object is read
+        and its sha256 decides."""
+        if stored.etag and stored.etag == s3_etag(data, path, multipart="-" in stored.etag):
             return True
         from botocore.exceptions import ClientError
         try:
@@ -192,19 +194,25 @@ class S3Destination:
         self.client.delete_object(Bucket=self.bucket, Key=self._key(key))
 
 
-def upload_etag(data: bytes | None, path: Path | None) -> str:
-    """S3's ETag for these bytes as `S3Destination` uploads them: the MD5 of one PUT below MULTIPART_THRESHOLD,
-    else the MD5 of the PART_SIZE parts' MD5s and the part count."""
-    if data is not None and len(data) < MULTIPART_THRESHOLD:
-        return hashlib.md5(data, usedforsecurity=False).hexdigest()
-    assert path is not None, "large files are read from their path"
-    if path.stat().st_size < MULTIPART_THRESHOLD:
-        return hashlib.md5(path.read_bytes(), usedforsecurity=False).hexdigest()
-    parts = []
-    with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(PART_SIZE), b""):
-            parts.append(hashlib.md5(chunk, usedforsecurity=False).digest())
-    return f"{hashlib.md5(b''.join(parts), usedforsecurity=False).hexdigest()}-{len(parts)}"
+def s3_etag(data: bytes | None, path: Path | None, multipart: bool) -> str:
+    """S3's ETag for these bytes: the MD5 of one PUT, or (`multipart`) the MD5 of the PART_SIZE parts' MD5s and
+    the part count, as `S3Destination.upload` sends a file from MULTIPART_THRESHOLD up."""
+    if data is None:
+        assert path is not None, "bytes come from memory or from a file"
+        with open(path, "rb") as handle:
+            return _etag(handle, multipart)
+    return _etag(io.BytesIO(data), multipart)
+
+
+def _etag(handle: BinaryIO, multipart: bool) -> str:
+    chunks = iter(lambda: handle.read(PART_SIZE), b"")
+    if multipart:
+        parts = b"".join(hashlib.md5(chunk, usedforsecurity=False).digest() for chunk in chunks)
+        return f"{hashlib.md5(parts, usedforsecurity=False).hexdigest()}-{len(parts) // 16}"
+    whole = hashlib.md5(usedforsecurity=False)
+    for chunk in chunks:
+        whole.update(chunk)
+    return whole.hexdigest()
 
 
 def open_destination(dest: str, endpoint_url: str | None = None) -> Destination:
