@@ -39,14 +39,14 @@ def _ids(value: Any) -> list[int]:
     return [int(v) for v in np.atleast_1d(np.asarray(value)).reshape(-1)]
 
 
-def http(url: str, model: str, body: dict[str, Any], stream: bool, ids: str = "output_ids") -> Result:
+def http(url: str, model: str, body: dict[str, Any], stream: bool, ids: str = "output_ids", timeout: float = 120.0) -> Result:
     """POST /v2/models/<model>/generate or generate_stream with a JSON body."""
     endpoint = "generate_stream" if stream else "generate"
     request = urllib.request.Request(f"http://{url}/v2/models/{model}/{endpoint}", data=json.dumps(body).encode(),
                                      headers={"Content-Type": "application/json"})
     result = Result()
     try:
-        with urllib.request.urlopen(request, timeout=120) as reply:
+        with urllib.request.urlopen(request, timeout=timeout) as reply:
             events = [json.loads(line[5:]) for line in reply if line.startswith(b"data:")] if stream else [json.loads(reply.read())]
     except urllib.error.HTTPError as exc:
         payload = exc.read().decode()
@@ -120,13 +120,17 @@ class GrpcStream:
 
 
 def grpc_stream(url: str, model: str, values: dict[str, Any], ids: str = "output_ids",
-                outputs: tuple[str, ...] = ("text_output", "output_ids", "finish_reason"), **kwargs: Any) -> Result:
+                outputs: tuple[str, ...] = ("text_output", "output_ids", "finish_reason"), timeout: float = 120.0,
+                **kwargs: Any) -> Result:
     stream = GrpcStream(url)
+    ended = False
     try:
         stream.send(model, values, list(outputs), **kwargs)
-        return stream.collect(ids)
+        result = stream.collect(ids, timeout)
+        ended = True
+        return result
     finally:
-        stream.close()
+        stream.close(cancel=not ended)  # a stream that never ended would keep stop_stream waiting forever
 
 
 def metrics(url: str) -> dict[str, float]:

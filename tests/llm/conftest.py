@@ -40,12 +40,14 @@ def prepared(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Path]:
 
 
 def write_spec(folder: Path, model: str, assets_dir: Path | None = None,
-               generate_parameters: dict[str, Any] | None = None) -> Path:
+               generate_parameters: dict[str, Any] | None = None,
+               generate_overrides: dict[str, Any] | None = None) -> Path:
     """examples/llm/<model>/tritonkit.yaml copied into `folder` over a copy of ensembles/llm.yaml with
-    `generate_parameters` merged in. Building it exports the decoder (once per session: the cache is there)."""
+    `generate_parameters` merged in and `generate_overrides` replacing fields of generate. Building it exports
+    the decoder (once per session: the cache is there)."""
     from examples.llm.project import write_project
 
-    return write_project(folder, model, assets_dir, generate_parameters)
+    return write_project(folder, model, assets_dir, generate_parameters, generate_overrides)
 
 
 def build_repository(spec: Path) -> Path:

@@ -223,3 +223,67 @@ def test_many_generations_leave_nothing_behind(decoder, tiny, codec):
     assert engine.generations == {} and len(engine.pool) == 0 and engine.pool.reserved_bytes == 0
     grown = after.compare_to(before, "lineno")
     assert sum(d.size_diff for d in grown) < 8 * 1024, [str(d) for d in grown[:3]]
+
+
+class _CountingDecoder:
+    """The decoder with the ids each step ran recorded: tokens per step bound a step's time."""
+
+    def __init__(self, decoder) -> None:
+        self.decoder, self.calls = decoder, []
+
+    def __getattr__(self, name):
+        return getattr(self.decoder, name)
+
+    def step(self, rows):
+        self.calls.append(sum(len(r.ids) for r in rows))
+        return self.decoder.step(rows)
+
+
+def test_chunked_prefill_gives_the_greedy_tokens_of_one_prefill(decoder, tiny, codec):
+    prompt = codec.encode("Once upon a time, in a land far away, " * 5)  # 190 byte tokens: 12 chunks of up to 16
+    params = SamplingParams(max_tokens=24, ignore_eos=True)
+    whole = make_engine(decoder, tiny, codec).run({"x": (prompt, params)})["x"].generated
+    chunked = make_engine(decoder, tiny, codec, prefill_chunk=16)
+    chunked.admit("x", prompt, params)
+    steps = []
+    while "x" in chunked:
+        steps.append(chunked.step(["x"])[0].token_ids)
+    assert [t for s in steps for t in s] == whole == tiny_greedy(list(prompt), 24)
+    assert len(prompt) == 190 and steps[:11] == [[]] * 11 and steps[11] != []  # the first token with the 12th chunk
+
+
+def test_a_long_prefill_runs_in_chunks_between_the_steps_of_running_decodes(decoder, tiny, codec):
+    params = SamplingParams(max_tokens=30, ignore_eos=True)
+    alone = {k: run_one(decoder, tiny, codec, p, params)[0] for k, p in (("short", "Hello"), ("long", "KV cache " * 20))}
+    engine = make_engine(decoder, tiny, codec, prefill_chunk=16)
+    counting = engine.decoder = _CountingDecoder(decoder)
+    engine.admit("short", codec.encode("Hello"), params)
+    got = {"short": engine.step(["short"])[0].token_ids, "long": []}
+    engine.admit("long", codec.encode("KV cache " * 20), params)  # 180 tokens arrive while "short" decodes
+    counting.calls.clear()
+    while engine.generations:
+        for out in engine.step(list(engine.generations)):
+            got[out.key] += out.token_ids
+    assert got == alone
+    assert max(counting.calls) <= 16 + 1  # no step ran more than one chunk and the other request's token
+    assert len(alone["short"]) == 30 and counting.calls[:11] == [17] * 11  # short got a token in every step
+
+
+def test_prefill_chunk_is_shared_by_the_prompts_of_one_step(decoder, tiny, codec):
+    engine = make_engine(decoder, tiny, codec, prefill_chunk=8)
+    params = SamplingParams(max_tokens=2, ignore_eos=True)
+    for key in ("a", "b", "c"):
+        engine.admit(key, codec.encode("abcdef"), params)  # 6 tokens each, 8 per step: a, then b in part
+    assert engine.chunks([engine.generations[k] for k in ("a", "b", "c")]) == [6, 2, 0]
+
+
+def test_a_prompt_longer_than_the_context_or_the_whole_budget_is_refused_not_truncated(decoder, tiny, codec):
+    engine = make_engine(decoder, tiny, codec)
+    with pytest.raises(ValueError, match="the prompt has 300 tokens and the model's context holds 256") as long:
+        engine.admit("a", [65] * 300, SamplingParams(max_tokens=1))
+    assert "shorten the prompt to at most 255 tokens" in str(long.value)
+    small = make_engine(decoder, tiny, codec, budget=decoder.geometry.bytes_per_token * 100)
+    with pytest.raises(ValueError, match="more than the whole budget of 0.05 MiB") as big:
+        small.admit("b", [65] * 120, SamplingParams(max_tokens=1))  # fits the context, never the budget
+    assert not isinstance(big.value, CacheBudgetError) and "raise the model's kv_cache_bytes" in str(big.value)
+    assert engine.pool.reserved_bytes == small.pool.reserved_bytes == 0

@@ -163,12 +163,17 @@ def test_bad_requests_get_clear_errors(server):
     assert "exceeds the model's context of 256 tokens" in too_long.error
     bad = clients.grpc_stream(server.grpc_url, "llm", {"text_input": "Hello", "top_p": 2.0})
     assert "top_p must be in (0, 1]" in bad.error
+    long_prompt = clients.grpc_stream(server.grpc_url, "generate", {"input_ids": [65] * 300}, ids="token_ids",
+                                      outputs=("token_ids",))  # refused whole, never cut to fit
+    assert long_prompt.ids == [] and long_prompt.error.startswith("the prompt has 300 tokens")
+    assert "shorten the prompt to at most 255 tokens" in long_prompt.error
 
 
 @pytest.mark.parametrize("model, values, message", [
     ("preprocess", {"text_input": "Hello", "top_p": 2.0}, "top_p must be in (0, 1]"),
     ("complete", {"input_ids": HELLO, "temperature": -1.0}, "temperature must be a finite number >= 0"),
     ("complete", {"input_ids": HELLO, "max_tokens": 255}, "exceeds the model's context of 256 tokens"),
+    ("complete", {"input_ids": [65] * 300}, "shorten the prompt to at most 255 tokens"),
 ])
 def test_bad_request_values_are_invalid_arguments(server, model, values, message):
     """A value the model refuses is the client's error (INVALID_ARGUMENT, HTTP 400), not the server's (INTERNAL)."""

@@ -1,19 +1,23 @@
 """The generation loop: admit requests, run batched steps, sample, stop, free. No Triton in here.
 
-`Engine.step(keys)` is one in-flight batching step: every listed generation advances by one token; those
-that still need their prompt run it in the same step (prefill and decode share the step, and share one
-decoder call when padding is cheap, see `plan_calls`). The Triton adapter calls it once per `execute`
-with the requests Triton scheduled; tests and benchmarks call it in a loop.
+`Engine.step(keys)` is one in-flight batching step: every listed generation that is decoding advances by
+one token, and prompts are prefilled in the same step in chunks (hybrid batching): at most `prefill_chunk`
+prompt tokens per step over all prefilling generations, oldest first, so no step takes longer than one chunk
+plus one token per decoding generation, whatever the prompt length. A generation whose prompt is not fully
+in its cache yet gets no token from the step. Prefill and decode rows share one decoder call when padding is
+cheap (see `plan_calls`). The Triton adapter calls it once per `execute` with the requests Triton scheduled;
+tests and benchmarks call it in a loop.
 """
 from __future__ import annotations
 
+import time
 from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from .decoder import OnnxDecoder, Row
-from .kv_cache import KVCache, KVCachePool
+from .kv_cache import MIB, KVCache, KVCachePool
 from .sampling import Sampler, SamplingParams
 from .text import Decode, visible_text
 
@@ -35,9 +39,10 @@ class Generation:
     sampler: Sampler
     cache: KVCache
     stop_ids: frozenset[int]
-    pending: np.ndarray
+    pending: np.ndarray  # ids not in the cache yet: the rest of the prompt, then the last sampled token
     generated: list[int] = field(default_factory=list)
     finish_reason: str | None = None
+    stepped_at: float = field(default_factory=time.monotonic)  # end of the last step that listed it (or admission)
 
 
 @dataclass
@@ -71,7 +76,7 @@ class Engine:
 
     def __init__(self, decoder: OnnxDecoder, pool: KVCachePool, eos_token_ids: Iterable[int], max_context: int,
                  decode: Decode | None = None, max_tokens_limit: int | None = None, call_cost: int = 32,
-                 max_streams: int = 0) -> None:
+                 max_streams: int = 0, prefill_chunk: int = 0) -> None:
         self.decoder = decoder
         self.pool = pool
         self.eos_token_ids = frozenset(int(i) for i in eos_token_ids)
@@ -80,6 +85,7 @@ class Engine:
         self.max_tokens_limit = max_tokens_limit
         self.call_cost = call_cost
         self.max_streams = max_streams  # live generations at most; 0 = bounded by the KV budget only
+        self.prefill_chunk = prefill_chunk  # prompt tokens per step over all prefills; 0 = whole prompts at once
         self.generations: dict[Hashable, Generation] = {}
         self.calls = 0
 
@@ -103,9 +109,17 @@ class Engine:
         if params.stop and self.decode is None:
             raise ValueError("stop strings need the tokenizer, which this model has not loaded")
         positions = prompt.size + params.max_tokens
+        if prompt.size >= self.max_context:
+            raise ValueError(f"the prompt has {prompt.size} tokens and the model's context holds {self.max_context} "
+                             f"(prompt + generated); shorten the prompt to at most {self.max_context - 1} tokens")
         if positions > self.max_context:
             raise ValueError(f"prompt ({prompt.size} tokens) + max_tokens ({params.max_tokens}) = {positions} exceeds the "
                              f"model's context of {self.max_context} tokens; shorten the prompt or lower max_tokens")
+        need = self.pool.bytes_for(positions)
+        if need > self.pool.budget_bytes:  # could never run, however long it waits: the client's error, not busy
+            raise ValueError(f"prompt ({prompt.size} tokens) + max_tokens ({params.max_tokens}) need {need / MIB:.2f} MiB of KV "
+                             f"cache, more than the whole budget of {self.pool.budget_bytes / MIB:.2f} MiB (kv_cache_bytes); "
+                             "shorten the prompt or lower max_tokens, or raise the model's kv_cache_bytes parameter")
         cache = self.pool.allocate(key, positions, f"prompt {prompt.size} + max_tokens {params.max_tokens} tokens")
         stop_ids = frozenset(params.stop_token_ids) | (frozenset() if params.ignore_eos else self.eos_token_ids)
         generation = Generation(key, prompt, params, Sampler(params), cache, stop_ids, pending=prompt)
@@ -121,23 +135,51 @@ class Engine:
         generation.finish_reason = CANCELLED
         return StepOutput(key, [], list(generation.generated), CANCELLED, generation.params.stop)
 
+    def idle(self, idle_s: float, now: float | None = None) -> list[Hashable]:
+        """Keys of generations no step has listed for `idle_s` seconds (their requests stopped coming back)."""
+        now = time.monotonic() if now is None else now
+        return [k for k, g in self.generations.items() if now - g.stepped_at > idle_s]
+
     def expire_idle(self, idle_s: float) -> list[Hashable]:
         """Frees generations untouched for `idle_s` seconds (their requests were dropped); returns their keys."""
-        stale = [k for k in self.pool.idle(idle_s) if k in self.generations]
+        stale = self.idle(idle_s)
         for key in stale:
             self.cancel(key)
         return stale
 
+    def chunks(self, generations: Sequence[Generation]) -> list[int]:
+        """How many pending ids each generation runs this step: decodes their one token, prefills share the
+        step's `prefill_chunk` prompt tokens in order (0 = sits this step out)."""
+        left = self.prefill_chunk or sum(len(g.pending) for g in generations)
+        sizes = []
+        for g in generations:
+            if g.cache.length >= len(g.prompt):
+                sizes.append(len(g.pending))  # decoding: its one token is never held back
+                continue
+            take = min(len(g.pending), left)
+            left -= take
+            sizes.append(take)
+        return sizes
+
     def step(self, keys: Sequence[Hashable]) -> list[StepOutput]:
-        """Advances each listed generation by one token (prefilling those that are new)."""
+        """Advances each listed generation: one token for those decoding and for those whose prompt's last
+        chunk runs now; a prefill that is not finished gets no token."""
         generations = [self.generations[k] for k in keys]
-        if not generations:
-            return []
+        sizes = self.chunks(generations)
+        running = [i for i, n in enumerate(sizes) if n]
         logits = np.empty((len(generations), self.decoder.vocab_size), np.float32)
-        for group in plan_calls([len(g.pending) for g in generations], self.call_cost):
-            logits[group] = self.decoder.step([Row(generations[i].cache, generations[i].pending) for i in group])
+        for group in plan_calls([sizes[i] for i in running], self.call_cost):
+            rows = [running[j] for j in group]
+            logits[rows] = self.decoder.step([Row(generations[i].cache, generations[i].pending[:sizes[i]]) for i in rows])
             self.calls += 1
-        return [self._advance(g, row) for g, row in zip(generations, logits)]
+        outputs = []
+        now = time.monotonic()
+        for g, n, row in zip(generations, sizes, logits):
+            g.stepped_at = now
+            g.pending = g.pending[n:]
+            outputs.append(self._advance(g, row) if not len(g.pending) else
+                           StepOutput(g.key, [], list(g.generated), None, g.params.stop))
+        return outputs
 
     def _advance(self, generation: Generation, logits: np.ndarray) -> StepOutput:
         token = generation.sampler.choose(logits)

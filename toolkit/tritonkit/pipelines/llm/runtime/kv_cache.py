@@ -6,7 +6,6 @@ always finish, and a request that cannot fit is refused at once with the numbers
 """
 from __future__ import annotations
 
-import time
 from collections.abc import Hashable
 from dataclasses import dataclass, field
 
@@ -41,7 +40,6 @@ class KVCache:
     key: np.ndarray
     value: np.ndarray
     length: int = 0
-    last_used: float = field(default_factory=time.monotonic)
 
     @property
     def capacity(self) -> int:
@@ -55,7 +53,6 @@ class KVCache:
         self.key[:, :, self.length:self.length + n] = key
         self.value[:, :, self.length:self.length + n] = value
         self.length += n
-        self.last_used = time.monotonic()
 
 
 class KVCachePool:
@@ -101,11 +98,6 @@ class KVCachePool:
             return False
         self.reserved_bytes -= self.bytes_for(cache.capacity)
         return True
-
-    def idle(self, older_than_s: float, now: float | None = None) -> list[Hashable]:
-        """Keys of caches not used for `older_than_s` seconds (their requests are gone)."""
-        now = time.monotonic() if now is None else now
-        return [k for k, c in self.caches.items() if now - c.last_used > older_than_s]
 
     def __len__(self) -> int:
         return len(self.caches)

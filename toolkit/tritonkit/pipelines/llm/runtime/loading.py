@@ -25,7 +25,7 @@ class Loaded:
 
 def load_engine(folder: str | Path, params: dict[str, str]) -> Loaded:
     """Parameters: kv_cache_bytes, max_context, max_tokens_limit, default_max_tokens, call_cost_tokens,
-    max_streams, intra_op_thread_count, allow_spinning (all optional)."""
+    max_streams, prefill_chunk_tokens, intra_op_thread_count, allow_spinning (all optional)."""
     folder = Path(folder)
     generation = assets.GenerationConfig.load(folder)
     decoder = OnnxDecoder(folder / assets.MODEL_FILE, assets.int_parameter(params, "intra_op_thread_count", 0),
@@ -36,5 +36,6 @@ def load_engine(folder: str | Path, params: dict[str, str]) -> Loaded:
     limit = assets.int_parameter(params, "max_tokens_limit", max_context)
     engine = Engine(decoder, pool, generation.eos_token_ids, max_context, decode=codec.decode, max_tokens_limit=limit,
                     call_cost=assets.int_parameter(params, "call_cost_tokens", 32),
-                    max_streams=assets.int_parameter(params, "max_streams", 0))
+                    max_streams=assets.int_parameter(params, "max_streams", 0),
+                    prefill_chunk=assets.int_parameter(params, "prefill_chunk_tokens", 0))
     return Loaded(engine, codec, generation, min(assets.int_parameter(params, "default_max_tokens", 64), limit))

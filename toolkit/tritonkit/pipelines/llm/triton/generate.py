@@ -40,13 +40,14 @@ class TritonPythonModel:
         config, params, folder = assets.decoder_context(args)
         loaded = load_engine(folder, params)
         self.engine, self.codec, self.default_max_tokens = loaded.engine, loaded.codec, loaded.default_max_tokens
-        self.idle_s = assets.float_parameter(params, "idle_timeout_s", 60.0)
+        self.idle_s = assets.sequence_idle_s(config)  # Triton drops a sequence idle this long: so does the engine
         self.batched = config.get("max_batch_size", 0) > 0
-        self.expired = {}  # correlation id -> time freed for idleness: a late return is refused, not restarted
+        self.expired = {}  # correlation id -> time dropped for idleness: a late return is refused, not restarted
         self.senders = {}  # correlation id -> the response sender of its last step, polled for cancellation
         self.reused = set()  # live correlation ids a refused new request reused: Triton has closed their sequence
         self.origins = {}  # correlation id -> request_origin of the request that started it: a stray differs
         self.poll_s = assets.float_parameter(params, "cancel_poll_s", 0.1)
+        self.min_step_s = assets.float_parameter(params, "min_step_s", 0.0)  # tests: a step slower than the idle limit
         self.lock = threading.Lock()  # execute and the sweeper share the engine
         self.metrics = Metrics(args["model_name"])
         self.metrics.update(self.engine)
@@ -68,7 +69,7 @@ class TritonPythonModel:
                 for key in [k for k in self.origins if k not in self.engine]:
                     del self.origins[key]
                 waiting = [(k, s) for k, s in self.senders.items()
-                           if now - self.engine.generations[k].cache.last_used > self.poll_s]
+                           if now - self.engine.generations[k].stepped_at > self.poll_s]
             cancelled = [k for k, sender in waiting if sender.is_cancelled()]  # IPC: outside the lock
             with self.lock:
                 for key in cancelled:
@@ -79,11 +80,28 @@ class TritonPythonModel:
                 self.metrics.update(self.engine)
 
     def _expire(self):
+        """Ends generations whose sequence Triton has dropped for idleness (no step for `idle_s`): their request
+        never comes back, so the client is told why through the sender of its last step, and the cache is freed."""
         now = time.monotonic()
-        for key in self.engine.expire_idle(self.idle_s):
-            self.expired[key] = now
+        for key in self.engine.idle(self.idle_s + self.poll_s, now):
+            self._drop(key, self.senders.pop(key, None), now - self.engine.generations[key].stepped_at)
         for key in [k for k, t in self.expired.items() if now - t > 600]:
             del self.expired[key]
+
+    def _drop(self, key, sender, waited):
+        """Ends a generation Triton has dropped (or will: it waited past the idle limit) with an error naming why."""
+        self.engine.cancel(key)
+        self.expired[key] = time.monotonic()
+        if sender is None:
+            return
+        message = (f"generation {key} stopped: Triton dropped its sequence after {waited:.1f} s without a step, over "
+                   f"generate's max_sequence_idle_microseconds ({self.idle_s:.1f} s); raise max_sequence_idle_microseconds "
+                   "above the longest step, or lower prefill_chunk_tokens")
+        try:
+            sender.send(pb_utils.InferenceResponse(error=pb_utils.TritonError(message, pb_utils.TritonError.UNAVAILABLE)),
+                        flags=FINAL)
+        except Exception:  # noqa: BLE001 - the response factory is gone: Triton has already answered the client
+            pass
 
     def execute(self, requests):
         with self.lock:
@@ -96,6 +114,8 @@ class TritonPythonModel:
             key = request.correlation_id()
             sender = request.get_response_sender()
             origin = request_origin(request)
+            if key in self.expired and not request.flags() & START:
+                continue  # a dropped generation's step after all: its client has had the final error response
             try:
                 if request.flags() & START:  # a client's request; a rescheduled step comes back with no flags
                     self._check_new(key)
@@ -108,8 +128,12 @@ class TritonPythonModel:
                 sender.send(pb_utils.InferenceResponse(error=refusal(pb_utils, exc)), flags=FINAL)
                 continue
             running.append((request, sender, key))
+        started = time.monotonic()
+        since = {key: self.engine.generations[key].stepped_at for _, _, key in running}  # when each was (re)queued
         try:
             outputs = self.engine.step([key for _, _, key in running])
+            if running and self.min_step_s:
+                time.sleep(max(0.0, self.min_step_s - (time.monotonic() - started)))
         except Exception as exc:  # noqa: BLE001 - a failed decoder call ends these requests, not the model
             for _, sender, key in running:
                 self.engine.cancel(key)
@@ -120,8 +144,12 @@ class TritonPythonModel:
             if "text_output" in request.requested_output_names():
                 text = text_delta(self.codec.decode, out.generated, len(out.token_ids), out.stop, out.finish_reason is not None)
             response = self._response(out.token_ids, out.generated, out.finish_reason or "", out.stop, text)
-            if out.finish_reason is None:
-                sender.send(response)
+            waited = time.monotonic() - since[out.key]
+            if out.finish_reason is None and waited > self.idle_s:  # Triton dropped the sequence: it refuses a reschedule
+                self._drop(out.key, sender, waited)
+            elif out.finish_reason is None:
+                if out.token_ids:  # a prefill chunk adds no token: nothing to say
+                    sender.send(response)
                 self.senders[out.key] = sender
                 request.set_release_flags(RESCHEDULE)
             else:
@@ -150,8 +178,6 @@ class TritonPythonModel:
             self.reused.add(key)
             raise RequestError(f"sequence id {key} is already used by a running generation; "
                                "send no sequence id (Triton gives each request its own) or one no running request uses")
-        if key in self.expired:
-            raise RequestError(f"request {key} was idle for over {self.idle_s:.0f} s and its KV cache was freed")
         if key in self.reused and key in self.engine:
             self.reused.discard(key)
             self.engine.cancel(key)
