@@ -192,7 +192,8 @@ class EmbeddedServer:
         version = f" version {model.version}" if model.version else ""
         fix = f"fix the model and serve again (full server log: {self.log_path})"
         if "failed to read text proto" in reason:
-            fix = f"`tritonkit validate {self.repository}` shows the line and field at fault"
+            fix = (f"`tritonkit validate {self.repository}`" if self.remote is None else
+                   "`tritonkit validate` on the built folder it was published from") + " shows the line and field at fault"
         elif "unable to find backend library" in reason:
             fix = ("the embedded server has the Python backend only; name the platform in config.pbtxt "
                    "(onnxruntime_onnx, tensorrt_plan, pytorch_libtorch) so tritonkit runs its model.onnx instead")
