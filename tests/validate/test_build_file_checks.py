@@ -50,3 +50,13 @@ def test_the_accepted_twin_builds_with_its_label_file_in_the_model_folder(tmp_pa
     assert 'label_filename: "labels.txt"' in config
     assert "count:" not in config  # an unset count is left to Triton (2 CPU instances for onnxruntime)
     assert run_cli("validate", "model_repository", cwd=tmp_path).returncode == 0
+
+
+def test_a_missing_label_file_is_one_line_in_the_spec_s_terms(tmp_path: Path) -> None:
+    (project(tmp_path, "x") / "data" / "labels.txt").unlink()
+    result = run_cli("build", cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [
+        "tritonkit.yaml: models.scorer.output[0].label_filename: file 'data/labels.txt' not found (looked in data/labels.txt); "
+        "fix the path (relative to tritonkit.yaml)"]
+    assert not (tmp_path / "model_repository").exists()

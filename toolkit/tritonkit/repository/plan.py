@@ -93,7 +93,7 @@ def make_plan(project: Project, exports: dict[str, ExportResult] | None = None, 
     findings = semantic_findings({n: m.config for n, m in plan.models.items()}, pending | unparsed, versions)
     for n, m in plan.models.items():
         folder = PlannedFolder(m.copies, _made_later(plan, n))
-        findings += check_model_files(n, complete_backend_fields(n, None, m.config), folder, versions[n], python_entry=False)
+        findings += check_model_files(n, complete_backend_fields(n, None, m.config), folder, versions[n], from_spec=True)
     for finding in findings:
         shown = shown_path(project.origin(finding.model))
         path = f"models.{finding.model}" + ("" if finding.field == "name" else f".{finding.field}")

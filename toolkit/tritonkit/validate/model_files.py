@@ -71,9 +71,7 @@ class PlannedFolder:
         return rel in self.copies or rel in self.made or any(key.startswith(rel.rstrip("/") + "/") for key in self.copies)
 
     def put(self, rel: str, what: str) -> str:
-        version, _, entry = rel.partition("/")
-        if not version.isdigit():
-            return f"name the {what} by its path relative to the spec (the build copies it into the model folder)"
+        entry = rel.partition("/")[2]  # only version files: label files are the build's own to report
         return f"add the {what} to the model's files (files: {{{entry}: path/to/{entry}}})"
 
     def shown(self, rel: str) -> str:
@@ -81,13 +79,13 @@ class PlannedFolder:
         return rel if source is None else shown_path(source)  # the user's file; versions sharing it give one line
 
 
-def check_model_files(name: str, c: pb.ModelConfig, folder: ModelFolder, loaded: list[int], python_entry: bool = True) -> list[Finding]:
+def check_model_files(name: str, c: pb.ModelConfig, folder: ModelFolder, loaded: list[int], from_spec: bool = False) -> list[Finding]:
     """Findings on the files config `c` (its backend fields filled in as Triton does) needs in `folder`;
-    `loaded`: the versions Triton loads. `python_entry=False` leaves a Python model's model.py to the caller
-    (the build names the spec's `files` instead)."""
-    found = _label_files(name, c, folder)
+    `loaded`: the versions Triton loads. `from_spec`: the build has reported every label file and Python
+    model.py the spec names but cannot copy, in the spec's terms, so they are not reported again."""
+    found = [] if from_spec else _label_files(name, c, folder)
     for v in loaded:
-        missing = _missing_model_files(name, c, folder, v) if python_entry or c.backend != "python" else []
+        missing = [] if from_spec and c.backend == "python" else _missing_model_files(name, c, folder, v)
         found += missing
         if not missing:
             found += _model_contents(name, c, folder, v)
