@@ -195,3 +195,17 @@ def test_a_host_beyond_loopback_is_one_warning_line(host: str, where: str) -> No
     warning = exposure_warning(host)
     assert warning is not None and "\n" not in warning
     assert warning.startswith(f"warning: --host {host}: ") and f"open on {where} " in warning
+
+
+def test_init_error_is_an_unusable_repository_not_the_summary_of_failed_models(tmp_path: Path) -> None:
+    """Lines as Triton 2.51 logs them (--exit-on-error=false): an init failure ends startup at once, while 'failed to
+    load all models' follows any model's failure, whose own line says why (serve used to take it for the former)."""
+    from tritonkit.serve import serverlog
+
+    log = tmp_path / "triton.log"
+    log.write_text('I1201 21:19:30.248490 32655 tritonserver.cc:2598] \n'
+                   'E1201 21:19:30.248549 32655 tritonserver.cc:2607] "Internal: failed to load all models"\n')
+    assert serverlog.init_error(log) is None
+    log.write_text('E1201 21:14:16.558343 14456 server.cc:241] "CudaDriverHelper has not been initialized."\n'
+                   'E1201 21:14:16.754660 14456 tritonserver.cc:2607] "Invalid argument: repository path is not a valid directory"\n')
+    assert serverlog.init_error(log) == "Invalid argument: repository path is not a valid directory"

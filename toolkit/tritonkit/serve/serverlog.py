@@ -53,9 +53,10 @@ def port_in_use(path: Path) -> tuple[str, str, int] | None:
 
 
 def init_error(path: Path) -> str | None:
-    """Triton's reason when it could not set up the server (e.g. 'Unable to create S3 filesystem client')."""
+    """Triton's reason when it could not set up the server (e.g. 'Unable to create S3 filesystem client'); not
+    its summary that some model failed to load, which each model's own line explains."""
     for line in read_text(path).splitlines():
-        if m := _INIT_FAILED.search(line):
+        if (m := _INIT_FAILED.search(line)) and not m.group(1).endswith("failed to load all models"):
             return m.group(1)
     return None
 
