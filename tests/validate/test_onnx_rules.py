@@ -171,3 +171,17 @@ def test_the_wire_format_reader_reads_what_the_onnx_package_reads(tmp_path: Path
         want = [expected(list(graph.input), False), expected(list(graph.input), True), expected(list(graph.output), False)]
         names = {1: "TYPE_FP32", 7: "TYPE_INT64", 8: "TYPE_STRING", 16: None, None: None}
         assert got == [{n: (names[t], s) for n, (t, s) in part.items()} for part in want], path.name
+
+
+def test_required_inputs_and_inputs_with_defaults_are_what_onnxruntime_reports(tmp_path: Path) -> None:
+    """The backend counts the session's inputs and lets a request send its overridable initializers too."""
+    ort = pytest.importorskip("onnxruntime")
+    from tritonkit.validate.onnx_graph import read_graph
+
+    path = tmp_path / "model.onnx"
+    path.write_bytes(with_default(None))
+    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    graph = read_graph(path)
+    assert list(graph.inputs) == [i.name for i in session.get_inputs()] == ["a"]
+    assert list(graph.overridable) == [i.name for i in session.get_overridable_initializers()] == ["x"]
+    assert list(graph.outputs) == [o.name for o in session.get_outputs()] == ["y"]
