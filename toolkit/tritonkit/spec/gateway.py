@@ -1,0 +1,37 @@
+"""The `gateway:` section of tritonkit.yaml: the OpenAI-compatible gateway's address, keys, limits and model ids."""
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from pydantic import Field, field_validator
+
+from tritonkit.spec.base import StrictModel
+
+
+class GatewayModelSpec(StrictModel):
+    """One model id the gateway offers (`model` in OpenAI requests) and the pipeline that serves it."""
+
+    pipeline: Literal["llm", "tts", "asr"]
+    model: str | None = Field(default=None, description="The Triton model it calls; default: the pipeline's "
+                              "(llm: llm, tts: tts_stream, asr: asr).")
+
+
+class GatewaySpec(StrictModel):
+    """`tritonkit gateway`: OpenAI's /v1 routes in front of the pipelines Triton serves."""
+
+    host: str = Field(default="127.0.0.1", description="Address it binds; any other than loopback gets a warning.")
+    port: int = Field(default=9000, ge=1, le=65535)
+    api_key_env: str = Field(default="TRITONKIT_API_KEY", description="Environment variable holding the API key(s), "
+                             "comma-separated; when set, every request needs 'Authorization: Bearer <key>'.")
+    api_key_file: str | None = Field(default=None, description="A file of API keys, one a line (read at start, never written).")
+    max_request_bytes: int = Field(default=25 * 1024 * 1024, ge=1024, description="Larger request bodies are refused (413).")
+    models: dict[str, GatewayModelSpec] = Field(default_factory=dict, description="Model id -> pipeline; default: each "
+                                                "pipeline Triton serves, as llm / tts / asr.")
+
+    @field_validator("api_key_env")
+    @classmethod
+    def _variable_name(cls, value: str) -> str:
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", value):
+            raise ValueError(f"api_key_env {value!r} is not an environment variable name; use letters, digits and '_'")
+        return value
