@@ -59,7 +59,8 @@ class DiskFolder:
 @dataclass(frozen=True)
 class PlannedFolder:
     """The files a build copies into one model folder (path inside the folder -> source file), and those a later
-    build step makes (`made`: a dry run's `model:<other>/<file>` copies), which exist but cannot be read yet."""
+    step makes (`made`: a dry run's `model:<other>/<file>` copies, deferred TensorRT engines), which will exist
+    but cannot be read yet."""
 
     copies: dict[str, Path]
     made: frozenset[str] = frozenset()
@@ -92,7 +93,7 @@ def check_model_files(name: str, c: pb.ModelConfig, folder: ModelFolder, loaded:
     return _once(found)
 
 
-def model_file(c: pb.ModelConfig, folder: ModelFolder, version: int) -> tuple[str, Path | None]:
+def _loaded_file(c: pb.ModelConfig, folder: ModelFolder, version: int) -> tuple[str, Path | None]:
     """(path inside the model folder, file) of the model a CPU instance of `version` loads: an ONNX folder
     holds its graph as model.onnx (the onnxruntime backend's rule)."""
     rel = f"{version}/{c.default_model_filename}"
@@ -134,7 +135,7 @@ def _model_contents(name: str, c: pb.ModelConfig, folder: ModelFolder, v: int) -
     """The config against the model file, for the backends that compare them at load."""
     if c.backend not in ("onnxruntime", "pytorch") or c.runtime == "model.py":  # a PyTorch model.py is Python code
         return []
-    rel, path = model_file(c, folder, v)
+    rel, path = _loaded_file(c, folder, v)
     if path is None:
         return []
     shown = folder.shown(rel)
