@@ -16,8 +16,10 @@ from tritonkit.validate.repository_check import check_repository
 def validate_command(directory: Path, as_json: bool) -> None:
     """Check every config.pbtxt in DIRECTORY the way `tritonkit build` checks its own.
 
-    Errors are what Triton 2.51 would refuse to load; warnings (stderr, `warning:`) mark rules where
-    tritonkit is stricter than Triton and do not fail the command.
+    Errors are what Triton 2.51 would refuse to load, the files each config names included: label files,
+    model files, and an ONNX graph or TorchScript model compared with its config as the container's
+    backends compare them at load. Warnings (stderr, `warning:`) mark rules where tritonkit is stricter
+    than Triton and do not fail the command.
 
     \b
     Example:
