@@ -16,8 +16,17 @@ from tritonkit.serve.ports import exposure_warning
 from tritonkit.serve.server import EmbeddedServer, ServerExited, print_progress
 from tritonkit.serve.state import STATE_DIR, clear_state, read_state, state_path, write_state
 
-#: A TCP port; click's range check makes a value outside it one usage line naming the option (exit 2).
-PORT = click.IntRange(1, 65535)
+
+class _Port(click.IntRange):
+    """A TCP port: a value outside 1-65535 is one usage line naming the option (exit 2), not bind()'s OverflowError."""
+
+    name = "integer"  # "'abc' is not a valid integer", as for a plain int option
+
+    def __init__(self) -> None:
+        super().__init__(1, 65535)
+
+
+PORT = _Port()
 
 
 def _summary(server: EmbeddedServer, mode: str) -> dict[str, Any]:
