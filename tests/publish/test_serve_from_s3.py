@@ -11,18 +11,39 @@ import os
 import subprocess
 import sys
 import time
+import urllib.request
 from pathlib import Path
 
+import numpy as np
 import pytest
 
+from tests.conftest import require
 from tests.publish.project import BUCKET, build_version, cli
 
+httpclient = require("tritonclient.http", "pip install tritonclient[http]")
+
 pytestmark = [pytest.mark.server, pytest.mark.slow]
+
+
+def cache_hits(http: str, metrics: str) -> float:
+    """Response-cache hits of `scale` after the same request twice (Triton 2.51's nv_cache_num_hits_per_model)."""
+    client = httpclient.InferenceServerClient(http)
+    for _ in range(2):
+        tensor = httpclient.InferInput("X", [1, 1], "FP32")
+        tensor.set_data_from_numpy(np.full((1, 1), 5.0, np.float32))
+        client.infer("scale", [tensor])
+    client.close()
+    text = urllib.request.urlopen(f"http://{metrics}/metrics", timeout=10).read().decode()
+    return sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines()
+               if line.startswith("nv_cache_num_hits_per_model{") and 'model="scale"' in line)
 
 
 def test_serve_a_published_repository_from_s3_in_both_spellings_then_smoke(s3: dict[str, str], tmp_path: Path) -> None:
     project = tmp_path / "project"
     build_version(project, k=3.0, expected=3.0)
+    spec = project / "tritonkit.yaml"  # a response cache: Triton loads the model only with --cache-config
+    spec.write_text(spec.read_text().replace("    instance_group:", "    response_cache: {enable: true}\n    instance_group:", 1))
+    assert cli("build", cwd=project).returncode == 0
     published = cli("publish", f"s3://{BUCKET}/served", "--endpoint-url", s3["endpoint"], cwd=project)
     assert published.returncode == 0, published.stderr
     host_port = s3["endpoint"].split("://", 1)[1]
@@ -39,6 +60,7 @@ def test_serve_a_published_repository_from_s3_in_both_spellings_then_smoke(s3: d
             smoke = cli("smoke", "-r", "model_repository", cwd=project)  # the project's background server
             assert smoke.returncode == 0, smoke.stdout + smoke.stderr
             assert "pass" in smoke.stdout and "scale" in smoke.stdout
+            assert cache_hits(summary["http"], summary["metrics"]) >= 1  # the published config's cache is on
         finally:
             stopped = cli("stop", cwd=project)
         assert stopped.returncode == 0, stopped.stderr

@@ -126,7 +126,8 @@ class EmbeddedServer:
                f"--exit-timeout-secs={max(1, int(self.exit_timeout // 3))}"]
         for endpoint, port in self.ports.items():
             cmd += [f"--{endpoint}-address={self.host}", f"--{endpoint}-port={port}"]
-        if self.remote is None and uses_response_cache(self.repository):
+        # an s3:// repository's configs are not read here: a cache for any model that enables it, as a deployment has
+        if self.remote is not None or uses_response_cache(self.repository):
             cmd.append(f"--cache-config=local,size={DEFAULT_CACHE_BYTES}")
         if self.admin_key_env:  # Triton takes the key only as a flag: it is in the process's arguments, not the log
             key = os.environ.get(self.admin_key_env)

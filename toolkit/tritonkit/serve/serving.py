@@ -127,6 +127,6 @@ def build_serving_repository(repository: Path, work_dir: Path, *, threads: int |
 
 
 def uses_response_cache(repository: Path) -> bool:
-    """True when a model enables `response_cache`: Triton then needs `--cache-config` or it refuses to load it."""
+    """True when a model enables `response_cache`: without `--cache-config` Triton 2.51 serves it with the cache off."""
     configs = (read_config(path.parent) for path in repository.glob("*/config.pbtxt"))  # none for an s3:// repository
     return any(config is not None and config.response_cache.enable for config in configs)
