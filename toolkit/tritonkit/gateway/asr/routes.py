@@ -1,0 +1,99 @@
+"""POST /v1/audio/transcriptions: a multipart upload decoded, mixed to mono and resampled to the pipeline's 16 kHz,
+transcribed by the `asr` ensemble (PCM + SAMPLE_RATE -> TRANSCRIPT, WORDS), answered in the asked format or, with
+stream=true, as SSE transcript.text.delta events (one per word) and a transcript.text.done."""
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import numpy as np
+from starlette.datastructures import UploadFile
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.routing import Route
+
+from tritonkit.gateway.app import gateway_of
+from tritonkit.gateway.asr.transcript import FORMATS, Transcript
+from tritonkit.gateway.audio import decode
+from tritonkit.gateway.disconnect import unless_disconnected
+from tritonkit.gateway.errors import bad_request
+from tritonkit.gateway.sse import DONE, event, sse_response
+
+#: The rate the pipeline's features (and asr_stream) compute on.
+MODEL_RATE = 16000
+SUPPORTED = {"file", "model", "response_format", "stream", "temperature", "language", "timestamp_granularities[]",
+             "timestamp_granularities"}
+REFUSED = {"prompt": "the decoder takes no prompt", "include[]": "no log-probabilities", "include": "no log-probabilities",
+           "chunking_strategy": "whole files only", "known_speaker_names[]": "no diarization"}
+
+
+def _field(form: dict[str, list], name: str) -> str | None:
+    values = form.get(name)
+    return values[-1] if values and isinstance(values[-1], str) else None
+
+
+def _check(form: dict[str, list]) -> None:
+    for name, values in form.items():
+        if name in REFUSED and any(v not in ("", None) for v in values):
+            raise bad_request(f"'{name}' is not supported by this server: {REFUSED[name]}", name, "unsupported_parameter")
+        if name not in SUPPORTED and name not in REFUSED:
+            raise bad_request(f"Unrecognized request argument supplied: {name}", name, "unknown_parameter")
+    temperature = _field(form, "temperature")
+    if temperature not in (None, "", "0", "0.0"):
+        raise bad_request("'temperature' is not supported by this server: the WFST decoder is deterministic (send 0)",
+                          "temperature", "unsupported_parameter")
+    language = _field(form, "language")
+    if language not in (None, "", "en"):
+        raise bad_request(f"'language' {language!r} is not served: this pipeline transcribes English (en)", "language",
+                          "unsupported_value")
+
+
+async def _upload(form: dict[str, list]) -> bytes:
+    files = [v for v in form.get("file", []) if isinstance(v, UploadFile)]
+    if len(files) != 1:
+        raise bad_request("send one audio file as the multipart field 'file'", "file", "missing_required_parameter")
+    return await files[0].read()
+
+
+async def _deltas(transcript: Transcript) -> AsyncIterator[bytes]:
+    words = [w["word"] for w in transcript.words] or ([transcript.text] if transcript.text else [])
+    for index, word in enumerate(words):
+        yield event({"type": "transcript.text.delta", "delta": word if index == 0 else f" {word}", "logprobs": None})
+    yield event({"type": "transcript.text.done", "text": transcript.text, "logprobs": None,
+                 "usage": {"type": "duration", "seconds": round(transcript.duration, 3)}})
+    yield DONE
+
+
+async def transcriptions(request: Request) -> Response:
+    gateway = gateway_of(request)
+    if not request.headers.get("content-type", "").startswith("multipart/form-data"):
+        raise bad_request("send multipart/form-data with the audio as 'file'", "file", "invalid_request")
+    async with request.form(max_files=1, max_fields=32) as parsed:
+        form: dict[str, list] = {}
+        for key, value in parsed.multi_items():
+            form.setdefault(key, []).append(value)
+        _check(form)
+        served = await gateway.served(_field(form, "model"), "asr")
+        response_format = _field(form, "response_format") or "json"
+        if response_format not in FORMATS:
+            raise bad_request(f"'response_format' must be one of {', '.join(FORMATS)}, got '{response_format}'",
+                              "response_format", "invalid_value")
+        stream = (_field(form, "stream") or "false").lower() == "true"
+        granularities = {v for key in ("timestamp_granularities[]", "timestamp_granularities") for v in form.get(key, [])}
+        pcm, duration = decode(await _upload(form), MODEL_RATE)
+    result = await unless_disconnected(request, gateway.triton.infer(
+        served.model, {"PCM": pcm, "SAMPLE_RATE": np.array([MODEL_RATE], dtype=np.int32)}))
+    transcript = Transcript.of(result.as_numpy("TRANSCRIPT").reshape(-1)[0].decode("utf-8"),
+                               result.as_numpy("WORDS").reshape(-1)[0].decode("utf-8"), duration)
+    if stream:
+        return sse_response(_deltas(transcript))
+    if response_format == "json":
+        return JSONResponse({"text": transcript.text, "usage": {"type": "duration", "seconds": round(duration, 3)}})
+    if response_format == "verbose_json":
+        return JSONResponse(transcript.verbose(granularities))
+    if response_format == "text":
+        return PlainTextResponse(transcript.text + "\n")
+    return PlainTextResponse(transcript.subtitles(vtt=response_format == "vtt"),
+                             media_type="text/vtt" if response_format == "vtt" else "application/x-subrip")
+
+
+ROUTES = [Route("/v1/audio/transcriptions", transcriptions, methods=["POST"])]

@@ -1,0 +1,54 @@
+"""Audio in and out of the gateway: uploads decoded by libsndfile (WAV, FLAC, OGG, MP3, ...), mixed to mono and
+resampled with soxr; speech encoded as streamable WAV / raw PCM (16-bit) or, whole, as FLAC / MP3 / Opus."""
+from __future__ import annotations
+
+import io
+import struct
+
+import numpy as np
+
+from tritonkit.gateway.errors import bad_request
+
+#: response_format -> (libsndfile container, subtype) for formats written whole.
+WHOLE_FORMATS = {"flac": ("FLAC", "PCM_16"), "mp3": ("MP3", "MPEG_LAYER_III"), "opus": ("OGG", "OPUS")}
+STREAMED_FORMATS = ("wav", "pcm")
+MEDIA_TYPES = {"wav": "audio/wav", "pcm": "audio/pcm", "flac": "audio/flac", "mp3": "audio/mpeg", "opus": "audio/ogg"}
+
+
+def decode(data: bytes, rate: int, param: str = "file") -> tuple[np.ndarray, float]:
+    """float32 mono PCM at `rate` Hz, and the upload's duration in seconds; a 400 naming `param` when unreadable."""
+    import soundfile
+    import soxr
+
+    try:
+        samples, source_rate = soundfile.read(io.BytesIO(data), dtype="float32", always_2d=True)
+    except (soundfile.LibsndfileError, RuntimeError, TypeError) as exc:
+        raise bad_request(f"could not decode the audio file ({exc}); send WAV, FLAC, OGG or MP3", param, "invalid_value") from None
+    mono = samples.mean(axis=1) if samples.shape[1] > 1 else samples[:, 0]
+    if mono.size == 0:
+        raise bad_request("the audio file holds no samples", param, "invalid_value")
+    duration = mono.size / source_rate
+    if source_rate != rate:
+        mono = soxr.resample(mono, source_rate, rate, quality="HQ")
+    return np.ascontiguousarray(mono, dtype=np.float32), duration
+
+
+def pcm16(audio: np.ndarray) -> bytes:
+    """Little-endian signed 16-bit samples (OpenAI's `pcm`), clipped."""
+    return (np.clip(np.asarray(audio, dtype=np.float32).reshape(-1), -1.0, 1.0) * 32767.0).astype("<i2").tobytes()
+
+
+def streaming_wav_header(rate: int) -> bytes:
+    """A 16-bit mono WAV header whose sizes say 'unknown' (0xFFFFFFFF), as streamed WAV is written before its length is known."""
+    unknown = 0xFFFFFFFF
+    return (b"RIFF" + struct.pack("<I", unknown) + b"WAVEfmt " + struct.pack("<IHHIIHH", 16, 1, 1, rate, rate * 2, 2, 16)
+            + b"data" + struct.pack("<I", unknown))
+
+
+def encode_whole(audio: np.ndarray, rate: int, response_format: str) -> bytes:
+    import soundfile
+
+    container, subtype = WHOLE_FORMATS[response_format]
+    buffer = io.BytesIO()
+    soundfile.write(buffer, np.asarray(audio, dtype=np.float32).reshape(-1), rate, format=container, subtype=subtype)
+    return buffer.getvalue()
