@@ -5,6 +5,8 @@ role on its first delta and exactly one finish_reason, and parameters it does no
 from __future__ import annotations
 
 import asyncio
+import shutil
+import subprocess
 import time
 from collections.abc import Iterator
 
@@ -12,6 +14,7 @@ import numpy as np
 import openai
 import pytest
 import tritonclient.grpc as grpcclient
+import yaml
 
 from tests.gateway.conftest import gateway, served, starter
 from tritonkit.pipelines.llm.runtime.assets import GenerationConfig
@@ -194,3 +197,22 @@ def test_api_key_and_size_limit(stack):
     with pytest.raises(openai.APIStatusError) as too_large:
         big.chat.completions.create(model=MODEL, messages=[{"role": "user", "content": "x" * 70000}])
     assert too_large.value.status_code == 413
+
+
+def test_the_compose_file_gets_the_gateway_service(stack):
+    """A spec with a gateway: section builds a compose file whose gateway service reaches Triton by name, mounts the
+    repository read-only, publishes on the deploy bind address and passes the key variable through (never a value)."""
+    project = stack[0]
+    compose = yaml.safe_load((project / "docker-compose.yml").read_text())
+    service = compose["services"]["gateway"]
+    assert service["command"][:4] == ["--triton", "triton:8001", "--repository", "/models"]
+    assert ["--model", f"{MODEL}=llm"] == service["command"][-2:] and "65536" in service["command"]
+    assert service["environment"] == ["TRITONKIT_API_KEY"] and service["ports"] == ["127.0.0.1:9000:9000"]
+    assert service["volumes"] == ["./model_repository:/models:ro"]
+    assert service["depends_on"] == {"triton": {"condition": "service_healthy"}}
+    dockerfile = (project / service["build"]["dockerfile"]).read_text()
+    assert "tritonkit[gateway]==" in dockerfile and 'ENTRYPOINT ["tritonkit", "gateway"]' in dockerfile
+    if shutil.which("docker-compose"):
+        checked = subprocess.run(["docker-compose", "-f", "docker-compose.yml", "config", "-q"], cwd=project,
+                                 capture_output=True, text=True)
+        assert checked.returncode == 0, checked.stderr

@@ -4,6 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
+from pydantic import ValidationError
 
 from tritonkit.cli.output import reports_errors
 from tritonkit.errors import TritonkitError
@@ -19,7 +20,7 @@ def _spec_section(spec: Path | None) -> GatewaySpec:
         return GatewaySpec()
     from tritonkit.spec.loader import load_project
 
-    return load_project(path).gateway
+    return load_project(path).gateway or GatewaySpec()
 
 
 def _triton_url(triton: str | None) -> str:
@@ -32,6 +33,33 @@ def _triton_url(triton: str | None) -> str:
     return f"{state.host}:{state.grpc_port}"
 
 
+def _with_options(section: GatewaySpec, api_key_env: str | None, max_request_bytes: int | None,
+                  models: tuple[str, ...]) -> GatewaySpec:
+    """The spec section with the command line's settings over it, checked by the same schema."""
+    changes: dict = {}
+    if api_key_env:
+        changes["api_key_env"] = api_key_env
+    if max_request_bytes:
+        changes["max_request_bytes"] = max_request_bytes
+    if models:
+        parsed = {}
+        for item in models:
+            name, _, target = item.partition("=")
+            pipeline, _, model = target.partition(":")
+            if not name or not pipeline:
+                raise TritonkitError("", "--model", f"'{item}' is not ID=PIPELINE[:TRITON_MODEL]", "e.g. --model smollm2=llm")
+            parsed[name] = {"pipeline": pipeline, **({"model": model} if model else {})}
+        changes["models"] = parsed
+    if not changes:
+        return section
+    try:
+        return GatewaySpec.model_validate({**section.model_dump(exclude_unset=True), **changes})
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise TritonkitError("", "--model" if first["loc"][0] == "models" else f"--{str(first['loc'][0]).replace('_', '-')}",
+                             f"{'.'.join(map(str, first['loc']))}: {first['msg']}", "see tritonkit gateway --help") from None
+
+
 @click.command("gateway")
 @click.option("--triton", help="Triton's gRPC endpoint HOST:PORT [default: the server `tritonkit serve` recorded here].")
 @click.option("--repository", type=click.Path(path_type=Path), default=Path("model_repository"), show_default=True,
@@ -42,9 +70,13 @@ def _triton_url(triton: str | None) -> str:
 @click.option("--port", type=PORT, help="Port [default: gateway.port, 9000].")
 @click.option("--api-key-file", type=click.Path(path_type=Path, dir_okay=False),
               help="File of API keys, one a line [default: gateway.api_key_file; keys also come from gateway.api_key_env's variable].")
+@click.option("--api-key-env", help="Variable holding the API key(s), comma-separated [default: gateway.api_key_env, TRITONKIT_API_KEY].")
+@click.option("--max-request-bytes", type=click.IntRange(1024), help="Larger bodies are refused with 413 [default: gateway.max_request_bytes, 25 MiB].")
+@click.option("--model", "models", multiple=True, metavar="ID=PIPELINE[:TRITON_MODEL]",
+              help="A model id and the pipeline (llm, tts, asr) serving it; repeat [default: gateway.models, else every pipeline Triton serves].")
 @reports_errors
 def gateway_command(triton: str | None, repository: Path, spec: Path | None, host: str | None, port: int | None,
-                    api_key_file: Path | None) -> None:
+                    api_key_file: Path | None, api_key_env: str | None, max_request_bytes: int | None, models: tuple[str, ...]) -> None:
     """Serve OpenAI-compatible /v1 routes (chat, completions, speech, transcriptions) in front of Triton.
 
     \b
@@ -55,7 +87,7 @@ def gateway_command(triton: str | None, repository: Path, spec: Path | None, hos
     """
     from tritonkit.gateway.server import config_of, exposure_warning, run
 
-    section = _spec_section(spec)
+    section = _with_options(_spec_section(spec), api_key_env, max_request_bytes, models)
     config = config_of(section, _triton_url(triton), repository, api_key_file)
     bind = host or section.host
     warning = exposure_warning(bind, config.api_keys)

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from tritonkit.export.progress import Progress
 from tritonkit.files import write_text_atomically
+from tritonkit.gateway import deployment as gateway_deployment
 from tritonkit.repository.assets import run_assets
 from tritonkit.repository.compose import DOCKERFILE_NAME, render_compose, render_dockerfile
 from tritonkit.repository.exports import run_exports
@@ -89,5 +90,8 @@ def build(spec_path: Path, out_dir: Path | None = None, compose_path: Path | Non
             write_text_atomically(compose, compose_text)
             if dockerfile and dockerfile_text:
                 write_text_atomically(dockerfile, dockerfile_text)
+            if project.gateway is not None:   # the compose file's gateway service builds from it
+                write_text_atomically(compose.parent / gateway_deployment.DOCKERFILE_NAME,
+                                      gateway_deployment.dockerfile(project.gateway, project.deploy.user))
     return BuildResult(plan, repository, compose, dockerfile, written=not dry_run, graphs=graphs, assets=assets,
                        model_files=model_files)

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from tritonkit.gateway import deployment as gateway_deployment
 from tritonkit.validate.model_graph import with_callees
 
 if TYPE_CHECKING:  # annotations only: the embedded server and its clients import the flags below without the build
@@ -140,6 +141,10 @@ def compose_document(plan: BuildPlan, repository: Path, compose_path: Path) -> d
         service["depends_on"] = {"tensorrt-engines": {"condition": "service_completed_successfully"}}
         service["deploy"] = gpu_reservation()
     services["triton"] = service
+    if plan.project.gateway is not None:   # OpenAI-compatible routes beside Triton (tritonkit.gateway.deployment)
+        services["gateway"] = gateway_deployment.compose_service(
+            plan.project.gateway, compose_path.absolute().parent.name.lower() or "project", deploy.grpc_port,
+            deploy.bind_address, mount, deploy.user)
     return {"services": services}
 
 

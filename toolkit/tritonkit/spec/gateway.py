@@ -26,6 +26,8 @@ class GatewaySpec(StrictModel):
                              "comma-separated; when set, every request needs 'Authorization: Bearer <key>'.")
     api_key_file: str | None = Field(default=None, description="A file of API keys, one a line (read at start, never written).")
     max_request_bytes: int = Field(default=25 * 1024 * 1024, ge=1024, description="Larger request bodies are refused (413).")
+    image: str = Field(default="python:3.11-slim", description="Base image of the generated tritonkit-gateway.Dockerfile "
+                       "(compose), which pip-installs tritonkit[gateway] and tokenizers into it.")
     models: dict[str, GatewayModelSpec] = Field(default_factory=dict, description="Model id -> pipeline; default: each "
                                                 "pipeline Triton serves, as llm / tts / asr.")
 

@@ -27,7 +27,8 @@ class ProjectFile(PipelineFile):
 
     version: Literal[1] = 1
     deploy: DeploySpec = Field(default_factory=DeploySpec)
-    gateway: GatewaySpec = Field(default_factory=GatewaySpec, description="`tritonkit gateway`: OpenAI-compatible routes.")
+    gateway: GatewaySpec | None = Field(default=None, description="`tritonkit gateway`: OpenAI-compatible routes; with this "
+                                        "section the compose file gets a gateway service.")
     tuned: dict[str, TunedModel] = Field(
         default_factory=dict, description="Written by `tritonkit tune`: winning settings that override the models' own."
     )
@@ -55,7 +56,7 @@ class Project:
     models: dict[str, ModelSpec] = field(default_factory=dict)
     origins: dict[str, Path] = field(default_factory=dict)
     added_smoke: dict[str, list[SmokeCase]] = field(default_factory=dict)
-    gateway: GatewaySpec = field(default_factory=GatewaySpec)
+    gateway: GatewaySpec | None = None
 
     @property
     def root(self) -> Path:
