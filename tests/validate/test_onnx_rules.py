@@ -156,7 +156,7 @@ def test_the_wire_format_reader_reads_what_the_onnx_package_reads(tmp_path: Path
         graph = onnx.load(str(path), load_external_data=False).graph
         weights_named = {t.name for t in graph.initializer}
 
-        def expected(values: list, keep: bool) -> dict:
+        def expected(values: list, keep: bool, weights_named: set[str] = weights_named) -> dict:
             out = {}
             for v in values:
                 if (v.name in weights_named) != keep:
