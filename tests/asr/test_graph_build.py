@@ -8,6 +8,7 @@ import yaml
 
 from tests.asr.vocab import posteriors, write_inputs
 from tests.conftest import run_cli
+from tritonkit.pipelines.asr.graph.info import GRAPH_FILES
 from tritonkit.pipelines.asr.runtime.decoder import Graph, WfstDecoder
 
 
@@ -80,3 +81,21 @@ def test_bad_lexicon_is_one_line_naming_the_lexicon(tmp_path: Path) -> None:
     assert done.stderr.strip() == ("lang/lexicon.txt: line 2: word 'play' uses token 'Ä', which is not in lang/tokens.txt; "
                                    "add 'Ä' to the token list or spell 'play' with listed tokens")
     assert not list((project / ".tritonkit" / "cache" / "asr_graph").iterdir())
+
+
+def test_another_model_decodes_with_its_own_copy_of_the_graph(tmp_path: Path) -> None:
+    """Triton from s3:// downloads each model apart: a model decoding with another model's graph gets its own copy
+    (files: model:<graph model>/TLG.fst ...), byte for byte what the graph model serves, and validate accepts it."""
+    project = _project(tmp_path, {"tokens": "lang/tokens.txt", "lexicon": "lang/lexicon.txt", "grammar": "lang/grammar.txt"})
+    spec = yaml.safe_load((project / "tritonkit.yaml").read_text())
+    spec["models"]["stream"] = {**spec["models"]["decoder"], "asr_graph": None, "versions": [1],
+                                "files": {"model.py": "model.py", **{f: f"model:decoder/{f}" for f in GRAPH_FILES}}}
+    (project / "tritonkit.yaml").write_text(yaml.safe_dump(spec))
+    built = _build(project)
+    assert built["model_files"] == {"stream": {f: f"model:decoder/{f}" for f in GRAPH_FILES}}
+    repository = project / "model_repository"
+    for file in GRAPH_FILES:
+        assert (repository / "stream" / "1" / file).read_bytes() == (repository / "decoder" / "2" / file).read_bytes()
+    decoder = WfstDecoder(Graph.load(repository / "stream" / "1"))
+    assert decoder.decode(posteriors(["call", "four", "two"])).text == "call four two"
+    assert run_cli("validate", "model_repository", cwd=project).returncode == 0

@@ -72,7 +72,8 @@ def test_a_dry_run_leaves_references_out_and_passes(tmp_path: Path) -> None:
     ("model:makr/table.json", "tritonkit.yaml: models.user.files.table.json: 'model:makr/table.json' names no model of the spec; "
                               "write model:<model>/<file> with one of: maker"),
     ("model:maker/vocab.json", "tritonkit.yaml: models.user.files.table.json: model 'maker' has no file 'vocab.json' in its version "
-                               "folder; name one of what its build puts there (lib, model.py, table.json)"),
+                               "folder; give 'maker' one (files: {vocab.json: <path>}) or name one of what its build puts there "
+                               "(lib, model.py, table.json)"),
     ("model:user/model.py", "tritonkit.yaml: models.user.files.table.json: 'model:user/model.py' names this model itself; "
                             "name the file by its path instead (model:<model>/<file> copies another model's file)"),
     ("model:maker/../secret", "tritonkit.yaml: models.user.files.table.json: model 'maker' has no file '../secret' in its"),

