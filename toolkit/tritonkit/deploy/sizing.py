@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tritonkit.errors import TritonkitError
+from tritonkit.instance_counts import group_count, instance_groups
 from tritonkit.model_config import pb
 from tritonkit.validate.layout import loaded_versions, read_versions
 
@@ -99,15 +100,13 @@ def _loaded_file_bytes(model_dir: Path, config: pb.ModelConfig) -> int:
 
 
 def footprint(name: str, config: pb.ModelConfig, model_dir: Path) -> Footprint:
-    """One model's demands; a non-ensemble without instance groups gets Triton's default of one instance."""
-    groups = list(config.instance_group)
-    if not groups and config.platform != "ensemble":
-        groups = [pb.ModelInstanceGroup(kind=pb.ModelInstanceGroup.KIND_CPU, count=1)]
+    """One model's demands, with the instances Triton runs (its default count where a group leaves it out)."""
+    groups = instance_groups(config)
     gpu_groups = [g for g in groups if g.kind == pb.ModelInstanceGroup.KIND_GPU]
-    cpu_instances = sum(max(g.count, 1) for g in groups if g not in gpu_groups)
+    cpu_instances = sum(group_count(config, g) for g in groups if g not in gpu_groups)
     named = {gpu for g in gpu_groups for gpu in g.gpus}
     return Footprint(name=name, file_bytes=_loaded_file_bytes(model_dir, config), cpu_threads=cpu_instances * _threads(config),
-                     cpu_instances=cpu_instances, gpu_instances=sum(max(g.count, 1) for g in gpu_groups),
+                     cpu_instances=cpu_instances, gpu_instances=sum(group_count(config, g) for g in gpu_groups),
                      gpus=(len(named) or 1) if gpu_groups else 0, python=config.backend == "python",
                      kv_cache_bytes=_int_parameter(config, "kv_cache_bytes"))
 

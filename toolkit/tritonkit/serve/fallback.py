@@ -13,6 +13,7 @@ from pathlib import Path
 from google.protobuf import text_format
 
 from tritonkit.errors import Problem
+from tritonkit.instance_counts import group_count, instance_groups
 from tritonkit.model_config import pb as mc
 from tritonkit.serve.onnx_model import ONNX_FILE_PARAMETER
 
@@ -136,7 +137,10 @@ def fallback_config(config: mc.ModelConfig, fallback: Fallback, gpu: bool) -> mc
     new.parameters[ONNX_FILE_PARAMETER].string_value = fallback.onnx_file
     if fallback.threads:  # else the runner splits the cores over this config's instances (variants differ)
         new.parameters["intra_op_thread_count"].string_value = str(fallback.threads)
+    if not new.instance_group:
+        new.instance_group.extend(instance_groups(config))
     for group in new.instance_group:
+        group.count = group_count(config, group)   # the container's default count, not the Python backend's
         if group.kind == mc.ModelInstanceGroup.KIND_GPU and not gpu:
             group.kind = mc.ModelInstanceGroup.KIND_CPU
             del group.gpus[:]

@@ -11,6 +11,7 @@ from typing import Any
 
 from google.protobuf import json_format
 
+from tritonkit.instance_counts import group_count, instance_groups
 from tritonkit.model_config import pb as mc
 from tritonkit.spec.instances import InstanceGroup
 from tritonkit.spec.model import ModelSpec
@@ -26,7 +27,8 @@ def parse_variant(config: dict[str, Any]) -> mc.ModelConfig:
 
 
 def instance_count(config: mc.ModelConfig) -> int:
-    return sum(max(g.count, 1) for g in config.instance_group) or 1
+    """Instances the variant runs in all (Triton's default count where a group leaves it out)."""
+    return sum(group_count(config, g) for g in instance_groups(config)) or 1
 
 
 def tuned_for(spec: ModelSpec, config: mc.ModelConfig, provenance: Provenance) -> TunedModel:
