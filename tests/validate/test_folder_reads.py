@@ -106,3 +106,13 @@ def test_publish_and_deploy_refuse_it_too_and_write_nothing(tmp_path: Path) -> N
     deployed = run_cli("deploy", "k8s", "--repository", "s3://bucket/models", "--repository-dir", str(root), cwd=tmp_path)
     assert deployed.returncode == 2 and "model 'frontend' reads vocab.json from model 'speech''s folder" in deployed.stderr, deployed.stderr
     assert len(deployed.stderr.strip().splitlines()) == 1 and not (tmp_path / "deploy").exists()
+
+
+def test_reading_a_siblings_config_names_the_sibling_the_code_names(tmp_path: Path) -> None:
+    """The old asr_stream read acoustic's config.pbtxt for receptive_frames; every model has a config.pbtxt, so the
+    sibling named is the one the code's strings name, not the first in the folder."""
+    reads = 'config = Path(args["model_repository"]).parent / "speech" / "config.pbtxt"'
+    root = repository(tmp_path, model_py(reads))
+    write(root, {"aaa": (HEAD + IO, {"1/model.py": model_py("pass")})})
+    assert refusal(root).startswith("model_repository/frontend/config.pbtxt: files: model 'frontend' reads config.pbtxt from model "
+                                    "'speech''s folder at model_repository/frontend/1/model.py:9")

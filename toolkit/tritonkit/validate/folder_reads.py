@@ -201,18 +201,16 @@ def _call_name(call: ast.Call) -> str | None:
 
 
 def _named_sibling(root: Path, name: str, configs: dict[str, pb.ModelConfig]) -> tuple[str | None, str]:
-    """(other model, file) when the model's code names a file that exactly one sibling's version folders hold."""
+    """(other model, file) when the model's strings (code and parameters) name a file a sibling holds; siblings the
+    strings name come first (a config.pbtxt or model.onnx is in every folder)."""
     texts = {n.value for path in _python_files(root / name) for n in ast.walk(_parse(path))
              if isinstance(n, ast.Constant) and isinstance(n.value, str)}
-    texts |= {value.string_value for value in configs[name].parameters.values()}
+    texts |= {word for value in configs[name].parameters.values() for word in value.string_value.split()}
     constants = {part for text in texts for part in text.replace("\\", "/").split("/")}   # "speech/1/vocab.json" names vocab.json
-    for other in sorted(configs):
-        if other == name:
-            continue
-        held = {p.name for p in (root / other).glob("*/*") if p.is_file()}
-        for file in sorted(held & constants):
-            if file != "model.py":
-                return other, file
+    for other in sorted((m for m in configs if m != name), key=lambda m: (m not in constants, m)):
+        held = {p.name for pattern in ("*", "*/*") for p in (root / other).glob(pattern) if p.is_file()}
+        for file in sorted(held & constants - {"model.py"}):
+            return other, file
     return None, ""
 
 
