@@ -16,6 +16,7 @@ import pytest
 import tritonclient.grpc as grpcclient
 import yaml
 
+from tests.conftest import run_cli
 from tests.gateway.conftest import gateway, served, starter
 from tritonkit.pipelines.llm.runtime.assets import GenerationConfig
 from tritonkit.pipelines.llm.runtime.chat import format_chat
@@ -216,3 +217,18 @@ def test_the_compose_file_gets_the_gateway_service(stack):
         checked = subprocess.run(["docker-compose", "-f", "docker-compose.yml", "config", "-q"], cwd=project,
                                  capture_output=True, text=True)
         assert checked.returncode == 0, checked.stderr
+
+
+def test_a_gateway_reading_the_published_repository_from_s3_answers_the_same(stack, client, s3):
+    """The sidecar's case: Triton and the gateway read a repository published to S3 (moto); the gateway fetches the
+    chat format and tokenizer from the bucket (the endpoint in Triton's s3://HOST:PORT/... form) and answers alike."""
+    project, server, _ = stack
+    published = run_cli("publish", s3["dest"], "--endpoint-url", s3["endpoint"], cwd=project, timeout=300)
+    assert published.returncode == 0, published.stderr
+    expected = client.chat.completions.create(model=MODEL, messages=CONVERSATION, max_tokens=6, temperature=0)
+    (project / "no-local-copy").mkdir(exist_ok=True)
+    with gateway(project / "no-local-copy", server, "--repository", s3["triton"], "--model", f"{MODEL}=llm") as base:
+        remote = openai.OpenAI(base_url=base, api_key="unused", max_retries=0)
+        reply = remote.chat.completions.create(model=MODEL, messages=CONVERSATION, max_tokens=6, temperature=0)
+    assert reply.choices[0].message.content == expected.choices[0].message.content
+    assert reply.usage == expected.usage

@@ -62,8 +62,9 @@ def _with_options(section: GatewaySpec, api_key_env: str | None, max_request_byt
 
 @click.command("gateway")
 @click.option("--triton", help="Triton's gRPC endpoint HOST:PORT [default: the server `tritonkit serve` recorded here].")
-@click.option("--repository", type=click.Path(path_type=Path), default=Path("model_repository"), show_default=True,
-              help="The built repository Triton serves (the LLM's chat format and tokenizer are read from it).")
+@click.option("--repository", default="model_repository", show_default=True,
+              help="The repository Triton serves, a folder or s3://BUCKET/PREFIX (the LLM's chat format and tokenizer are "
+              "read from it; S3 endpoint and credentials as for `tritonkit serve`).")
 @click.option("--spec", type=click.Path(path_type=Path, dir_okay=False), help="tritonkit.yaml whose gateway: section "
               "applies [default: ./tritonkit.yaml when present].")
 @click.option("--host", help="Address to bind [default: gateway.host, 127.0.0.1]; beyond loopback gets a warning.")
@@ -75,7 +76,7 @@ def _with_options(section: GatewaySpec, api_key_env: str | None, max_request_byt
 @click.option("--model", "models", multiple=True, metavar="ID=PIPELINE[:TRITON_MODEL]",
               help="A model id and the pipeline (llm, tts, asr) serving it; repeat [default: gateway.models, else every pipeline Triton serves].")
 @reports_errors
-def gateway_command(triton: str | None, repository: Path, spec: Path | None, host: str | None, port: int | None,
+def gateway_command(triton: str | None, repository: str, spec: Path | None, host: str | None, port: int | None,
                     api_key_file: Path | None, api_key_env: str | None, max_request_bytes: int | None, models: tuple[str, ...]) -> None:
     """Serve OpenAI-compatible /v1 routes (chat, completions, speech, transcriptions) in front of Triton.
 

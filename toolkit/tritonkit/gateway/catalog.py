@@ -3,7 +3,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from starlette.routing import Route
 
@@ -33,7 +32,7 @@ class GatewayConfig:
     """Everything the app needs, resolved from the spec's `gateway:` section and the command line."""
 
     triton_url: str
-    repository: Path | None = None   # the built repository (pipeline files such as the LLM's tokenizer are read here)
+    repository: str = "model_repository"   # the repository Triton serves, a folder or s3:// (the LLM's tokenizer is read there)
     models: tuple[Served, ...] = ()   # empty: every pipeline whose entry model Triton serves, under its default id
     api_keys: frozenset[str] = field(default_factory=frozenset)
     max_request_bytes: int = 25 * 1024 * 1024

@@ -35,7 +35,7 @@ def exposure_warning(host: str, keys: frozenset[str]) -> str | None:
     return f"warning: --host {host}: the OpenAI gateway is open on {where}; {guard}"
 
 
-def config_of(spec: GatewaySpec, triton_url: str, repository: Path | None, key_file: Path | None) -> GatewayConfig:
+def config_of(spec: GatewaySpec, triton_url: str, repository: str, key_file: Path | None) -> GatewayConfig:
     """The app's settings from the spec section and the command line (the command line wins)."""
     models = tuple(Served(name, m.pipeline, m.model or PIPELINES[m.pipeline].entry_model) for name, m in spec.models.items())
     file = key_file or (Path(spec.api_key_file) if spec.api_key_file else None)

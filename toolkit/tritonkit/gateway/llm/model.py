@@ -7,6 +7,7 @@ tokens with the model's tokenizer (what `preprocess` encodes) and completion tok
 """
 from __future__ import annotations
 
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -43,8 +44,15 @@ class LlmFiles:
     codec: TextCodec
 
     @classmethod
-    def load(cls, repository: Path | None) -> LlmFiles:
-        folder = _version_folder(repository or Path("model_repository"))
+    def load(cls, repository: str) -> LlmFiles:
+        """From a built repository folder, or one published to s3:// (the files are fetched; Triton reads the rest)."""
+        if repository.startswith("s3://"):
+            with tempfile.TemporaryDirectory(prefix="tritonkit-gateway-") as folder:
+                return cls._from(_fetched(repository, Path(folder)))
+        return cls._from(_version_folder(Path(repository)))
+
+    @classmethod
+    def _from(cls, folder: Path) -> LlmFiles:
         return cls(GenerationConfig.load(folder), TextCodec(folder / TOKENIZER_FILE))
 
     def chat_prompt(self, messages: list[dict[str, str]]) -> str:
@@ -67,6 +75,26 @@ def _version_folder(repository: Path) -> Path:
                 return root / str(version)
     raise ApiError(503, f"the gateway cannot find the LLM's {GENERATION_FILE} and {TOKENIZER_FILE} in {repository} (models "
                    f"{', '.join(FILES_MODELS)}): start it with --repository pointing at the built repository Triton serves",
+                   kind="server_error", code="model_files_missing")
+
+
+def _fetched(url: str, into: Path) -> Path:
+    """generation.json and tokenizer.json of the newest version that has them, copied from a published repository."""
+    from tritonkit.publish.destination import S3Destination
+    from tritonkit.publish.s3url import parse_s3_url
+
+    parsed = parse_s3_url(url)
+    store = S3Destination(parsed.bucket, parsed.prefix, parsed.endpoint)
+    keys = set(store.list())
+    for model in FILES_MODELS:
+        versions = sorted({int(k.split("/")[1]) for k in keys if k.startswith(f"{model}/") and k.split("/")[1].isdigit()}, reverse=True)
+        for version in versions:
+            wanted = [f"{model}/{version}/{name}" for name in (GENERATION_FILE, TOKENIZER_FILE)]
+            if all(key in keys for key in wanted):
+                for key in wanted:
+                    (into / Path(key).name).write_bytes(store.read(key) or b"")
+                return into
+    raise ApiError(503, f"{url} holds no {GENERATION_FILE} and {TOKENIZER_FILE} (models {', '.join(FILES_MODELS)})",
                    kind="server_error", code="model_files_missing")
 
 
