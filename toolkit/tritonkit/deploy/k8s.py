@@ -15,6 +15,7 @@ from tritonkit.deploy.manifests import ADAPTER_VALUES, KUSTOMIZATION, Manifest, 
 from tritonkit.deploy.scraping import METRICS_PATH, PODMONITOR, adapter_prometheus, scrape_annotations
 from tritonkit.deploy.sizing import PROBE_PERIOD_S, mebibytes
 from tritonkit.deploy.target import Target
+from tritonkit.gateway import deployment as gateway_deployment
 
 #: The custom metric the HPA scales on (the prometheus-adapter rule's `as`).
 METRIC = "triton_queue_compute_ratio"
@@ -67,6 +68,8 @@ def context(t: Target, out_hint: str) -> dict[str, Any]:
         "startup_window_s": t.sizing.startup_failure_threshold * PROBE_PERIOD_S,
         "load_seconds": t.load_time.seconds, "load_source": t.load_time.source,
         "metric": METRIC, "adapter_file": ADAPTER_VALUES, "out_hint": out_hint, "adapter_prometheus": adapter_prometheus(t.options.prometheus_url),
+        "gateway": gateway_deployment.sidecar(t.project.gateway, t.name, deploy.grpc_port, t.s3_url, pod.container_security(t),
+                                              t.s3_secret) if t.project.gateway else None,
     }
 
 

@@ -142,9 +142,8 @@ def compose_document(plan: BuildPlan, repository: Path, compose_path: Path) -> d
         service["deploy"] = gpu_reservation()
     services["triton"] = service
     if plan.project.gateway is not None:   # OpenAI-compatible routes beside Triton (tritonkit.gateway.deployment)
-        services["gateway"] = gateway_deployment.compose_service(
-            plan.project.gateway, compose_path.absolute().parent.name.lower() or "project", deploy.grpc_port,
-            deploy.bind_address, mount, deploy.user)
+        services["gateway"] = gateway_deployment.compose_service(plan.project.gateway, deploy.grpc_port, deploy.bind_address,
+                                                                 mount, deploy.user)
     return {"services": services}
 
 

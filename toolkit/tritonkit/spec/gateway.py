@@ -6,6 +6,7 @@ from typing import Literal
 
 from pydantic import Field, field_validator
 
+from tritonkit import __version__
 from tritonkit.spec.base import StrictModel
 
 
@@ -26,8 +27,10 @@ class GatewaySpec(StrictModel):
                              "comma-separated; when set, every request needs 'Authorization: Bearer <key>'.")
     api_key_file: str | None = Field(default=None, description="A file of API keys, one a line (read at start, never written).")
     max_request_bytes: int = Field(default=25 * 1024 * 1024, ge=1024, description="Larger request bodies are refused (413).")
-    image: str = Field(default="python:3.11-slim", description="Base image of the generated tritonkit-gateway.Dockerfile "
-                       "(compose), which pip-installs tritonkit[gateway] and tokenizers into it.")
+    image: str = Field(default=f"tritonkit-gateway:{__version__}", description="The gateway's image: compose builds and tags "
+                       "it from tritonkit-gateway.Dockerfile; Kubernetes pulls it (push it to your registry under this name).")
+    base_image: str = Field(default="python:3.11-slim", description="FROM of the generated tritonkit-gateway.Dockerfile, "
+                            "which pip-installs tritonkit[gateway] and tokenizers into it.")
     models: dict[str, GatewayModelSpec] = Field(default_factory=dict, description="Model id -> pipeline; default: each "
                                                 "pipeline Triton serves, as llm / tts / asr.")
 
