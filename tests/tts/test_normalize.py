@@ -111,3 +111,98 @@ def test_readings_that_stay_as_they_are(text: str, spoken: str) -> None:
 
 def test_a_negative_number_with_a_unit_keeps_its_minus() -> None:
     assert normalize("It was -5 km and -1 kg.") == "It was minus five kilometers and minus one kilogram."
+
+
+@pytest.mark.parametrize("text, spoken", [
+    ("Music of the 1980s.", "Music of the nineteen eighties."),
+    ("Back in the '70s and ’60s.", "Back in the seventies and sixties."),
+    ("In her 20s, the 90's.", "In her twenties, the nineties."),
+    ("The 1900s and the 2010s.", "The nineteen hundreds and the twenty tens."),
+])
+def test_decades(text: str, spoken: str) -> None:
+    assert normalize(text) == spoken
+
+
+@pytest.mark.parametrize("text, spoken", [
+    ("A $3.2M round.", "A three point two million dollars round."),
+    ("It has 4.5B users.", "It has four point five billion users."),
+    ("A 70B model, 10k steps, £2bn, €5K.", "A seventy billion model, ten thousand steps, two billion pounds, five thousand euros."),
+    ("Apartment 4B.", "Apartment fourB."),   # a designator, not a magnitude: the letter is left to espeak-ng
+])
+def test_magnitudes(text: str, spoken: str) -> None:
+    assert normalize(text) == spoken
+
+
+@pytest.mark.parametrize("text, spoken", [
+    ("Drive 80 km/h.", "Drive eighty kilometers per hour."),
+    ("Earn $20/hour.", "Earn twenty dollars per hour."),
+    ("Type 60 words/min at 1 km/h or 3 m/s.", "Type sixty words per minute at one kilometer per hour or three meters per second."),
+])
+def test_rates(text: str, spoken: str) -> None:
+    assert normalize(text) == spoken
+
+
+@pytest.mark.parametrize("text, spoken", [
+    ("Call 0800 123 456.", "Call zero eight zero zero, one two three, four five six."),
+    ("Call +44 20 7946 0958.", "Call plus four four, two zero, seven nine four six, zero nine five eight."),
+    ("Call (555) 123-4567 or 555-1234.", "Call five five five, one two three, four five six seven or five five five, one two three four."),
+    ("Agent 007 at 0800.", "Agent zero zero seven at zero eight zero zero."),
+    ("Between 1990-2000 and 10 200.", "Between one thousand nine hundred ninety-two thousand and ten two hundred."),  # two numbers, as before
+])
+def test_telephone_numbers_and_leading_zeros_are_read_digit_by_digit(text: str, spoken: str) -> None:
+    assert normalize(text) == spoken
+
+
+@pytest.mark.parametrize("text, spoken", [
+    ("Conquered in 1066.", "Conquered in ten sixty-six."),
+    ("In the year 1000.", "In the year one thousand."),
+    ("Since 1099, by 1050.", "Since ten ninety-nine, by ten fifty."),
+])
+def test_years_before_1100(text: str, spoken: str) -> None:
+    assert normalize(text) == spoken
+
+
+@pytest.mark.parametrize("text, spoken", [
+    ("It costs ¥1,500.", "It costs one thousand five hundred yen."),
+    ("Pay ₹250.50 or ₹1.", "Pay two hundred fifty rupees and fifty paise or one rupee."),
+])
+def test_yen_and_rupees(text: str, spoken: str) -> None:
+    assert normalize(text) == spoken
+
+
+def test_a_hash_before_a_number_is_number() -> None:
+    assert normalize("The #3 hit.") == "The number three hit."
+
+
+@pytest.mark.parametrize("text, spoken", [
+    ("A 50/50 chance.", "A fifty-fifty chance."),
+    ("A 60/40 split, 1/50 odds.", "A sixty-forty split, one over fifty odds."),
+])
+def test_splits_of_a_hundred(text: str, spoken: str) -> None:
+    assert normalize(text) == spoken
+
+
+@pytest.mark.parametrize("text, spoken", [
+    ("A 2x2 grid.", "A two by two grid."),
+    ("At 1920×1080, a 2 x 4.", "At one thousand nine hundred twenty by one thousand eighty, a two by four."),
+])
+def test_dimensions(text: str, spoken: str) -> None:
+    assert normalize(text) == spoken
+
+
+@pytest.mark.parametrize("text, spoken", [
+    ("Use v3.1 now.", "Use version three point one now."),
+    ("From v2 to v1.10.2.", "From version two to version one point ten point two."),
+])
+def test_versions(text: str, spoken: str) -> None:
+    assert normalize(text) == spoken
+
+
+@pytest.mark.parametrize("text, spoken", [
+    ("He is 5'11\" tall.", "He is five feet eleven inches tall."),
+    ("She is 6' tall, with a gap of 1' 1\".", "She is six feet tall, with a gap of one foot one inch."),
+    ("A 12\" pizza.", "A twelve inches pizza."),
+    ("He said \"take 5\" and 'give 6' back.", "He said \"take five\" and 'give six' back."),   # closing quotes, not inches or feet
+])
+def test_feet_and_inches(text: str, spoken: str) -> None:
+    assert normalize(text) == spoken

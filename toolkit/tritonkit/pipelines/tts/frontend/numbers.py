@@ -61,6 +61,14 @@ def year(n: int) -> str:
     return f"{cardinal(high)} {cardinal(low) if low >= 10 else 'oh ' + cardinal(low)}"
 
 
+def plural(words: str) -> str:
+    """The plural of a number's last word, as decades and centuries are said: 'nineteen eighty' -> 'nineteen eighties',
+    'nineteen hundred' -> 'nineteen hundreds'."""
+    head, sep, last = words.rpartition(" ")
+    last = last[:-1] + "ies" if last.endswith("y") else last + ("es" if last.endswith("x") else "s")
+    return f"{head}{sep}{last}"
+
+
 def digits(text: str) -> str:
     """'0042' -> 'zero zero four two' (fractions after a decimal point, long numbers)."""
     return " ".join(_ONES[int(d)] for d in text if d.isdigit())
