@@ -4,8 +4,8 @@ Builds both projects in a scratch folder, serves each repository on its own embe
 model named `preprocess`), then runs `--concurrency`
 workers (half HTTP, half gRPC) for `--seconds`, each replaying the smoke golden cases (`read_cases`) of
 every model in turn: plain requests, sequences (interleaved correlation ids unique per replay), decoupled
-streams and the ensembles. The LLM pipeline's `generate` (gRPC streams), `complete` and `llm` ensemble (streamed
-text over HTTP and gRPC) have no golden files: their greedy outputs for fixed prompts are computed in process at
+streams and the ensembles. The LLM pipeline's `generate` (gRPC streams of tokens, and one-response requests that
+do not ask for token_ids) and `llm` ensemble (streamed text over HTTP and gRPC) have no golden files: their greedy outputs for fixed prompts are computed in process at
 start (`llm_jobs`). Every answer is compared with its known value. Reports requests, errors, wrong
 answers and p50/p99 per model (of the measured run), and resident memory per process group (each server, each
 model's stubs), sampled every `--sample-every` seconds.
@@ -122,10 +122,10 @@ def _reason(out: StepOutput) -> np.ndarray:
 
 
 def llm_jobs(server: EmbeddedServer, repository: Path) -> list[Job]:
-    """Known answers for `generate` (gRPC stream of ids), `complete` (one response) and the `llm` ensemble
-    (streamed text over HTTP and gRPC): each prompt's greedy generation run step by step in process by the same
-    engine code, over the built decoder, so every streamed response is known before the load starts."""
-    folder = repository / "decoder" / "1"
+    """Known answers for `generate` (gRPC stream of ids, and one response when token_ids is not asked for) and
+    the `llm` ensemble (streamed text over HTTP and gRPC): each prompt's greedy generation run step by step in
+    process by the same engine code, over the built model, so every streamed response is known before the load starts."""
+    folder = repository / "generate" / "1"
     loaded = load_engine(folder, {})
     engine, codec = loaded.engine, loaded.codec
     # generate refuses generations beyond its max_streams (as it should): the replays streaming through it share
@@ -145,17 +145,17 @@ def llm_jobs(server: EmbeddedServer, repository: Path) -> list[Job]:
         by_text: dict[str, np.ndarray] = {"text_input": np.array([[prompt.encode()]], dtype=object), "max_tokens": limit}
         generate = GoldenCase(f"greedy-{k}", "stream", [(by_ids, {})], atol=0, rtol=0, responses=[
             {"token_ids": np.asarray(out.token_ids, np.int64), "finish_reason": _reason(out)} for out in steps])
-        complete = GoldenCase(f"greedy-{k}", "request", [(by_ids, {
-            "generated_ids": np.asarray(last.generated, np.int64), "finish_reason": _reason(last)})], atol=0, rtol=0)
+        complete = GoldenCase(f"greedy-{k}-once", "stream", [(by_ids, {})], atol=0, rtol=0, responses=[{
+            "generated_ids": np.asarray(last.generated, np.int64), "finish_reason": _reason(last)}])
         ensemble = GoldenCase(f"greedy-{k}", "stream", [(by_text, {})], atol=0, rtol=0, responses=[
             {"output_ids": np.asarray(out.token_ids, np.int64), "finish_reason": _reason(out),
              "text_output": np.array([text_delta(codec.decode, out.generated, len(out.token_ids), (),
                                                  out.finish_reason is not None).encode()], dtype=object)}
             for out in steps])
-        for model, case in (("generate", generate), ("complete", complete), ("llm", ensemble)):
-            outputs = list(case.responses[0] if case.responses else case.steps[0][1])
+        for model, case in (("generate", generate), ("generate", complete), ("llm", ensemble)):
+            outputs = list(case.responses[0])
             jobs.append(Job(server, f"{repository.parent.name}/{model}", case, read_tolerances(repository / model / "golden"), outputs,
-                            None if model == "complete" else streams, flat=True))
+                            streams, flat=True))
     return jobs
 
 

@@ -91,7 +91,7 @@ def test_llm_starter_builds_its_dockerfile_and_streams_through_the_container(dep
         up = deployment.up()
         assert up.returncode == 0, up.stdout + up.stderr
         smoke_passed(deployment.smoke(), project / "model_repository")
-        decoder = project / "model_repository" / "decoder" / "1"
+        decoder = project / "model_repository" / "generate" / "1"
         codec = TextCodec(decoder / "tokenizer.json")
         want = tiny_greedy(list(codec.encode("Hello")), 12, frozenset(GenerationConfig.load(decoder).eos_token_ids))
         body = {"text_input": "Hello", "max_tokens": 12}

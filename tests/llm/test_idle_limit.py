@@ -19,8 +19,8 @@ HANG_S = 30  # a stream silent this long has hung (the 3 slow steps take 4.5 s)
 
 
 def _sequence_batching(**changes) -> dict:
-    pipeline = yaml.safe_load(package_path("ensembles/llm.yaml").read_text())
-    return {**pipeline["models"]["generate"]["sequence_batching"], **changes}
+    spec = yaml.safe_load(package_path("starters/llm/tritonkit.yaml").read_text())
+    return {**spec["models"]["generate"]["sequence_batching"], **changes}
 
 
 @pytest.fixture(scope="module")

@@ -2,8 +2,11 @@
 PyTorch, one-response completion, stop strings, max_tokens, seeds, cancellation, the cache budget, 16 streams."""
 from __future__ import annotations
 
+import json
 import threading
 import time
+import urllib.error
+import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -21,6 +24,10 @@ from tritonkit.pipelines.llm.runtime.text import REPLACEMENT, TextCodec
 pytestmark = pytest.mark.server
 HELLO = list(b"Hello")  # the byte tokenizer's ids
 BUDGET_POSITIONS = 2048  # 1 MiB of tiny-GPT keys+values (512 bytes a position)
+#: Sequence ids the reuse tests pick, far above the ids Triton gives requests that send none (1, 2, 3, ...): a sequence
+#: the stray test leaves stuck in Triton holds its id until max_sequence_idle_microseconds, delaying a request that
+#: Triton numbers the same.
+REUSED, STRAY = (1 << 40) + 77, (1 << 40) + 78
 PROMPTS = ["Hello", "The capital of France is", "a", "Once upon a time, in a land far away,", "✓ unicode é",
            "12345678901234567890", "xyz", "Triton", "in-flight batching", "KV cache", "?", "tokens", "stream me",
            "GPU-less", "two cores", "sixteen"]
@@ -35,8 +42,8 @@ def server(serve, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def model_dir(server) -> Path:
-    """The decoder's version folder in the built repository (model.onnx, tokenizer.json, generation.json)."""
-    return server.repository / "decoder" / "1"
+    """generate's version folder in the built repository (model.onnx, tokenizer.json, generation.json)."""
+    return server.repository / "generate" / "1"
 
 
 @pytest.fixture(scope="module")
@@ -85,8 +92,7 @@ def test_smoke_passes(server):
     results = run_smoke(server.repository, target, ["http", "grpc"])
     failed = [r for r in results if r.status == "fail"]
     assert failed == [], [(r.check, r.model, r.protocol, r.detail) for r in failed]
-    replayed = [r for r in results if r.model == "decoder" and r.check.startswith("request:")]
-    assert len(replayed) == 2 * 4 and all(r.status == "pass" for r in replayed)  # the export's golden samples
+    assert {"preprocess", "generate", "postprocess", "llm", "llm_complete"} <= {r.model for r in results if r.status == "pass"}
 
 
 @pytest.mark.parametrize("prompt", ["Hello", "✓ unicode é"])
@@ -169,22 +175,30 @@ def test_bad_requests_get_clear_errors(server):
     assert "shorten the prompt to at most 255 tokens" in long_prompt.error
 
 
-@pytest.mark.parametrize("model, values, message", [
-    ("preprocess", {"text_input": "Hello", "top_p": 2.0}, "top_p must be in (0, 1]"),
-    ("complete", {"input_ids": HELLO, "temperature": -1.0}, "temperature must be a finite number >= 0"),
-    ("complete", {"input_ids": HELLO, "max_tokens": 255}, "exceeds the model's context of 256 tokens"),
-    ("complete", {"input_ids": [65] * 300}, "shorten the prompt to at most 255 tokens"),
-])
-def test_bad_request_values_are_invalid_arguments(server, model, values, message):
+def test_a_bad_value_is_an_invalid_argument_over_grpc(server):
     """A value the model refuses is the client's error (INVALID_ARGUMENT, HTTP 400), not the server's (INTERNAL)."""
     client = grpcclient.InferenceServerClient(server.grpc_url)
     try:
         with pytest.raises(InferenceServerException) as refused:
-            client.infer(model, clients.grpc_inputs(values))
+            client.infer("preprocess", clients.grpc_inputs({"text_input": "Hello", "top_p": 2.0}))
     finally:
         client.close()
     assert refused.value.status() == "StatusCode.INVALID_ARGUMENT", refused.value
-    assert message in refused.value.message()
+    assert "top_p must be in (0, 1]" in refused.value.message()
+
+
+@pytest.mark.parametrize("model, body, message", [
+    ("generate", {"input_ids": HELLO, "temperature": -1.0}, "temperature must be a finite number >= 0"),
+    ("generate", {"input_ids": HELLO, "max_tokens": 255}, "exceeds the model's context of 256 tokens"),
+    ("generate", {"input_ids": [65] * 300}, "shorten the prompt to at most 255 tokens"),
+    ("llm_complete", {"text_input": "A" * 300}, "shorten the prompt to at most 255 tokens"),
+])
+def test_bad_request_values_are_http_400_from_generate(server, model, body, message):
+    """generate (decoupled) answers over HTTP /generate: a refused request is 400 with the reason, not 500."""
+    request = urllib.request.Request(f"http://{server.http_url}/v2/models/{model}/generate", data=json.dumps(body).encode())
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(request, timeout=60)
+    assert refused.value.code == 400 and message in refused.value.read().decode()
 
 
 def test_cancelling_a_stream_frees_its_cache(server):
@@ -212,21 +226,21 @@ def test_a_new_request_reusing_a_live_sequence_id_is_refused(server):
     first, second = clients.GrpcStream(server.grpc_url), clients.GrpcStream(server.grpc_url)
     try:
         first.send("generate", {"input_ids": HELLO, "max_tokens": 250, "ignore_eos": True}, ["token_ids"],
-                   sequence_id=77, sequence_start=True)
+                   sequence_id=REUSED, sequence_start=True)
         assert first.next()[1] is None  # running (250 steps take ~0.3 s)
         second.send("generate", {"input_ids": list(b"xyz"), "max_tokens": 10, "ignore_eos": True}, ["token_ids"],
-                    sequence_id=77, sequence_start=True)
+                    sequence_id=REUSED, sequence_start=True)
         reused = second.collect("token_ids", timeout=10)
         ended = first.collect("token_ids", timeout=10)  # Triton closed its sequence: ended with a reason, not hung
     finally:
         first.close(cancel=True)
         second.close(cancel=True)
-    assert reused.ids == [] and "sequence id 77 is already used by a running generation" in reused.error
+    assert reused.ids == [] and f"sequence id {REUSED} is already used by a running generation" in reused.error
     assert "send no sequence id" in reused.error
-    assert "sequence id 77 was reused by a new request" in ended.error
+    assert f"sequence id {REUSED} was reused by a new request" in ended.error
     assert settled_metrics(server.metrics_url)["llm_kv_cache_reserved_bytes"] == 0
     again = clients.grpc_stream(server.grpc_url, "generate", {"input_ids": list(b"xyz"), "max_tokens": 5, "ignore_eos": True},
-                                ids="token_ids", outputs=("token_ids",), sequence_id=77, sequence_start=True)
+                                ids="token_ids", outputs=("token_ids",), sequence_id=REUSED, sequence_start=True)
     alone = clients.grpc_stream(server.grpc_url, "generate", {"input_ids": list(b"xyz"), "max_tokens": 5, "ignore_eos": True},
                                 ids="token_ids", outputs=("token_ids",))
     assert again.error == "" and again.ids == alone.ids and len(alone.ids) == 5  # the id is free again once it ended
@@ -240,15 +254,15 @@ def test_a_request_without_start_reusing_a_live_sequence_id_is_refused(server):
     first, second = clients.GrpcStream(server.grpc_url), clients.GrpcStream(server.grpc_url)
     try:
         first.send("generate", {"input_ids": HELLO, "max_tokens": 250, "ignore_eos": True}, ["token_ids"],
-                   sequence_id=78, sequence_start=True)
+                   sequence_id=STRAY, sequence_start=True)
         assert first.next()[1] is None  # running
         second.send("generate", {"input_ids": list(b"xyz"), "max_tokens": 10, "ignore_eos": True}, ["token_ids"],
-                    sequence_id=78)
+                    sequence_id=STRAY)
         stray = second.collect("token_ids", timeout=10)
     finally:
         first.close(cancel=True)  # known limit: Triton closed the live sequence when the stray was released
         second.close(cancel=True)
-    assert stray.ids == [] and "sequence id 78 is already used by a running generation" in stray.error
+    assert stray.ids == [] and f"sequence id {STRAY} is already used by a running generation" in stray.error
     assert "send no sequence id" in stray.error
     assert settled_metrics(server.metrics_url)["llm_kv_cache_reserved_bytes"] == 0
 
@@ -296,3 +310,47 @@ def test_sixteen_concurrent_streams_equal_their_single_results(server, codec):
     steps = after["llm_steps_total"] - before["llm_steps_total"]
     assert tokens == sum(len(r.ids) for r in together)
     assert tokens / steps > 2, f"in-flight batching: {tokens} tokens in {steps} steps"  # 1.0 = none; ~14 idle
+
+
+def test_the_weights_are_in_one_model_and_every_model_has_its_own_files(server):
+    """One model.onnx in the repository (generate's, loaded once per server for streaming and one-shot requests);
+    preprocess and postprocess hold their own tokenizer copies (Triton from s3:// gives no model a sibling's folder)."""
+    repository = server.repository
+    assert [p.relative_to(repository).as_posix() for p in repository.rglob("model.onnx*")] == ["generate/1/model.onnx"]
+    for model, files in {"preprocess": ("tokenizer.json", "generation.json"), "postprocess": ("tokenizer.json",),
+                         "generate": ("tokenizer.json", "generation.json")}.items():
+        for name in files:
+            assert (repository / model / "1" / name).read_bytes() == (repository / "generate" / "1" / name).read_bytes()
+    assert not (repository / "decoder").exists() and not (repository / "complete").exists()
+    assert not (repository / "generate" / "golden").exists()  # export config_io own: the graph's samples are not its I/O
+
+
+def test_llm_complete_answers_once_over_http_and_a_grpc_stream(server):
+    body = {"text_input": "Hello", "max_tokens": 12, "ignore_eos": True}
+    streamed = clients.grpc_stream(server.grpc_url, "llm", body)
+    over_http = clients.http(server.http_url, "llm_complete", body, stream=False)
+    stream = clients.GrpcStream(server.grpc_url)
+    try:
+        stream.send("llm_complete", body, ["text_output", "output_ids", "finish_reason"])
+        over_grpc = stream.collect()
+    finally:
+        stream.close()
+    assert len(streamed.tokens) == 12 and over_http.tokens == over_grpc.tokens == [streamed.ids]  # one response each
+    assert over_http.text == over_grpc.text == streamed.text and over_grpc.finish_reason == "length"
+
+
+def test_four_hundred_one_shot_requests_are_all_answered(server):
+    """A BLS forward from a non-decoupled `complete` to `generate` hung after ~230 requests in Triton 2.51; the
+    ensemble's step into generate is no BLS call: every request of a long run is answered, over HTTP and gRPC."""
+    body = {"text_input": "Hi", "max_tokens": 3, "ignore_eos": True}
+    want = clients.http(server.http_url, "llm_complete", body, stream=False)
+
+    def one(i: int) -> clients.Result:
+        if i % 2:
+            return clients.http(server.http_url, "llm_complete", body, stream=False, timeout=30)
+        return clients.grpc_stream(server.grpc_url, "llm_complete", body, timeout=30)
+
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(one, range(400)))
+    assert len(want.ids) == 3 and [r.error for r in results if r.error] == []
+    assert all(r.tokens == [want.ids] for r in results)

@@ -33,7 +33,7 @@ def server(serve, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def model_dir(server):
-    return server.repository / "decoder" / "1"
+    return server.repository / "generate" / "1"
 
 
 @pytest.fixture(scope="module")

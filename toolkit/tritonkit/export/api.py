@@ -99,7 +99,7 @@ def cache_payload(name: str, source: SourceSpec, options: ExportSpec, max_batch_
     """Everything known before running user code that decides the export's output."""
     return {
         "format": CACHE_FORMAT, "name": name, "source": source.model_dump(mode="json"),
-        "export": options.model_dump(mode="json"), "max_batch_size": max_batch_size,
+        "export": options.model_dump(mode="json", exclude={"config_io"}), "max_batch_size": max_batch_size,  # not the output's
         "project_dir": str(project_dir.resolve()), "versions": tool_versions(), "code": code_fingerprint(),
         "files": _hash_paths(_source_files(source, project_dir)),
     }

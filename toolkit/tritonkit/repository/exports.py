@@ -32,13 +32,16 @@ def run_exports(project: Project, progress: Progress | None = None) -> dict[str,
         if spec.source is None:
             continue
         staging = export_dir(project) / name
+        graph_io = spec.export is None or spec.export.config_io == "graph"
         result = export_model(
             name, spec.source, spec.export, spec.max_batch_size,
             version_dir=staging / "version", golden_dir=staging / "golden",
             cache_dir=project.root / ".tritonkit" / "cache" / "export", progress=progress,
             project_dir=project.origin(name).parent, spec_file=shown_path(project.origin(name)),
-            inputs=spec.input or None, outputs=spec.output or None,
+            inputs=(spec.input or None) if graph_io else None, outputs=(spec.output or None) if graph_io else None,
         )
+        if not graph_io:  # the model's own inputs and outputs: the graph's golden samples would not replay through it
+            result.golden_files = []
         project.models[name] = exported_spec(spec, result)
         results[name] = result
     return results

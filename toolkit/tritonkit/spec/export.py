@@ -177,6 +177,11 @@ class ExportSpec(StrictModel):
     )
     tolerance: ToleranceSpec = Field(default_factory=ToleranceSpec)
     verify: VerifySpec = Field(default_factory=VerifySpec)
+    config_io: Literal["graph", "own"] = Field(
+        default="graph", description="graph: the config's inputs/outputs are the exported graph's (checked against it). "
+        "own: a Python model runs the exported file itself behind inputs/outputs of its own (e.g. the LLM engine "
+        "`generate`): they are not checked against the graph, and no golden samples are kept (they hold the graph's).",
+    )
     timeout_s: float = Field(default=900.0, gt=0, description="Wall-clock limit of the isolated export process.")
     tensorrt: TensorRTSpec = Field(default_factory=TensorRTSpec)
 

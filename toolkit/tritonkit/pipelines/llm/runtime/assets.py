@@ -1,7 +1,8 @@
-"""The decoder folder a pipeline reads: model.onnx, tokenizer.json, generation.json (written by `prepare`).
+"""The files an LLM pipeline model reads from its own version folder: model.onnx (generate only), tokenizer.json,
+generation.json (written by `prepare`; the build copies the small ones into each model that needs them).
 
-Inside Triton the folder is the `decoder` model's version folder; the other models find it as a sibling of
-their own model folder (parameter `decoder_model`), so the weights are stored and shipped once.
+Each model reads only its own folder: Triton reading an `s3://` repository downloads every model into a folder
+of its own, so a sibling's folder is not there.
 """
 from __future__ import annotations
 
@@ -30,22 +31,6 @@ class GenerationConfig:
                    max_context=int(data["max_context"]), chat=data.get("chat"), bos_token_id=data.get("bos_token_id"))
 
 
-def sibling_version_dir(model_dir: str | Path, sibling: str, version: str | int | None = None) -> Path:
-    """`<repository>/<sibling>/<version>`: the given version, else the highest numbered one."""
-    root = Path(model_dir).parent / sibling
-    if version not in (None, "", -1, "-1"):
-        folder = root / str(version)
-    else:
-        versions = sorted((int(p.name) for p in root.iterdir() if p.name.isdigit() and p.is_dir()), reverse=True) \
-            if root.is_dir() else []
-        folder = root / str(versions[0]) if versions else root / "1"
-    if not (folder / GENERATION_FILE).is_file():
-        raise FileNotFoundError(f"{folder} has no {GENERATION_FILE}: the '{sibling}' model must sit next to this one "
-                                f"in the same repository, with the files written by "
-                                f"`python -m tritonkit.pipelines.llm.export.prepare`")
-    return folder
-
-
 def model_parameters(model_config: dict[str, Any]) -> dict[str, str]:
     """A Triton model config's `parameters` (JSON form) as plain strings."""
     return {k: v.get("string_value", "") for k, v in model_config.get("parameters", {}).items()}
@@ -71,11 +56,14 @@ def float_parameter(params: dict[str, str], name: str, default: float) -> float:
     return float(value) if value.strip() else default
 
 
-def decoder_context(initialize_args: dict[str, str]) -> tuple[dict[str, Any], dict[str, str], Path]:
-    """From a Python model's `initialize` args: its config, its string parameters and the decoder's version
-    folder (tokenizer, generation settings, model.onnx), which every LLM pipeline model reads."""
+def model_context(initialize_args: dict[str, str], needs: tuple[str, ...]) -> tuple[dict[str, Any], dict[str, str], Path]:
+    """From a Python model's `initialize` args: its config, its string parameters and its own version folder,
+    which must hold the files `needs` names."""
     config = json.loads(initialize_args["model_config"])
-    params = model_parameters(config)
-    folder = sibling_version_dir(initialize_args["model_repository"], params.get("decoder_model", "decoder"),
-                                 params.get("decoder_version"))
-    return config, params, folder
+    folder = Path(initialize_args["model_repository"]) / str(initialize_args["model_version"])
+    missing = [name for name in needs if not (folder / name).is_file()]
+    if missing:
+        raise FileNotFoundError(f"{folder} has no {', '.join(missing)}: the spec copies them into this model (files: "
+                                f"{{{missing[0]}: model:generate/{missing[0]}}}); `python -m tritonkit.pipelines.llm.export."
+                                "prepare` writes them")
+    return config, model_parameters(config), folder

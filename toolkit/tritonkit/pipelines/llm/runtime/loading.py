@@ -1,4 +1,4 @@
-"""Builds an `Engine` from a decoder folder and a model's config parameters (shared by generate and complete)."""
+"""Builds an `Engine` from a decoder folder and a model's config parameters (generate's, and the benchmarks')."""
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -53,7 +53,7 @@ def request_parameters(request: Any) -> dict[str, Any]:
 
 
 def generation_request(request: Any, batched: bool, default_max_tokens: int) -> tuple[np.ndarray, SamplingParams]:
-    """The prompt ids and sampling settings of a `generate` or `complete` request (what `Engine.admit` takes)."""
+    """The prompt ids and sampling settings of a `generate` request (what `Engine.admit` takes)."""
     inputs = request_inputs(request, batched)
     if "input_ids" not in inputs:
         raise RequestError("input 'input_ids' is required")
@@ -62,7 +62,7 @@ def generation_request(request: Any, batched: bool, default_max_tokens: int) -> 
 
 def generation_outputs(token_ids: Sequence[int], generated: Sequence[int], finish_reason: str, stop: Sequence[str],
                        batched: bool) -> dict[str, np.ndarray]:
-    """The outputs `generate` and `complete` share, by name: new ids, all generated ids, finish reason, stop strings."""
+    """generate's outputs by name: new ids, all generated ids, finish reason, stop strings."""
     values = {"token_ids": np.asarray(token_ids, np.int64), "generated_ids": np.asarray(generated, np.int64),
               "finish_reason": text_array(finish_reason),
               "stop_strings": np.array([s.encode("utf-8") for s in stop], dtype=object)}

@@ -1,5 +1,9 @@
-"""Triton adapter for `generate`: in-flight batched generation (decoupled, iterative sequence batching).
+"""Triton adapter for `generate`: in-flight batched generation (decoupled, iterative sequence batching), the one
+model holding the weights (model.onnx in its own folder), for streaming and one-shot requests alike.
 
+A request that asks for `token_ids` gets one response per new token (the `llm` ensemble, streaming clients); one
+that does not (the `llm_complete` ensemble) gets a single response, the final one, carrying every generated token:
+HTTP `/generate` and one-response gRPC streams work on it, through the same in-flight batches.
 Clients may stream from `generate` directly (prompt ids from `preprocess`), asking for `text_output` too: that
 is the way to cancel in Triton 2.51, which does not forward an ensemble request's cancellation to its steps.
 
@@ -37,7 +41,7 @@ START = pb_utils.TRITONSERVER_REQUEST_FLAG_SEQUENCE_START
 
 class TritonPythonModel:
     def initialize(self, args):
-        config, params, folder = assets.decoder_context(args)
+        config, params, folder = assets.model_context(args, (assets.MODEL_FILE, assets.TOKENIZER_FILE, assets.GENERATION_FILE))
         loaded = load_engine(folder, params)
         self.engine, self.codec, self.default_max_tokens = loaded.engine, loaded.codec, loaded.default_max_tokens
         self.idle_s = assets.sequence_idle_s(config)  # Triton drops a sequence idle this long: so does the engine
@@ -140,21 +144,20 @@ class TritonPythonModel:
                 sender.send(pb_utils.InferenceResponse(error=pb_utils.TritonError(f"decoder step failed: {exc}")), flags=FINAL)
             return
         for (request, sender, _), out in zip(running, outputs):
-            text = None
-            if "text_output" in request.requested_output_names():
-                text = text_delta(self.codec.decode, out.generated, len(out.token_ids), out.stop, out.finish_reason is not None)
-            response = self._response(out.token_ids, out.generated, out.finish_reason or "", out.stop, text)
+            wanted = request.requested_output_names()
+            streaming = "token_ids" in wanted  # else one response, the final one, with every generated token
             waited = time.monotonic() - since[out.key]
             if out.finish_reason is None and waited > self.idle_s:  # Triton dropped the sequence: it refuses a reschedule
                 self._drop(out.key, sender, waited)
             elif out.finish_reason is None:
-                if out.token_ids:  # a prefill chunk adds no token: nothing to say
-                    sender.send(response)
+                if streaming and out.token_ids:  # a prefill chunk adds no token: nothing to say
+                    sender.send(self._response(out, out.token_ids, "text_output" in wanted))
                 self.senders[out.key] = sender
                 request.set_release_flags(RESCHEDULE)
             else:
                 self.senders.pop(out.key, None)
-                sender.send(response, flags=FINAL)
+                new = out.token_ids if streaming else out.generated
+                sender.send(self._response(out, new, "text_output" in wanted), flags=FINAL)
         self.metrics.count(len(running), sum(len(o.token_ids) for o in outputs))
         if self.metrics.due(self.poll_s):  # a busy model publishes here, between steps
             self.metrics.update(self.engine)
@@ -185,9 +188,11 @@ class TritonPythonModel:
             raise RequestError(f"sequence id {key} was reused by a new request, which ends this generation in Triton; "
                                "send no sequence id (Triton gives each request its own) or a unique one")
 
-    def _response(self, token_ids, generated, finish_reason, stop, text):
-        outputs = generation_outputs(token_ids, generated, finish_reason, stop, self.batched)
-        if text is not None:
+    def _response(self, out, new, with_text):
+        """A response adding the token ids `new` (the last of `out.generated`), with their text when asked for."""
+        outputs = generation_outputs(new, out.generated, out.finish_reason or "", out.stop, self.batched)
+        if with_text:
+            text = text_delta(self.codec.decode, out.generated, len(new), out.stop, out.finish_reason is not None)
             outputs["text_output"] = batched_output(text_array(text), self.batched)
         return pb_utils.InferenceResponse(output_tensors=[pb_utils.Tensor(k, v) for k, v in outputs.items()])
 

@@ -1,6 +1,7 @@
 """Triton adapter for `postprocess`: generated token ids -> the text this response adds.
 
-Stateless: each response carries the ids generated so far and how many are new, and the delta is computed
+Stateless: each response carries the ids generated so far and how many are new (all of them when `token_ids` is
+not sent, as in `llm_complete`'s one response), and the delta is computed
 by `llm_runtime.text.text_delta`, which never splits a UTF-8 character and never shows a stop string (or a
 tail that may still become one). The final response (non-empty `finish_reason`) flushes what was held.
 The new ids and the finish reason pass through, so the ensembles' outputs all come from this step.
@@ -27,7 +28,7 @@ from llm_runtime.triton_io import (
 
 class TritonPythonModel:
     def initialize(self, args):
-        config, params, folder = assets.decoder_context(args)
+        config, _, folder = assets.model_context(args, (assets.TOKENIZER_FILE,))
         self.codec = TextCodec(folder / assets.TOKENIZER_FILE)
         self.batched = config.get("max_batch_size", 0) > 0
 

@@ -2,8 +2,8 @@
 settings (inputs or request parameters) checked and packed into one JSON `sampling` tensor for `generate`.
 
 `text_input` is the raw prompt; with `chat` true (input or request parameter) it is the user's message,
-wrapped in the model's chat format with an optional `system_prompt`. The tokenizer and chat format come
-from the decoder folder (parameter `decoder_model`).
+wrapped in the model's chat format with an optional `system_prompt`. The tokenizer and chat format are this
+model's own copies of generate's tokenizer.json and generation.json.
 """
 import os
 import sys
@@ -27,7 +27,7 @@ from llm_runtime.triton_io import (
 
 class TritonPythonModel:
     def initialize(self, args):
-        config, params, folder = assets.decoder_context(args)
+        config, _, folder = assets.model_context(args, (assets.TOKENIZER_FILE, assets.GENERATION_FILE))
         self.generation = assets.GenerationConfig.load(folder)
         self.codec = TextCodec(folder / assets.TOKENIZER_FILE)
         self.batched = config.get("max_batch_size", 0) > 0
