@@ -15,12 +15,21 @@ PORT = click.IntRange(1, 65535)
 
 
 def _spec_section(spec: Path | None) -> GatewaySpec:
+    """The spec's gateway: section, read alone: the gateway needs none of the models, so a spec whose pipelines are
+    mid-edit (or whose included files are not beside it) still starts it; an error in the section is one line."""
     path = spec or Path("tritonkit.yaml")
     if spec is None and not path.is_file():
         return GatewaySpec()
-    from tritonkit.spec.loader import load_project
+    from tritonkit.errors import shown_path
+    from tritonkit.spec.pydantic_errors import problems_from_validation
+    from tritonkit.spec.yaml_source import read_yaml_mapping
 
-    return load_project(path).gateway or GatewaySpec()
+    shown = shown_path(path)
+    section = read_yaml_mapping(path, shown).get("gateway") or {}
+    try:
+        return GatewaySpec.model_validate(section)
+    except ValidationError as exc:
+        raise TritonkitError.of(problems_from_validation(exc, shown, ("gateway",))) from None
 
 
 def _triton_url(triton: str | None) -> str:

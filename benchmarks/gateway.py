@@ -1,0 +1,180 @@
+"""The OpenAI gateway's cost: the same requests through `tritonkit gateway` and straight to Triton.
+
+Usage: python benchmarks/gateway.py [--rounds 5] [--tokens 32]
+
+LLM: SmolLM2-135M-Instruct (examples/llm/smollm2, built under .tritonkit/bench/gateway/) served on the embedded
+Triton; the same raw prompts (greedy, so both ways generate the same tokens) streamed through the gateway's
+/v1/completions (SSE, usage from stream_options) and straight to Triton's HTTP /v2/models/llm/generate_stream,
+c=1 and c=8 requests at once, the two ways alternating round by round. Reported per way and concurrency: medians
+over rounds of output tokens/s (all tokens of the round over its wall time) and mean time to first text (TTFT).
+ASR: the asr starter served likewise; each held-out WAV transcribed through /v1/audio/transcriptions (multipart over a
+kept-open HTTP connection, decoded by the gateway) and straight to the `asr` ensemble over gRPC, alternating; median
+latency.
+The last line is {"gateway_over_direct_tokens_s_c8", "gateway_ttft_over_direct_c1", "transcription_gateway_over_direct"}.
+"""
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import statistics
+import subprocess
+import sys
+import time
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import numpy as np
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO_ROOT))
+
+from tests.gateway.conftest import gateway  # noqa: E402  (runs `tritonkit gateway` as a user does)
+
+PROMPTS = ["The capital of France is", "Once upon a time", "Write a haiku about the sea:", "def fibonacci(n):",
+           "The three primary colors are", "In 1969, the first person to walk on the Moon was",
+           "A recipe for pancakes: first,", "Translate to French: good morning"]
+FOLDER = REPO_ROOT / ".tritonkit" / "bench" / "gateway"
+
+
+def _sse(request: urllib.request.Request) -> list[tuple[float, dict]]:
+    """(arrival time, event) of each data: line until [DONE] or the end."""
+    events = []
+    with urllib.request.urlopen(request, timeout=600) as reply:
+        for line in reply:
+            if line.startswith(b"data:"):
+                data = line[5:].strip()
+                if data == b"[DONE]":
+                    break
+                events.append((time.perf_counter(), json.loads(data)))
+    return events
+
+
+def via_gateway(base: str, prompt: str, tokens: int) -> tuple[float, int, float]:
+    """(TTFT s, completion tokens, end time) of one streamed /v1/completions request."""
+    body = {"model": "llm", "prompt": prompt, "max_tokens": tokens, "temperature": 0, "stream": True,
+            "stream_options": {"include_usage": True}}
+    started = time.perf_counter()
+    events = _sse(urllib.request.Request(f"{base}/completions", json.dumps(body).encode(), {"Content-Type": "application/json"}))
+    first = next(t for t, e in events if e.get("choices") and e["choices"][0]["text"])
+    return first - started, events[-1][1]["usage"]["completion_tokens"], events[-1][0]
+
+
+def direct(http_url: str, prompt: str, tokens: int) -> tuple[float, int, float]:
+    """The same request to Triton's generate_stream of the `llm` ensemble."""
+    body = {"text_input": prompt, "max_tokens": tokens, "temperature": 0.0}
+    started = time.perf_counter()
+    events = _sse(urllib.request.Request(f"http://{http_url}/v2/models/llm/generate_stream", json.dumps(body).encode(),
+                                         {"Content-Type": "application/json"}))
+    first = next(t for t, e in events if e.get("text_output"))
+    return first - started, sum(len(np.atleast_1d(e.get("output_ids", []))) for _, e in events), events[-1][0]
+
+
+def llm_round(call, target: str, c: int, tokens: int) -> tuple[float, float]:
+    """(tokens/s, mean TTFT s) of c concurrent requests."""
+    started = time.perf_counter()
+    with ThreadPoolExecutor(c) as pool:
+        results = list(pool.map(lambda i: call(target, PROMPTS[i % len(PROMPTS)], tokens), range(c)))
+    end = max(r[2] for r in results)
+    return sum(r[1] for r in results) / (end - started), statistics.mean(r[0] for r in results)
+
+
+def _built(name: str, make) -> Path:
+    from tritonkit.export.progress import StderrProgress
+    from tritonkit.repository.build import build
+
+    folder = FOLDER / name
+    return build(make(folder), progress=StderrProgress()).repository
+
+
+def bench_llm(rounds: int, tokens: int) -> dict[str, dict[int, tuple[float, float]]]:
+    from examples.llm.project import write_project
+    from tritonkit.pipelines.llm.export.prepare import write_assets
+    from tritonkit.serve.server import EmbeddedServer
+
+    repository = _built("smollm2", lambda f: write_project(f, "smollm2", write_assets("smollm2", f / "prepared_assets")))
+    medians: dict[str, dict[int, tuple[float, float]]] = {"gateway": {}, "direct": {}}
+    with EmbeddedServer(repository, work_dir=repository.parent / ".tritonkit", startup_timeout=600) as server, \
+            gateway(repository.parent, server, "--repository", str(repository)) as base:
+        ways = {"gateway": (via_gateway, base), "direct": (direct, server.http_url)}
+        for way in ways.values():   # warm-up: both ways once
+            llm_round(way[0], way[1], 2, 4)
+        for c in (1, 8):
+            runs: dict[str, list[tuple[float, float]]] = {"gateway": [], "direct": []}
+            for r in range(rounds):
+                for name in (("gateway", "direct") if r % 2 == 0 else ("direct", "gateway")):
+                    runs[name].append(llm_round(*ways[name], c, tokens))
+            for name, values in runs.items():
+                medians[name][c] = (statistics.median(v[0] for v in values), statistics.median(v[1] for v in values))
+                print(f"llm c={c} {name:8s} tokens/s {medians[name][c][0]:7.1f}  TTFT {medians[name][c][1] * 1000:7.1f} ms  "
+                      f"(rounds: {', '.join(f'{v[0]:.1f}' for v in values)})", file=sys.stderr)
+    return medians
+
+
+def bench_asr(rounds: int) -> tuple[float, float]:
+    """Median seconds per transcription (gateway, direct)."""
+    import tritonclient.grpc as grpcclient
+
+    from examples.asr.heldout import read_heldout, read_wav
+    from tritonkit.serve.server import EmbeddedServer
+
+    folder = FOLDER / "asr"
+    if not (folder / "tritonkit.yaml").is_file():
+        subprocess.run([sys.executable, "-m", "tritonkit", "init", str(folder), "--pipeline", "asr"], check=True, stdout=sys.stderr)
+    repository = _built("asr", lambda f: f / "tritonkit.yaml")
+    clips = [u.path for u in read_heldout()[:8]]
+    times: dict[str, list[float]] = {"gateway": [], "direct": []}
+    with EmbeddedServer(repository, work_dir=folder / ".tritonkit", startup_timeout=300) as server, \
+            gateway(folder, server, "--repository", str(repository)) as base:
+        client = grpcclient.InferenceServerClient(server.grpc_url)
+        host, port = base.split("//")[1].split("/")[0].split(":")
+        connection = http.client.HTTPConnection(host, int(port), timeout=120)   # kept open, as the gRPC channel is
+
+        def native(path: Path) -> None:
+            pcm, rate = read_wav(path)
+            inputs = [grpcclient.InferInput("PCM", [1, pcm.size], "FP32"), grpcclient.InferInput("SAMPLE_RATE", [1, 1], "INT32")]
+            inputs[0].set_data_from_numpy(pcm[None].astype(np.float32))
+            inputs[1].set_data_from_numpy(np.array([[rate]], np.int32))
+            client.infer("asr", inputs)
+
+        def through(path: Path) -> None:
+            boundary = "tritonkitbench"
+            body = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"model\"\r\n\r\nasr\r\n--{boundary}\r\n"
+                    f"Content-Disposition: form-data; name=\"file\"; filename=\"{path.name}\"\r\nContent-Type: audio/wav\r\n\r\n"
+                    ).encode() + path.read_bytes() + f"\r\n--{boundary}--\r\n".encode()
+            connection.request("POST", "/v1/audio/transcriptions", body, {"Content-Type": f"multipart/form-data; boundary={boundary}"})
+            reply = connection.getresponse()
+            assert reply.status == 200, reply.read()
+            reply.read()
+
+        ways = {"gateway": through, "direct": native}
+        for clip in clips[:2]:
+            native(clip), through(clip)
+        for r in range(rounds):
+            for name in (("gateway", "direct") if r % 2 == 0 else ("direct", "gateway")):
+                for clip in clips:
+                    started = time.perf_counter()
+                    ways[name](clip)
+                    times[name].append(time.perf_counter() - started)
+    result = statistics.median(times["gateway"]), statistics.median(times["direct"])
+    print(f"asr gateway {result[0] * 1000:.1f} ms  direct {result[1] * 1000:.1f} ms (medians of {len(times['direct'])})",
+          file=sys.stderr)
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--tokens", type=int, default=32)
+    args = parser.parse_args(argv)
+    llm = bench_llm(args.rounds, args.tokens)
+    asr_gateway, asr_direct = bench_asr(args.rounds)
+    print(json.dumps({"gateway_over_direct_tokens_s_c8": round(llm["gateway"][8][0] / llm["direct"][8][0], 3),
+                      "gateway_ttft_over_direct_c1": round(llm["gateway"][1][1] / llm["direct"][1][1], 3),
+                      "transcription_gateway_over_direct": round(asr_gateway / asr_direct, 3)}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
