@@ -61,10 +61,13 @@ def test_a_chain_of_references_reaches_the_file(tmp_path: Path) -> None:
     assert (root / "model_repository" / "third" / "1" / "table.json").read_text() == '{"a": 1}\n'
 
 
-def test_a_dry_run_leaves_references_out_and_passes(tmp_path: Path) -> None:
+def test_a_dry_run_reports_the_copies_it_would_make_and_writes_nothing(tmp_path: Path) -> None:
     result = run_cli("build", "--dry-run", cwd=project(tmp_path))
     assert result.returncode == 0, result.stderr
-    assert "  user/1/table.json" not in result.stdout.splitlines()
+    assert "  user/1/table.json" not in result.stdout.splitlines()   # the other model's build has not run
+    assert "user: would copy helper.py (model:maker/lib/helper.py), table.json (model:maker/table.json)" in result.stdout.splitlines()
+    listed = json.loads(run_cli("build", "--dry-run", "--json", cwd=tmp_path).stdout)
+    assert listed["model_files"] == {"user": {"helper.py": "model:maker/lib/helper.py", "table.json": "model:maker/table.json"}}
     assert not (tmp_path / "model_repository").exists()
 
 

@@ -44,7 +44,7 @@ def build_command(spec: Path, output: Path | None, compose: Path | None, dry_run
         click.echo(f"graph {name}: TLG {info.states} states, {info.arcs} arcs ({info.lm}, {info.words} words, {info.tokens} tokens)"
                    f"{' from cache' if graph.cache_hit else f', built in {info.seconds:.2f}s'}")
     for name, copied in result.model_files.items():
-        click.echo(f"{name}: copied {', '.join(f'{dest} ({ref})' for dest, ref in sorted(copied.items()))}")
+        click.echo(f"{name}: {'would copy' if dry_run else 'copied'} {', '.join(f'{dest} ({ref})' for dest, ref in sorted(copied.items()))}")
     click.echo(f"{verb} {result.compose}")
     if result.dockerfile:
         click.echo(f"{verb} {result.dockerfile}")

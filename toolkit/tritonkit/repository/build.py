@@ -11,7 +11,7 @@ from tritonkit.repository.assets import run_assets
 from tritonkit.repository.compose import DOCKERFILE_NAME, render_compose, render_dockerfile
 from tritonkit.repository.exports import run_exports
 from tritonkit.repository.graphs import GraphResult, run_graphs
-from tritonkit.repository.model_files import run_model_files
+from tritonkit.repository.model_files import model_references, run_model_files
 from tritonkit.repository.plan import BuildPlan, make_plan
 from tritonkit.repository.writer import reported_write, write_repository
 from tritonkit.spec.loader import load_project
@@ -64,7 +64,7 @@ def build(spec_path: Path, out_dir: Path | None = None, compose_path: Path | Non
     A dry run writes nothing anywhere, so it runs no export either: exported models stay in
     `plan.pending`, their configs to be derived from the graphs when the build runs for real. Nor does it
     build `asr_graph:` decoding graphs or assemble `assets:`, so their files, and the `model:` files copied
-    from other models' builds, are not in its file list.
+    from other models' builds, are not in its file list (the copies are in `model_files`).
     """
     project = load_project(spec_path)
     repository = (out_dir or project.root / "model_repository").absolute()
@@ -73,6 +73,7 @@ def build(spec_path: Path, out_dir: Path | None = None, compose_path: Path | Non
     assets: dict[str, dict[str, str]] = {}
     model_files: dict[str, dict[str, str]] = {}
     if dry_run:
+        model_files = model_references(project)
         plan = make_plan(project, pending=frozenset(n for n, spec in project.models.items() if spec.source is not None))
     else:
         graphs = run_graphs(project)

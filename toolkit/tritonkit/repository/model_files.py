@@ -15,18 +15,22 @@ from tritonkit.spec.model_sources import ModelFile, latest_version, model_file
 from tritonkit.spec.project import Project
 
 
+def model_references(project: Project) -> dict[str, dict[str, str]]:
+    """{model: {name in its version folder: `model:<other>/<file>`}} as the spec asks (what a dry run reports)."""
+    found = {name: {dest: src for v in spec.versions for dest, src in spec.files_of(v).items() if model_file(src)}
+             for name, spec in project.models.items()}
+    return {name: refs for name, refs in found.items() if refs}
+
+
 def run_model_files(project: Project) -> dict[str, dict[str, str]]:
-    """Replaces every `model:` source with the file's path; returns {model: {name in version folder: reference}}."""
-    resolved: dict[str, dict[str, str]] = {}
-    for name, spec in list(project.models.items()):
-        refs = {dest: src for v in spec.versions for dest, src in spec.files_of(v).items() if model_file(src)}
-        if not refs:
-            continue
+    """Replaces every `model:` source with the file's path; returns what `model_references` found."""
+    references = model_references(project)
+    for name in references:
+        spec = project.models[name]
         update = {"files": _resolved(project, name, spec.files, "files"),
                   "version_files": {v: _resolved(project, name, files, f"version_files.{v}") for v, files in spec.version_files.items()}}
         project.models[name] = ModelSpec.model_validate({**spec.model_dump(by_alias=True), **update})
-        resolved[name] = refs
-    return resolved
+    return references
 
 
 def _resolved(project: Project, name: str, files: dict[str, str], field: str) -> dict[str, str]:
