@@ -54,13 +54,7 @@ def _project(root: Path, name: str) -> Path:
     return project
 
 
-#: The LLM pipeline's models still read the decoder's folder (parameter decoder_model) until h1-llm's change lands;
-#: strict, so the marker must go the moment it passes.
-PENDING = {"llm": "the llm pipeline's models read decoder's folder (refused by publish until they get their own copies)"}
-
-
-@pytest.fixture(scope="module", params=[pytest.param(n, marks=pytest.mark.xfail(reason=PENDING[n], strict=True)) if n in PENDING else n
-                                        for n in CASES])
+@pytest.fixture(scope="module", params=list(CASES))
 def published(request: pytest.FixtureRequest, s3: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[Published]:  # noqa: F811
     name = request.param
     project = _project(tmp_path_factory.mktemp("production"), name)
