@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import asyncio
 import shutil
+import signal
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 
@@ -17,7 +19,7 @@ import tritonclient.grpc as grpcclient
 import yaml
 
 from tests.conftest import run_cli
-from tests.gateway.conftest import gateway, served, starter
+from tests.gateway.conftest import free_port, gateway, served, starter
 from tritonkit.pipelines.llm.runtime.assets import GenerationConfig
 from tritonkit.pipelines.llm.runtime.chat import format_chat
 
@@ -232,3 +234,28 @@ def test_a_gateway_reading_the_published_repository_from_s3_answers_the_same(sta
         reply = remote.chat.completions.create(model=MODEL, messages=CONVERSATION, max_tokens=6, temperature=0)
     assert reply.choices[0].message.content == expected.choices[0].message.content
     assert reply.usage == expected.usage
+
+
+def test_serve_with_gateway_runs_both_and_stops_both(stack):
+    """`tritonkit serve --gateway` (foreground): Triton plus the gateway on --gateway-port; SIGTERM stops both."""
+    project = stack[0]
+    port = free_port()
+    serve = subprocess.Popen([sys.executable, "-m", "tritonkit", "serve", "--gateway", "--gateway-port", str(port)],
+                             cwd=project, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        client = openai.OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key=KEY, max_retries=0)
+        deadline = time.monotonic() + 240
+        while True:
+            try:
+                models = [m.id for m in client.models.list()]
+                break
+            except openai.APIConnectionError:
+                assert serve.poll() is None and time.monotonic() < deadline, serve.stderr.read() if serve.stderr else ""
+                time.sleep(0.5)
+        assert models == [MODEL]   # the spec's gateway: section applies
+        assert client.chat.completions.create(model=MODEL, messages=CONVERSATION, max_tokens=2).usage.completion_tokens == 2
+    finally:
+        serve.send_signal(signal.SIGTERM)
+        serve.wait(timeout=60)
+    with pytest.raises(openai.APIConnectionError):
+        client.models.list()

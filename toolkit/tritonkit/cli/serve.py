@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import signal
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -53,7 +54,14 @@ def _raise_on_sigterm(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
 
-def _serve_foreground(server: EmbeddedServer, as_json: bool) -> None:
+def _start_gateway(server: EmbeddedServer, port: int | None) -> subprocess.Popen:
+    """`tritonkit gateway` in front of the server just started (same host; the spec's gateway: section applies)."""
+    repository = server.remote or str(server.repository)
+    args = ["--triton", server.grpc_url, "--repository", repository, "--host", server.host, *(["--port", str(port)] if port else [])]
+    return subprocess.Popen([sys.executable, "-m", "tritonkit", "gateway", *args], stdin=subprocess.DEVNULL)
+
+
+def _serve_foreground(server: EmbeddedServer, as_json: bool, gateway_port: int | None = None, gateway: bool = False) -> None:
     """Runs until Ctrl-C, SIGTERM or `tritonkit stop`; a server that dies is reported with its log tail."""
     signal.signal(signal.SIGTERM, _raise_on_sigterm)
     existing = running_state(server.work_dir)
@@ -61,9 +69,11 @@ def _serve_foreground(server: EmbeddedServer, as_json: bool) -> None:
         raise TritonkitError(str(state_path(server.work_dir)), "", "a server is already running for this project "
                              f"(pid {existing.pid}, http {existing.host}:{existing.http_port})",
                              "stop it: tritonkit stop")
+    front: subprocess.Popen | None = None
     try:
         server.start()
         write_state(server.work_dir, server.state())  # lets `tritonkit stop` and `tritonkit perf` find it
+        front = _start_gateway(server, gateway_port) if gateway else None
         if as_json:
             emit_json(_summary(server, "foreground"))
         else:
@@ -79,6 +89,9 @@ def _serve_foreground(server: EmbeddedServer, as_json: bool) -> None:
     except KeyboardInterrupt:
         click.echo("stopping Triton", err=True)
     finally:
+        if front is not None:
+            front.terminate()
+            front.wait(timeout=15)
         server.stop()
         state = read_state(server.work_dir)
         if state is not None and server.proc is not None and state.pid == server.proc.pid:
@@ -98,11 +111,14 @@ def _serve_foreground(server: EmbeddedServer, as_json: bool) -> None:
 @click.option("--onnx-threads", type=int, help="Intra-op threads of each ONNX fallback instance "
               "(default: the model's intra_op_thread_count, else cores / instances).")
 @click.option("--startup-timeout", default=180.0, show_default=True, help="Seconds to wait for all models.")
+@click.option("--gateway", is_flag=True, help="Also run `tritonkit gateway` (OpenAI-compatible /v1 routes) in front of it, "
+              "on the same host; foreground only.")
+@click.option("--gateway-port", type=PORT, help="The gateway's port [default: gateway.port of ./tritonkit.yaml, 9000].")
 @json_option
 @reports_errors
 def serve_command(directory: str, http_port: int | None, grpc_port: int | None, metrics_port: int | None,
                   endpoint_url: str | None, host: str, foreground: bool, onnx_threads: int | None, startup_timeout: float,
-                  as_json: bool) -> None:
+                  gateway: bool, gateway_port: int | None, as_json: bool) -> None:
     """Serve the model repository DIRECTORY (a folder, or one published to s3://) with an embedded Triton 2.51.
 
     ONNX Runtime, TensorRT (via the model.onnx kept beside the plan) and PyTorch models with an ONNX file
@@ -120,6 +136,8 @@ def serve_command(directory: str, http_port: int | None, grpc_port: int | None, 
       tritonkit serve s3://models/prod --endpoint-url http://127.0.0.1:9000   # MinIO; AWS_* credentials
       tritonkit serve s3://127.0.0.1:9000/models/prod                         # Triton's own spelling
     """
+    if gateway and not foreground:
+        raise click.UsageError("--gateway runs with the foreground server; after --background start it with `tritonkit gateway`")
     work_dir = Path.cwd() / STATE_DIR
     stale = take_stale(work_dir)
     if stale is not None:
@@ -132,7 +150,7 @@ def serve_command(directory: str, http_port: int | None, grpc_port: int | None, 
                             metrics_port=metrics_port, work_dir=work_dir, startup_timeout=startup_timeout,
                             onnx_threads=onnx_threads, progress=print_progress, detach=not foreground)
     if foreground:
-        _serve_foreground(server, as_json)
+        _serve_foreground(server, as_json, gateway_port, gateway)
         return
     start_background(server)
     if as_json:
