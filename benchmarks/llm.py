@@ -13,9 +13,16 @@ requests admitted at once and stepped together with the same KV-cache decoder (t
 Reported: mean time to first token (TTFT), mean gap between tokens (ITL), and output tokens per second over
 the whole run.
 
+Long prompt (on the in-flight server, streaming prompt ids from `generate`): a 1,500-token prompt (fewer when the
+model's context is shorter) alone, its TTFT and whether it completes; then 7 short streams decoding, alone and
+with the same long prompt arriving once each has 10 tokens: the short streams' p99 gap between tokens while the
+long prompt prefills (its send to its first token) over their p99 gap without it. Then the server's memory:
+proportional set size (PSS) summed over tritonserver and every Python-backend stub, next to the weights' size.
+
 Prints a table; the LAST line is the JSON object for the last model run, keys named after the lowest (lo) and
 highest (hi) concurrency measured: {"inflight_over_sequential_c<hi>", "inflight_over_inprocess_batched_c<hi>",
-"served_over_inprocess_c<lo>", "ttft_ms_c<lo>", "itl_ms_c<lo>"}.
+"served_over_inprocess_c<lo>", "ttft_ms_c<lo>", "itl_ms_c<lo>", "long_prompt_completes", "long_prompt_ttft_ms",
+"itl_p99_during_long_prefill_over_without", "server_memory_mib", "weights_mib"}.
 """
 from __future__ import annotations
 
@@ -40,6 +47,8 @@ PROMPTS = ["The capital of France is", "Once upon a time", "Write a haiku about 
            "The three primary colors are", "In 1969, the first person to walk on the Moon was",
            "A recipe for pancakes: first,", "Translate to French: good morning"]
 TOKENS = {"tiny": 64, "smollm2": 32}
+LONG_PROMPT_TOKENS, SHORT_STREAMS, SHORT_WARM_TOKENS = 1500, 7, 10
+LONG_TEXT = "The river rises in the hills, runs through the old town and the fields, and reaches the sea at last. "
 #: Result keys and the row labels the table prints for them.
 SETUPS = {"in-flight": "served: in-flight batching", "one-at-a-time": "served: one request per step",
           "in-process": "in-process: c threads, batch 1 each", "in-process batched": "in-process: batched engine"}
@@ -61,41 +70,104 @@ class Run:
                 "tokens": total}
 
 
-def served_run(url: str, prompts: list[str], max_tokens: int) -> Run:
-    """len(prompts) concurrent gRPC streams to the `llm` ensemble."""
+def stream_arrivals(url: str, model: str, values: dict, ids_output: str, arrivals: list[float],
+                    ready: threading.Barrier | None = None) -> float:
+    """One gRPC stream; appends each token's arrival time to `arrivals`; returns when it was sent (after `ready`)."""
     import queue
 
     import tritonclient.grpc as grpcclient
 
     from tests.llm.clients import grpc_inputs
 
+    client = grpcclient.InferenceServerClient(url)
+    events: queue.Queue = queue.Queue()
+    client.start_stream(callback=lambda result, error: events.put((time.perf_counter(), result, error)))
+    inputs = grpc_inputs(values)
+    if ready is not None:
+        ready.wait()
+    sent = time.perf_counter()
+    client.async_stream_infer(model, inputs, outputs=[grpcclient.InferRequestedOutput(ids_output)],
+                              enable_empty_final_response=True)
+    while True:
+        at, result, error = events.get(timeout=600)
+        if error is not None:
+            raise RuntimeError(str(error))
+        ids = result.as_numpy(ids_output)
+        if ids is not None and ids.size:
+            arrivals.append(at)
+        final = result.get_response().parameters.get("triton_final_response")
+        if final is not None and final.bool_param:
+            break
+    client.stop_stream()
+    client.close()
+    return sent
+
+
+def served_run(url: str, prompts: list[str], max_tokens: int) -> Run:
+    """len(prompts) concurrent gRPC streams to the `llm` ensemble."""
     run = Run(starts=[0.0] * len(prompts), tokens=[[] for _ in prompts])
     barrier = threading.Barrier(len(prompts))
 
     def one(i: int) -> None:
-        client = grpcclient.InferenceServerClient(url)
-        events: queue.Queue = queue.Queue()
-        client.start_stream(callback=lambda result, error: events.put((time.perf_counter(), result, error)))
-        inputs = grpc_inputs({"text_input": prompts[i], "max_tokens": max_tokens, "ignore_eos": True})
-        barrier.wait()
-        run.starts[i] = time.perf_counter()
-        client.async_stream_infer("llm", inputs, enable_empty_final_response=True)
-        while True:
-            at, result, error = events.get(timeout=600)
-            if error is not None:
-                raise RuntimeError(str(error))
-            ids = result.as_numpy("output_ids")
-            if ids is not None and ids.size:
-                run.tokens[i].append(at)
-            final = result.get_response().parameters.get("triton_final_response")
-            if final is not None and final.bool_param:
-                break
-        client.stop_stream()
-        client.close()
+        values = {"text_input": prompts[i], "max_tokens": max_tokens, "ignore_eos": True}
+        run.starts[i] = stream_arrivals(url, "llm", values, "output_ids", run.tokens[i], barrier)
 
     with ThreadPoolExecutor(len(prompts)) as pool:
         list(pool.map(one, range(len(prompts))))
     return run
+
+
+def p99(values: list[float]) -> float:
+    return float(np.percentile(values, 99))
+
+
+def long_prompt_run(url: str, codec, repository: Path) -> dict[str, float]:
+    """The long prompt alone (TTFT, completes), and the short streams' p99 ITL with it prefilling over without it."""
+    from tritonkit.pipelines.llm.runtime.assets import GenerationConfig
+
+    context = GenerationConfig.load(repository / "generate" / "1").max_context
+    long_ids = codec.encode(LONG_TEXT * (LONG_PROMPT_TOKENS // 10))[:min(LONG_PROMPT_TOKENS, context - 9)].tolist()
+    long_values = {"input_ids": long_ids, "max_tokens": 8, "ignore_eos": True}
+    alone: list[float] = []
+    try:
+        started = stream_arrivals(url, "generate", long_values, "token_ids", alone)
+        completes = len(alone) == 8
+    except RuntimeError as exc:  # a refusal or a dropped stream: the aim is that it completes
+        print(f"long prompt failed: {exc}", file=sys.stderr)
+        started, completes = time.perf_counter(), False
+    chunk = int(generate_parameters(repository).get("prefill_chunk_tokens") or len(long_ids))
+    short_tokens = SHORT_WARM_TOKENS + 2 * -(-len(long_ids) // chunk) + 40  # decoding all through the prefill
+
+    def shorts(with_long: bool) -> list[float]:
+        arrivals: list[list[float]] = [[] for _ in range(SHORT_STREAMS)]
+        with ThreadPoolExecutor(SHORT_STREAMS) as pool:
+            futures = [pool.submit(stream_arrivals, url, "generate", {"input_ids": codec.encode(PROMPTS[i]).tolist(),
+                                   "max_tokens": short_tokens, "ignore_eos": True}, "token_ids", arrivals[i])
+                       for i in range(SHORT_STREAMS)]
+            if not with_long:
+                [f.result() for f in futures]
+                return [b - a for times in arrivals for a, b in zip(times[SHORT_WARM_TOKENS:], times[SHORT_WARM_TOKENS + 1:])]
+            while min(len(t) for t in arrivals) < SHORT_WARM_TOKENS:
+                time.sleep(0.005)
+            first: list[float] = []
+            sent = stream_arrivals(url, "generate", long_values, "token_ids", first)
+            [f.result() for f in futures]
+        window = (sent, first[0])  # while the long prompt prefilled
+        return [b - a for times in arrivals for a, b in zip(times, times[1:]) if window[0] < b <= window[1]]
+
+    without, during = p99(shorts(False)), p99(shorts(True))
+    return {"long_prompt_tokens": len(long_ids), "long_prompt_completes": completes,
+            "long_prompt_ttft_ms": 1000 * (alone[0] - started) if alone else float("nan"),
+            "itl_p99_without_ms": 1000 * without, "itl_p99_during_ms": 1000 * during}
+
+
+def server_memory_mib(pid: int) -> float:
+    """Proportional set size of the server and every process under it (the models' stubs), MiB: shared pages
+    (libraries, a model file mapped twice) count once in the sum."""
+    import psutil
+
+    server = psutil.Process(pid)
+    return sum(p.memory_full_info().pss for p in [server, *server.children(recursive=True)]) / 2**20
 
 
 def inprocess_batched_run(loaded, prompts: list[str], max_tokens: int) -> Run:
@@ -186,7 +258,7 @@ def bench_model(model: str, levels: list[int], rows: list[tuple]) -> dict[str, d
     tokens = TOKENS[model]
     results: dict[str, dict[int, dict[str, float]]] = {}
 
-    loaded = load_engine(repository / "decoder" / "1", generate_parameters(repository))
+    loaded = load_engine(repository / "generate" / "1", generate_parameters(repository))
     decoder, codec = loaded.engine.decoder, loaded.codec
     inprocess_run(decoder, codec, PROMPTS[:1], 4)  # warm-up
     results["in-process"] = {c: inprocess_run(decoder, codec, PROMPTS[:c], tokens).summary() for c in levels}
@@ -200,6 +272,11 @@ def bench_model(model: str, levels: list[int], rows: list[tuple]) -> dict[str, d
         try:
             served_run(server.grpc_url, PROMPTS[:2], 4)  # warm-up
             results[setup] = {c: served_run(server.grpc_url, PROMPTS[:c], tokens).summary() for c in levels}
+            if setup == "in-flight":
+                long_run = long_prompt_run(server.grpc_url, codec, repository)
+                long_run["server_memory_mib"] = server_memory_mib(server.pid)
+                long_run["weights_mib"] = (repository / "generate" / "1" / "model.onnx").stat().st_size / 2**20
+                results["long prompt"] = {0: long_run}
         finally:
             server.stop()
     for setup in SETUPS:
@@ -207,6 +284,15 @@ def bench_model(model: str, levels: list[int], rows: list[tuple]) -> dict[str, d
             r = results[setup][c]
             rows.append((model, setup, c, r["ttft_ms"], r["itl_ms"], r["tok_s"], int(r["tokens"])))
     return results
+
+
+def long_prompt_lines(model: str, r: dict[str, float]) -> list[str]:
+    return [f"{model:8} long prompt of {r['long_prompt_tokens']} tokens alone: completes {r['long_prompt_completes']}, "
+            f"TTFT {r['long_prompt_ttft_ms']:.0f} ms",
+            f"{model:8} {SHORT_STREAMS} short streams, p99 ITL: {r['itl_p99_without_ms']:.1f} ms alone, "
+            f"{r['itl_p99_during_ms']:.1f} ms while the long prompt prefills",
+            f"{model:8} server memory (PSS, tritonserver + stubs): {r['server_memory_mib']:.0f} MiB; "
+            f"weights (model.onnx): {r['weights_mib']:.0f} MiB"]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -222,6 +308,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'model':8} {'setup':36} {'c':>3} {'TTFT ms':>9} {'ITL ms':>8} {'tok/s':>8} {'tokens':>6}")
     for model, setup, c, ttft, itl, tps, n in rows:
         print(f"{model:8} {SETUPS[setup]:36} {c:>3} {ttft:9.1f} {itl:8.1f} {tps:8.1f} {n:>6}")
+    for model, result in results.items():
+        print("\n".join(long_prompt_lines(model, result["long prompt"][0])))
     last = results[args.models.split(",")[-1]]
     top, one = max(levels), min(levels)
     summary = {
@@ -232,6 +320,11 @@ def main(argv: list[str] | None = None) -> int:
         f"ttft_ms_c{one}": round(last["in-flight"][one]["ttft_ms"], 1),
         f"itl_ms_c{one}": round(last["in-flight"][one]["itl_ms"], 1),
     }
+    long_run = last["long prompt"][0]
+    summary |= {"long_prompt_completes": long_run["long_prompt_completes"],
+                "long_prompt_ttft_ms": round(long_run["long_prompt_ttft_ms"], 1),
+                "itl_p99_during_long_prefill_over_without": round(long_run["itl_p99_during_ms"] / long_run["itl_p99_without_ms"], 2),
+                "server_memory_mib": round(long_run["server_memory_mib"], 1), "weights_mib": round(long_run["weights_mib"], 1)}
     print(json.dumps(summary))
     return 0
 

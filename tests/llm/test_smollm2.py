@@ -68,3 +68,21 @@ def test_capital_of_france_streams_token_by_token_like_pytorch(server, pytorch_g
     assert over_http.texts[0] == " Paris"  # the first streamed response already answers
     complete = clients.http(server.http_url, "llm_complete", body, stream=False)
     assert complete.ids == pytorch_greedy and complete.text == over_http.text
+
+
+def test_chunked_prefill_gives_the_greedy_tokens_of_one_prefill(model_dir):
+    """A 300-token prompt prefilled 16 tokens a step (19 steps) continues exactly as when prefilled at once."""
+    from tritonkit.pipelines.llm.runtime.loading import load_engine
+    from tritonkit.pipelines.llm.runtime.sampling import SamplingParams
+
+    loaded = load_engine(model_dir, {"prefill_chunk_tokens": "0"})
+    prompt = loaded.codec.encode("The capital of France is Paris. The capital of Italy is Rome. " * 25)[:300]
+    params = SamplingParams(max_tokens=16, ignore_eos=True)
+    whole = loaded.engine.run({"x": (prompt, params)})["x"].generated
+    loaded.engine.prefill_chunk = 16
+    loaded.engine.admit("y", prompt, params)
+    steps = []
+    while "y" in loaded.engine:
+        steps.append(loaded.engine.step(["y"])[0].token_ids)
+    assert len(prompt) == 300 and steps[:18] == [[]] * 18  # 19 chunks; the first token comes with the last
+    assert [t for s in steps for t in s] == whole and len(whole) == 16
