@@ -72,6 +72,24 @@ def environment(extra: dict[str, str] | None = None) -> dict[str, str]:
     return env
 
 
+def strict(code: str) -> str:
+    """`code` with each complete command followed by `|| exit $?`, so a failure anywhere in `a && b && c` fails it.
+
+    bash -e alone lets a failing `b` through (only the last command of an && list counts). A command is complete
+    when the lines gathered so far parse (`bash -n`) and do not end in a continuation.
+    """
+    out, chunk = [], []
+    for line in code.splitlines():
+        chunk.append(line)
+        text = "\n".join(chunk)
+        if not text.strip() or text.rstrip().endswith("\\"):
+            continue
+        if subprocess.run(["bash", "-n", "-c", text], capture_output=True).returncode == 0:
+            out.append(f"{{\n{text}\n}} || exit $?\n" if text.strip() and not text.lstrip().startswith("#") else text + "\n")
+            chunk = []
+    return "".join(out) + ("\n".join(chunk) + "\n" if chunk else "")
+
+
 class Reader:
     """Runs a page's blocks in order as one reader's shell would: a `cd` in one block holds for the next."""
 
@@ -86,7 +104,7 @@ class Reader:
                                   text=True, timeout=timeout)
         with tempfile.TemporaryDirectory() as scratch:
             where = Path(scratch, "pwd")   # where the reader's shell stands afterwards (a file: a pipe would stay open in a background server)
-            script = f"{snippet.code}\nprintf '%s' \"$PWD\" > {shlex.quote(str(where))}\n"
+            script = f"{strict(snippet.code)}printf '%s' \"$PWD\" > {shlex.quote(str(where))}\n"
             result = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", script], cwd=self.cwd, env=self.env,
                                     capture_output=True, text=True, timeout=timeout)
             moved = where.read_text() if where.exists() else ""
