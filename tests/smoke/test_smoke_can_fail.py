@@ -124,10 +124,13 @@ def test_fallback_model_is_shown_in_json_and_table(background) -> None:
     assert config_row["status"] == "pass" and "not 'onnxruntime_onnx'" in config_row["detail"]
 
     table = run_cli("smoke", "--protocol", "grpc", cwd=project).stdout.strip().splitlines()
-    linear = [line for line in table if " linear " in line]
-    assert linear and all(f"PASS ({FALLBACK})" in line for line in linear)
-    assert not any(FALLBACK in line for line in table if " double " in line)
+    [linear] = [line for line in table if line.startswith("linear ")]
+    assert linear.split()[1] == "PASS" and linear.endswith(f"({FALLBACK})")
+    assert not any(FALLBACK in line for line in table if line.startswith("double "))
     assert table[-1].endswith(f"served through the {FALLBACK}, not their declared backend: linear")
+    every = run_cli("smoke", "--protocol", "grpc", "--verbose", cwd=project).stdout.strip().splitlines()
+    rows_of_linear = [line for line in every if " linear " in line]
+    assert rows_of_linear and all(f"PASS ({FALLBACK})" in line for line in rows_of_linear)
 
 
 def test_negative_checks_against_a_server_that_died_fail(tmp_path: Path) -> None:

@@ -169,3 +169,55 @@ def test_tolerance_json_is_read_once_per_golden_folder_and_protocol(good, monkey
     results = run_smoke(repository, Target(http_url=server.http_url, grpc_url=server.grpc_url), ["http", "grpc"])
     assert not [r for r in results if r.status == "fail"]
     assert sorted(reads) == sorted(folders * 2)
+
+
+def test_report_has_a_row_per_model_and_every_failure_in_full(broken) -> None:
+    server, repository = broken
+    report = json.loads(smoke(server, repository).stdout)
+    result = run_cli("smoke", "-r", str(repository), "--url", server.http_url, "--grpc-url", server.grpc_url)
+    assert result.returncode == 1
+    lines = result.stdout.splitlines()
+    models = {r["model"] for r in report["results"]} - {"-", "tritonkit_smoke_no_such_model"}
+    table = lines[:lines.index("")]
+    assert table[0].split() == ["model", "result", "passed", "failed", "skipped"]
+    assert sorted(line.split()[0] for line in table[1:]) == sorted([*models, "(server)"])
+    for summary in report["models"]:  # the JSON gets the same counts, added beside the rows
+        rows = [r for r in report["results"] if r["model"] == summary["model"]]
+        if rows:
+            assert summary["failed"] == sum(r["status"] == "fail" for r in rows)
+    classify = next(line.split() for line in table if line.startswith("classify "))
+    assert classify[1] == "FAIL" and classify[3] == "2"  # request:case000 over http and grpc
+    for row in (r for r in report["results"] if r["status"] == "fail"):
+        assert f"FAIL {row['model']} {row['check']} ({row['protocol']}): {row['detail']}" in lines
+    assert lines[-1].startswith("smoke result: ") and "PASS" not in result.stdout.split("\n\n")[1]
+
+
+def test_quiet_prints_only_failures_and_the_total(broken) -> None:
+    server, repository = broken
+    result = run_cli("smoke", "-r", str(repository), "--url", server.http_url, "--grpc-url", server.grpc_url, "--quiet")
+    assert result.returncode == 1
+    lines = result.stdout.strip().splitlines()
+    assert all(line.startswith("FAIL ") for line in lines[:-1]) and len(lines) == 7  # 3 models x 2 protocols
+    assert lines[-1].startswith("smoke result: ") and "checking" not in result.stderr
+
+
+def test_model_option_checks_only_the_models_named(broken) -> None:
+    server, repository = broken
+    result = smoke(server, repository, "--model", "preprocess", "--model", "countdown")
+    assert result.returncode == 1
+    report = json.loads(result.stdout)
+    assert report["selected_models"] == ["preprocess", "countdown"]
+    assert {r["model"] for r in report["results"]} == {"preprocess", "countdown", "-", "tritonkit_smoke_no_such_model"}
+    assert failed(report) == {("stream:case000", "countdown", p) for p in ("http", "grpc")}
+    passing = smoke(server, repository, "--model", "preprocess")
+    assert passing.returncode == 0 and {m["model"] for m in json.loads(passing.stdout)["models"]} == {"preprocess", "(server)"}
+
+
+def test_model_option_naming_no_model_is_one_line(good) -> None:
+    server, repository = good
+    result = run_cli("smoke", "-r", str(repository), "--url", server.http_url, "--grpc-url", server.grpc_url,
+                     "--model", "nope")
+    assert result.returncode == 2 and not result.stdout
+    [line] = result.stderr.strip().splitlines()
+    names = sorted(p.parent.name for p in repository.glob("*/config.pbtxt"))
+    assert line == f"{repository}: --model: no model 'nope' in the repository; name one of: {', '.join(names)}"

@@ -48,8 +48,13 @@ def timed(check: str, model: str, protocol: str, body: Callable[[], str | None])
         status: Status = "fail" if message.startswith("FAIL: ") else ("skip" if message.startswith("SKIP: ") else "pass")
         message = message.removeprefix("FAIL: ").removeprefix("SKIP: ")
     except Exception as exc:  # noqa: BLE001 - any client error is a failed check, reported in one line
-        status, message = "fail", f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+        status, message = "fail", f"{type(exc).__name__}: {whole_message(exc)}"
     return CheckResult(check, model, protocol, status, message, round(time.perf_counter() - start, 3))
+
+
+def whole_message(exc: BaseException) -> str:
+    """The exception's whole message on one line: a failure is shown in full, not cut at its first line."""
+    return " ".join(str(exc).split())
 
 
 def check_server(client: Client) -> CheckResult:
@@ -240,10 +245,10 @@ def _expect_error(call: Callable[[], object], model_ready: Callable[[], bool] | 
     try:
         call()
     except Exception as exc:  # noqa: BLE001 - the point is that the server refused
-        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        first = whole_message(exc) or type(exc).__name__
         if rejected_by_server(exc):
             if model_ready is not None and not model_ready():
-                return f"SKIP: the model is not ready, so its refusal does not test this request: {first[:120]}"
-            return f"rejected: {first[:120]}"
-        return f"FAIL: no answer from the server, so no rejection: {type(exc).__name__}: {first[:120]}"
+                return f"SKIP: the model is not ready, so its refusal does not test this request: {first}"
+            return f"rejected: {first}"
+        return f"FAIL: no answer from the server, so no rejection: {type(exc).__name__}: {first}"
     return "FAIL: the server accepted a bad request"
