@@ -74,7 +74,7 @@ def test_an_s3_prefix_with_nothing_published_is_one_line_at_once_not_a_startup_t
     started = time.monotonic()
     result = cli("serve", url, "--background", "--startup-timeout", "120", cwd=tmp_path)
     assert time.monotonic() - started < 60
-    [line] = [ln for ln in result.stderr.splitlines() if not ln.startswith("waiting for Triton")]
+    [line] = [ln for ln in result.stderr.splitlines() if not ln.startswith("starting Triton")]
     assert result.returncode == 2 and line.startswith(
         f"{url}: Triton cannot use the model repository: Invalid argument: repository path is not a valid directory; "
         "check that the bucket and prefix exist (tritonkit publish writes them)"), result.stderr

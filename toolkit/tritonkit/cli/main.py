@@ -61,6 +61,8 @@ COMMANDS: dict[str, LazyCommand] = {
                         "Stop and remove what `tritonkit up` started: containers, the project's network and volumes."),
     "stop": LazyCommand("tritonkit.cli.stop:stop_command",
                         "Stop the Triton server recorded in ./.tritonkit/server.json (background or foreground)."),
+    "status": LazyCommand("tritonkit.cli.status:status_command",
+                          "List the Triton servers `tritonkit serve` runs: this project's, or with --all every one on the machine."),
     "perf": LazyCommand("tritonkit.cli.perf:perf_command",
                         "Run perf_analyzer (tritonclient 2.51) against MODEL and print throughput and latency per concurrency."),
     "deploy": LazyCommand("tritonkit.cli.deploy:deploy_command",

@@ -4,17 +4,19 @@ from __future__ import annotations
 import signal
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import click
 
 from tritonkit.cli.output import emit_json, json_option, reports_errors
+from tritonkit.cli.terminal import StatusLine
 from tritonkit.errors import TritonkitError
 from tritonkit.publish.s3url import parse_s3_url
 from tritonkit.serve.background import running_state, stale_message, start_background, take_stale
 from tritonkit.serve.ports import exposure_warning
-from tritonkit.serve.server import EmbeddedServer, ServerExited, print_progress
+from tritonkit.serve.server import EmbeddedServer, Progress, ServerExited
 from tritonkit.serve.state import STATE_DIR, clear_state, read_state, state_path, write_state
 
 
@@ -61,7 +63,14 @@ def _start_gateway(server: EmbeddedServer, port: int | None) -> subprocess.Popen
     return subprocess.Popen([sys.executable, "-m", "tritonkit", "gateway", *args], stdin=subprocess.DEVNULL)
 
 
-def _serve_foreground(server: EmbeddedServer, as_json: bool, gateway_port: int | None = None, gateway: bool = False) -> None:
+def _startup_line(line: StatusLine) -> Callable[[Progress], None]:
+    """Startup progress: one line updated in place on a terminal; in a pipe a single start line (the ready
+    line follows), not one line a second."""
+    return lambda p: line.update(p.line() if line.live else "starting Triton" + (f": {p.total} models to load" if p.total else ""))
+
+
+def _serve_foreground(server: EmbeddedServer, as_json: bool, gateway_port: int | None = None, gateway: bool = False,
+                      line: StatusLine | None = None) -> None:
     """Runs until Ctrl-C, SIGTERM or `tritonkit stop`; a server that dies is reported with its log tail."""
     signal.signal(signal.SIGTERM, _raise_on_sigterm)
     existing = running_state(server.work_dir)
@@ -71,7 +80,8 @@ def _serve_foreground(server: EmbeddedServer, as_json: bool, gateway_port: int |
                              "stop it: tritonkit stop")
     front: subprocess.Popen | None = None
     try:
-        server.start()
+        with line or StatusLine(enabled=False):
+            server.start()
         write_state(server.work_dir, server.state())  # lets `tritonkit stop` and `tritonkit perf` find it
         front = _start_gateway(server, gateway_port) if gateway else None
         if as_json:
@@ -146,13 +156,15 @@ def serve_command(directory: str, http_port: int | None, grpc_port: int | None, 
     if exposed is not None:
         click.echo(exposed, err=True)
     repository = parse_s3_url(directory, endpoint_url).for_triton if directory.startswith("s3://") else Path(directory)
+    line = StatusLine(enabled=not as_json)
     server = EmbeddedServer(repository, host=host, http_port=http_port, grpc_port=grpc_port,
                             metrics_port=metrics_port, work_dir=work_dir, startup_timeout=startup_timeout,
-                            onnx_threads=onnx_threads, progress=print_progress, detach=not foreground)
+                            onnx_threads=onnx_threads, progress=_startup_line(line), detach=not foreground)
     if foreground:
-        _serve_foreground(server, as_json, gateway_port, gateway)
+        _serve_foreground(server, as_json, gateway_port, gateway, line)
         return
-    start_background(server)
+    with line:
+        start_background(server)
     if as_json:
         emit_json(_summary(server, "background"))
     else:

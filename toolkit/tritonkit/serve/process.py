@@ -69,6 +69,25 @@ def is_tritonserver(pid: int) -> bool:
     return _program(pid).endswith(TRITONSERVER)
 
 
+def _pids() -> list[int]:
+    return [int(entry.name) for entry in Path("/proc").iterdir() if entry.name.isdigit()]
+
+
+def tritonserver_pids() -> list[int]:
+    """Every running tritonserver process on the machine (`tritonkit status --all`)."""
+    return [pid for pid in _pids() if is_tritonserver(pid) and is_alive(pid)]
+
+
+def start_time(pid: int) -> float | None:
+    """When `pid` started (seconds since the epoch): boot time plus its start tick (/proc/<pid>/stat field 22)."""
+    try:
+        ticks = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19])
+        boot = next(int(line.split()[1]) for line in Path("/proc/stat").read_text().splitlines() if line.startswith("btime "))
+    except (OSError, IndexError, ValueError, StopIteration):
+        return None
+    return boot + ticks / os.sysconf("SC_CLK_TCK")
+
+
 def kill_triton_leftovers(pgid: int) -> list[int]:
     """SIGKILLs what is left of a dead server's process group: its stubs live on for seconds after the server
     is killed. Only tritonserver and stub processes are hit, and none while the group's leader (the server) runs
@@ -76,10 +95,7 @@ def kill_triton_leftovers(pgid: int) -> list[int]:
     killed: list[int] = []
     if is_alive(pgid):
         return killed
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        pid = int(entry.name)
+    for pid in _pids():
         stat = proc_stat(pid)
         if stat is None or stat.pgid != pgid or not _program(pid).endswith((TRITONSERVER, STUB_BINARY)):
             continue

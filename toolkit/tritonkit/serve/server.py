@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -35,6 +34,11 @@ class Progress:
     failed: int
     total: int
 
+    def line(self) -> str:
+        """`waiting for Triton: 12 s, 3/7 models loaded`: the text of the one progress line a terminal updates."""
+        return (f"waiting for Triton: {self.elapsed_s:.0f} s, {self.loaded}/{self.total} models loaded"
+                + (f", {self.failed} failed" if self.failed else ""))
+
 
 class ServerExited(TritonkitError):
     """Triton exited on its own; carries the last lines of its log for the reader."""
@@ -51,12 +55,6 @@ def _not_ready(index: list[ModelStatus], model_dirs: list[str]) -> list[ModelSta
     failed = [m for m in index if not m.ready]
     known = {m.name for m in index if m.ready} | {m.name for m in failed}
     return failed + [ModelStatus(name, "", "UNAVAILABLE") for name in sorted(model_dirs) if name not in known]
-
-
-def print_progress(p: Progress) -> None:
-    """The default progress display: one stderr line per update."""
-    print(f"waiting for Triton: {p.elapsed_s:.0f} s, {p.loaded}/{p.total} models loaded"
-          + (f", {p.failed} failed" if p.failed else ""), file=sys.stderr, flush=True)
 
 
 class EmbeddedServer:
