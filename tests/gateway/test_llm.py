@@ -210,7 +210,7 @@ def test_the_compose_file_gets_the_gateway_service(stack):
     service = compose["services"]["gateway"]
     assert service["command"][:4] == ["--triton", "triton:8001", "--repository", "/models"]
     assert ["--model", f"{MODEL}=llm"] == service["command"][-2:] and "65536" in service["command"]
-    assert service["environment"] == ["TRITONKIT_API_KEY"] and service["ports"] == ["127.0.0.1:9000:9000"]
+    assert service["environment"] == ["TRITONKIT_API_KEY"] and service["ports"] == ["127.0.0.1:9100:9100"]
     assert service["volumes"] == ["./model_repository:/models:ro"]
     assert service["depends_on"] == {"triton": {"condition": "service_healthy"}}
     dockerfile = (project / service["build"]["dockerfile"]).read_text()

@@ -77,7 +77,7 @@ def _with_options(section: GatewaySpec, api_key_env: str | None, max_request_byt
 @click.option("--spec", type=click.Path(path_type=Path, dir_okay=False), help="tritonkit.yaml whose gateway: section "
               "applies [default: ./tritonkit.yaml when present].")
 @click.option("--host", help="Address to bind [default: gateway.host, 127.0.0.1]; beyond loopback gets a warning.")
-@click.option("--port", type=PORT, help="Port [default: gateway.port, 9000].")
+@click.option("--port", type=PORT, help="Port [default: gateway.port, 9100].")
 @click.option("--api-key-file", type=click.Path(path_type=Path, dir_okay=False),
               help="File of API keys, one a line [default: gateway.api_key_file; keys also come from gateway.api_key_env's variable].")
 @click.option("--api-key-env", help="Variable holding the API key(s), comma-separated [default: gateway.api_key_env, TRITONKIT_API_KEY].")
@@ -91,9 +91,9 @@ def gateway_command(triton: str | None, repository: str, spec: Path | None, host
 
     \b
     Examples:
-      tritonkit serve --background && tritonkit gateway      # the recorded server, 127.0.0.1:9000
+      tritonkit serve --background && tritonkit gateway      # the recorded server, 127.0.0.1:9100
       TRITONKIT_API_KEY=secret tritonkit gateway --host 0.0.0.0 --triton 127.0.0.1:8001
-      curl localhost:9000/v1/chat/completions -d '{"model": "llm", "messages": [{"role": "user", "content": "Hi"}]}'
+      curl localhost:9100/v1/chat/completions -d '{"model": "llm", "messages": [{"role": "user", "content": "Hi"}]}'
     """
     from tritonkit.gateway.server import config_of, exposure_warning, run
 

@@ -69,7 +69,8 @@ def context(t: Target, out_hint: str) -> dict[str, Any]:
         "load_seconds": t.load_time.seconds, "load_source": t.load_time.source,
         "metric": METRIC, "adapter_file": ADAPTER_VALUES, "out_hint": out_hint, "adapter_prometheus": adapter_prometheus(t.options.prometheus_url),
         "gateway": gateway_deployment.sidecar(t.project.gateway, t.name, deploy.grpc_port, t.s3_url, pod.container_security(t),
-                                              t.s3_secret) if t.project.gateway else None,
+                                              t.s3_secret, taken={deploy.http_port, deploy.grpc_port, deploy.metrics_port})
+        if t.project.gateway else None,
     }
 
 

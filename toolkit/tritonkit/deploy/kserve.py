@@ -13,6 +13,7 @@ from tritonkit.deploy.k8s import pod_context, secret_steps
 from tritonkit.deploy.manifests import Manifest, render
 from tritonkit.deploy.scraping import PODMONITOR
 from tritonkit.deploy.target import Target
+from tritonkit.gateway import deployment as gateway_deployment
 
 HTTP_PORT = 8080  # KServe's convention for the predictor container
 GRPC_PORT = 9000
@@ -39,12 +40,14 @@ def context(t: Target) -> dict[str, Any]:
         "args": pod.server_args(t, MODEL_DIR, HTTP_PORT, GRPC_PORT, metrics_port), "http_port": HTTP_PORT, "metrics_port": metrics_port,
         "probes": pod.probes(t, HTTP_PORT), "query": queue_ratio_query(t), "monitor_selector": predictor_selector(t),
         "topology": pod.topology_spread(predictor_selector(t), "pod-template-hash"),
+        "gateway": gateway_deployment.sidecar(t.project.gateway, t.name, GRPC_PORT, t.s3_url, pod.container_security(t),
+                                              t.s3_secret, taken={HTTP_PORT, GRPC_PORT, metrics_port}) if t.project.gateway else None,
     }
 
 
 def files(t: Target) -> list[str]:
     """The folder's files: the PodMonitor only with --podmonitor (its CRD must exist in the cluster)."""
-    return FILES + ([PODMONITOR] if t.options.podmonitor else [])
+    return FILES + ([PODMONITOR] if t.options.podmonitor else []) + ([gateway_deployment.KSERVE_SERVICE] if t.project.gateway else [])
 
 
 def manifests(t: Target, out_hint: str) -> list[Manifest]:

@@ -9,9 +9,11 @@ from __future__ import annotations
 from typing import Any
 
 from tritonkit import __version__
+from tritonkit.errors import TritonkitError
 from tritonkit.spec.gateway import GatewaySpec
 
 DOCKERFILE_NAME = "tritonkit-gateway.Dockerfile"
+KSERVE_SERVICE = "gateway-service.yaml"   # KServe routes only to kserve-container: the sidecar gets its own Service
 
 
 def dockerfile(spec: GatewaySpec, user: str) -> str:
@@ -51,11 +53,14 @@ def compose_service(spec: GatewaySpec, grpc_port: int, bind_address: str, mount:
 
 
 def sidecar(spec: GatewaySpec, name: str, grpc_port: int, repository: str, security: dict[str, Any],
-            s3_secret: str | None) -> dict[str, Any]:
+            s3_secret: str | None, taken: set[int]) -> dict[str, Any]:
     """The gateway container of each Triton pod: Triton on localhost (each replica's gateway feeds its own Triton, so
     the Service balances HTTP requests across replicas instead of pinning one long gRPC connection to one pod), the
     repository read where Triton reads it (S3 credentials from the same Secret), keys from the optional Secret
-    `<name>-gateway` (key `api-key`), never from a file of these manifests."""
+    `<name>-gateway` (key `api-key`), never from a file of these manifests. `taken`: the pod's Triton ports."""
+    if spec.port in taken:
+        raise TritonkitError("tritonkit.yaml", "gateway.port", f"port {spec.port} is one of Triton's in this pod "
+                             f"({', '.join(map(str, sorted(taken)))})", "set gateway.port to a free one, e.g. 9100")
     container: dict[str, Any] = {
         "name": "gateway", "image": spec.image, "args": arguments(spec, f"127.0.0.1:{grpc_port}", repository),
         "ports": [{"name": "gateway", "containerPort": spec.port}],

@@ -22,7 +22,7 @@ class GatewaySpec(StrictModel):
     """`tritonkit gateway`: OpenAI's /v1 routes in front of the pipelines Triton serves."""
 
     host: str = Field(default="127.0.0.1", description="Address it binds; any other than loopback gets a warning.")
-    port: int = Field(default=9000, ge=1, le=65535)
+    port: int = Field(default=9100, ge=1, le=65535, description="Not 9000: KServe gives Triton's gRPC that port in the pod.")
     api_key_env: str = Field(default="TRITONKIT_API_KEY", description="Environment variable holding the API key(s), "
                              "comma-separated; when set, every request needs 'Authorization: Bearer <key>'.")
     api_key_file: str | None = Field(default=None, description="A file of API keys, one a line (read at start, never written).")
