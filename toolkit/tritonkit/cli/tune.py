@@ -28,16 +28,19 @@ def _print_plan(plan) -> None:
 
 
 def _print_outcome(outcome) -> None:
-    from tritonkit.tune.report import gain, table
+    from tritonkit.tune.report import comparison, table
 
     plan, choice = outcome.plan, outcome.choice
     how = "remote server, no search" if plan.options.launch == "remote" else f"{plan.options.mode} search"
     click.echo(f"\n{plan.target.name}: {len(outcome.results.measurements)} measurements of "
                f"{len(choice.ranking)} configurations ({how}, objective {plan.options.objective})")
     click.echo(table(choice, outcome.results, plan.target))
-    ratio = gain(choice)
-    if ratio is not None:
-        click.echo(f"best over default: {ratio:.2f}x throughput")
+    options = plan.options
+    compared = comparison(choice, outcome.results, options.objective, options.constraints)
+    if compared is not None:
+        click.echo(compared.line(options.constraints))
+    elif not choice.winner.is_default and choice.default is not None:
+        click.echo("best over default: not compared (no concurrency measured for both)")
     for note in outcome.notes:
         click.echo(f"note: {note}")
     if outcome.tuned:
@@ -45,8 +48,10 @@ def _print_outcome(outcome) -> None:
             click.echo("the configuration in the spec measured best; tuned: records it with its measurements")
         click.echo(f"wrote tuned: {', '.join(outcome.tuned)} to {plan.options.spec_path}; rebuilt "
                    f"{outcome.build.repository if outcome.build else '-'}")
-    click.echo(f"plot:    {outcome.plot}")
-    click.echo(f"reports: {plan.tune_dir.reports} (Model Analyzer's)  results: {plan.tune_dir.results}")
+    paths = outcome.paths()
+    width = max(map(len, paths), default=0) + 1
+    for name, path in paths.items():
+        click.echo(f"{name + ':':<{width}} {path}")
 
 
 @click.command("tune")

@@ -51,11 +51,18 @@ class TuneOutcome:
             "constraints": self.plan.options.constraints.as_dict(), "complete": self.run.complete,
             "elapsed_s": round(self.run.elapsed_s, 1), "tune_dir": str(self.plan.tune_dir.root),
             "model_analyzer_config": str(self.plan.tune_dir.config), "plot": str(self.plot),
-            "reports": str(self.plan.tune_dir.reports), **report_mod.summary(self.choice, self.results, self.plan.target),
+            "reports": str(self.plan.tune_dir.reports),
+            "outputs": {name: str(path) for name, path in self.paths().items()},
+            **report_mod.summary(self.choice, self.results, self.plan.target, self.plan.options.objective,
+                                 self.plan.options.constraints),
             "tuned": {name: t.model_dump(mode="json", exclude_none=True) for name, t in self.tuned.items()},
             "spec": str(self.plan.options.spec_path), "repository": str(self.build.repository) if self.build else None,
             "notes": self.notes,
         }
+
+    def paths(self) -> dict[str, Path]:
+        """The outputs to open that exist: plot, Model Analyzer's HTML summary, reports, results CSV, summary."""
+        return report_mod.report_paths(self.plan.tune_dir, self.plot, self.plan.target.name)
 
 
 def _check_rebuilt(repository: Path, tuned: dict[str, TunedModel]) -> None:
@@ -106,16 +113,19 @@ def run_plan(plan: TunePlan, report: Report) -> TuneOutcome:
                      f"{format_elapsed(outcome.elapsed_s)}); choosing among the {len(results.measurements)} "
                      "measurements made (run again to resume)")
     choice = choose(results, options.objective, options.constraints, str(tune_dir.analyzer_log))
+    labels = report_mod.legend_labels(results, plan.target)
+    if report_mod.drop_gpu_plots(tune_dir):
+        notes.append("no GPU on this host: Model Analyzer's GPU plots (all zeros here) were left out")
     if options.launch == "remote":
         notes.append("remote launch measures the running server's configuration only; the spec is unchanged")
-        plot = save_plot(results, choice, options.constraints, tune_dir.plot, f"{plan.target.name}: remote server")
+        plot = save_plot(results, choice, options.constraints, tune_dir.plot, f"{plan.target.name}: remote server", labels)
         done = TuneOutcome(plan, outcome, results, choice, {}, plot, None, notes)
         tune_dir.summary.write_text(json.dumps(done.summary(), indent=2, default=str))
         return done
     tuned = tuned_entries(results, choice.winner.variant, plan.target, plan.specs,
                           provenance(options, choice.winner.best))
     plot = save_plot(results, choice, options.constraints, tune_dir.plot,
-                     f"{plan.target.name}: throughput vs p99 ({options.mode} search, objective {options.objective})")
+                     f"{plan.target.name}: throughput vs p99 ({options.mode} search, objective {options.objective})", labels)
     report(f"[tune {format_elapsed(outcome.elapsed_s)}] writing tuned settings of {choice.winner.variant} "
            f"to {shown_path(options.spec_path)} and rebuilding")
     result = write_back(plan, tuned)

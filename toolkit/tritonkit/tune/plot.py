@@ -12,7 +12,9 @@ from tritonkit.tune.results import TuneResults
 from tritonkit.tune.winner import Choice
 
 
-def save_plot(results: TuneResults, choice: Choice, constraints: Constraints, path: Path, title: str) -> Path:
+def save_plot(results: TuneResults, choice: Choice, constraints: Constraints, path: Path, title: str,
+              labels: dict[str, str] | None = None) -> Path:
+    """`labels`: each configuration's legend entry (its settings, report.legend_labels); else its short name."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -25,7 +27,7 @@ def save_plot(results: TuneResults, choice: Choice, constraints: Constraints, pa
         if variant.endswith("_config_default"):
             style = {**style, "linestyle": "--"}
         ax.plot([m.p99_ms for m in points], [m.throughput for m in points], marker="o", markersize=3,
-                label=variant.removeprefix(results.model + "_"), **style)
+                label=(labels or {}).get(variant, variant.removeprefix(results.model + "_")), **style)
     best = choice.winner.best
     ax.scatter([best.p99_ms], [best.throughput], s=180, marker="*", color="gold", edgecolor="black", zorder=5,
                label=f"winner (c={best.concurrency})")
@@ -37,7 +39,7 @@ def save_plot(results: TuneResults, choice: Choice, constraints: Constraints, pa
     ax.set_ylabel("throughput (infer/s)")
     ax.set_title(title)
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=7, loc="best")
+    ax.legend(fontsize=6, loc="best")
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.tight_layout()
     fig.savefig(path)

@@ -1,12 +1,18 @@
-"""The result table (default vs best vs runners-up) and the machine-readable summary of a tuning run."""
+"""The result table (default vs best vs runners-up), the like-for-like comparison with the default, and the
+machine-readable summary of a tuning run."""
 from __future__ import annotations
 
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+from tritonkit.serve.fallback import gpu_available
+from tritonkit.tune.layout import TuneDir
 from tritonkit.tune.mapping import describe, variant_settings
-from tritonkit.tune.results import TuneResults
+from tritonkit.tune.options import Constraints, Objective
+from tritonkit.tune.results import Measurement, TuneResults
 from tritonkit.tune.target import TuneTarget
-from tritonkit.tune.winner import Choice, Ranked
+from tritonkit.tune.winner import Choice, Ranked, describe_limits, meets, sort_key
 
 
 def settings_text(results: TuneResults, target: TuneTarget, variant: str) -> str:
@@ -15,6 +21,15 @@ def settings_text(results: TuneResults, target: TuneTarget, variant: str) -> str
     if not target.is_pipeline:
         return describe(configs[target.name])
     return "; ".join(f"{name}: {describe(cfg)}" for name, cfg in configs.items() if name != target.name)
+
+
+def legend_labels(results: TuneResults, target: TuneTarget) -> dict[str, str]:
+    """Each configuration's plot label: its short name and its settings (`config_4: 2 inst, batch 16, dyn 0us`)."""
+    labels = {}
+    for variant in results.by_variant():
+        name = variant.removeprefix(results.model + "_").replace("config_default", "default")
+        labels[variant] = f"{name}: {settings_text(results, target, variant)}" if variant in results.configs else name
+    return labels
 
 
 def rows(choice: Choice) -> list[tuple[str, Ranked]]:
@@ -42,19 +57,79 @@ def table(choice: Choice, results: TuneResults, target: TuneTarget) -> str:
     return "\n".join(lines)
 
 
-def gain(choice: Choice) -> float | None:
-    """Best over default throughput (each at its best qualifying concurrency)."""
-    if choice.default is None or choice.default.best.throughput <= 0:
+@dataclass(frozen=True)
+class Comparison:
+    """The winner and the default measured at the same concurrency, judged against the same constraints."""
+
+    concurrency: int
+    winner: Measurement
+    default: Measurement
+    default_meets: bool
+
+    @property
+    def gain(self) -> float | None:
+        """Winner over default throughput at this concurrency."""
+        return self.winner.throughput / self.default.throughput if self.default.throughput > 0 else None
+
+    def line(self, constraints: Constraints) -> str:
+        bound = f" (bound: {describe_limits(constraints)})" if describe_limits(constraints) else ""
+        gain = f"{self.gain:.2f}x throughput" if self.gain is not None else "the default served nothing"
+        verdict = "" if self.default_meets or not describe_limits(constraints) else "; the default does not meet the bound"
+        return (f"best over default at concurrency {self.concurrency}{bound}: {gain} ({self.winner.throughput:.1f} "
+                f"vs {self.default.throughput:.1f} infer/s, p99 {self.winner.p99_ms:.1f} vs {self.default.p99_ms:.1f} "
+                f"ms{verdict})")
+
+    def as_dict(self) -> dict[str, Any]:
+        def one(m: Measurement) -> dict[str, Any]:
+            return {"throughput_infer_per_s": m.throughput, "p99_latency_ms": m.p99_ms}
+        return {"concurrency": self.concurrency, "winner": one(self.winner), "default": one(self.default),
+                "default_meets_constraints": self.default_meets, "gain": self.gain}
+
+
+def comparison(choice: Choice, results: TuneResults, objective: Objective, constraints: Constraints) -> Comparison | None:
+    """Winner and default at one concurrency both were measured at: the winner's own point when the default was
+    measured there, else the winner's best qualifying point among the shared concurrencies. None when the
+    winner is the default or they share no concurrency (each one's best point would sit at a different load)."""
+    if choice.default is None or choice.winner.is_default:
         return None
-    return choice.winner.best.throughput / choice.default.best.throughput
+    measured = results.by_variant()
+    default_at = {m.concurrency: m for m in measured[choice.default.variant]}
+    shared = [m for m in measured[choice.winner.variant] if m.concurrency in default_at]
+    if not shared:
+        return None
+    key = sort_key(objective)
+    point = min(shared, key=lambda m: (m.concurrency != choice.winner.best.concurrency, not meets(m, constraints), key(m)))
+    default = default_at[point.concurrency]
+    return Comparison(point.concurrency, point, default, meets(default, constraints))
 
 
-def summary(choice: Choice, results: TuneResults, target: TuneTarget) -> dict[str, Any]:
+def report_paths(tune_dir: TuneDir, plot: Path, model: str) -> dict[str, Path]:
+    """The outputs worth opening that exist (a run stopped by its budget writes no results CSV nor reports)."""
+    paths = {"plot": plot, "html report": tune_dir.reports / "summaries" / model / "result_summary.html",
+             "reports": tune_dir.reports, "results": tune_dir.results / "metrics-model-inference.csv",
+             "summary": tune_dir.summary}
+    return {name: path for name, path in paths.items() if path.exists()}
+
+
+def drop_gpu_plots(tune_dir: TuneDir) -> list[Path]:
+    """On a host without a GPU, removes Model Analyzer's GPU-metric plots (all zeros there); returns them."""
+    if gpu_available():
+        return []
+    plots = sorted((tune_dir.root / "plots").glob("**/gpu_*.png"))
+    for path in plots:
+        path.unlink()
+    return plots
+
+
+def summary(choice: Choice, results: TuneResults, target: TuneTarget, objective: Objective,
+            constraints: Constraints) -> dict[str, Any]:
     def one(r: Ranked) -> dict[str, Any]:
         return {"configuration": r.variant, "settings": settings_text(results, target, r.variant),
                 "concurrency": r.best.concurrency, "throughput_infer_per_s": r.best.throughput,
                 "p99_latency_ms": r.best.p99_ms, "meets_constraints": r.meets}
 
+    compared = comparison(choice, results, objective, constraints)
     return {"winner": one(choice.winner), "default": one(choice.default) if choice.default else None,
-            "runners_up": [one(r) for r in choice.runners_up], "gain_over_default": gain(choice),
+            "runners_up": [one(r) for r in choice.runners_up], "comparison": compared.as_dict() if compared else None,
+            "gain_over_default": compared.gain if compared else (1.0 if choice.winner.is_default else None),
             "measurements": len(results.measurements), "configurations": len(choice.ranking)}

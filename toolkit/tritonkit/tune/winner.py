@@ -61,7 +61,8 @@ def rank(results: TuneResults, objective: Objective, constraints: Constraints) -
     return sorted(ranked, key=lambda r: (not r.meets, key(r.best)))
 
 
-def _describe_limits(constraints: Constraints) -> str:
+def describe_limits(constraints: Constraints) -> str:
+    """`p99 <= 50 ms and throughput >= 200 infer/s`; empty without constraints."""
     parts = []
     if constraints.max_p99_ms is not None:
         parts.append(f"p99 <= {constraints.max_p99_ms:g} ms")
@@ -90,7 +91,7 @@ def choose(results: TuneResults, objective: Objective, constraints: Constraints,
     if not ranking[0].meets:
         raise TritonkitError(
             where, "constraints",
-            f"none of the {len(ranking)} configurations measured meets {_describe_limits(constraints)}",
+            f"none of the {len(ranking)} configurations measured meets {describe_limits(constraints)}",
             _relax_fix(results.measurements, constraints))
     default = next((r for r in ranking if r.is_default), None)
     return Choice(ranking[0], default, [r for r in ranking[1:4]], ranking)
