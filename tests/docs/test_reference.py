@@ -1,16 +1,22 @@
-"""The spec reference page is the schema: every object and field of `tritonkit schema` has its row, linked by type."""
+"""The reference pages are the code: the spec page has every schema object and field, the CLI page every --help."""
 from __future__ import annotations
 
 import importlib.util
+import os
 import re
+import subprocess
+import sys
 from types import ModuleType
 
+import pytest
+
 from tests.conftest import REPO_ROOT
+from tritonkit.cli.main import COMMANDS
 from tritonkit.spec.project import ProjectFile
 
 
-def _hook() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("spec_reference", REPO_ROOT / "docs" / "hooks" / "spec_reference.py")
+def _hook(name: str = "spec_reference") -> ModuleType:
+    spec = importlib.util.spec_from_file_location(name, REPO_ROOT / "docs" / "hooks" / f"{name}.py")
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -41,3 +47,22 @@ def test_the_page_holds_the_marker_the_hook_replaces() -> None:
     hook = _hook()
     assert hook.MARKER in (REPO_ROOT / "docs" / "reference" / "spec.md").read_text()
     assert "hooks/spec_reference.py" in (REPO_ROOT / "mkdocs.yml").read_text()
+
+
+def _cli_sections() -> dict[str, str]:
+    page = _hook("cli_reference").render()
+    return dict(re.findall(r"^#+ (tritonkit[\w -]*)\n\n```text\n(.*?)\n```", page, re.M | re.S))
+
+
+def test_the_cli_page_has_every_command() -> None:
+    sections = _cli_sections()
+    assert {f"tritonkit {name}" for name in COMMANDS} | {"tritonkit"} <= set(sections)
+    assert {"tritonkit deploy k8s", "tritonkit deploy kserve"} <= set(sections), "a group's subcommands are listed too"
+
+
+@pytest.mark.parametrize("command", ["", "status", "deploy k8s", "build"])
+def test_a_cli_section_is_what_the_terminal_prints(command: str) -> None:
+    env = {**os.environ, "COLUMNS": "120", "NO_COLOR": "1"}   # a wide terminal: click caps help at the group's 100
+    printed = subprocess.run([sys.executable, "-m", "tritonkit", *command.split(), "--help"], capture_output=True, text=True,
+                             env=env, check=True).stdout
+    assert _cli_sections()[f"tritonkit {command}".strip()] == printed.rstrip().replace("python -m tritonkit", "tritonkit")
