@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 import click
 
 from tritonkit.errors import Problem, TritonkitError
+from tritonkit.extras import install_command
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -29,6 +30,16 @@ def reports_errors(func: F) -> F:
             command = ctx.command_path if ctx is not None else "tritonkit"
             report_problems([p if p.file else dataclasses.replace(p, file=command) for p in exc.problems], bool(kwargs.get("as_json")))
             sys.exit(exc.exit_code)
+        except ModuleNotFoundError as exc:  # a module one of tritonkit's extras brings: the pip command, not a traceback
+            module = (exc.name or "").split(".")[0]
+            install = install_command(module)
+            if install is None:
+                raise
+            ctx = click.get_current_context(silent=True)
+            command = ctx.command_path if ctx is not None else "tritonkit"
+            report_problems([Problem(command, "", f"needs the Python module '{module}', which is not installed",
+                                     install)], bool(kwargs.get("as_json")))
+            sys.exit(2)
 
     return wrapper  # type: ignore[return-value]
 

@@ -16,7 +16,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tritonkit.export.errors import BY_NAME, ExportCrashed
+from tritonkit.export.errors import BY_NAME, ExportCrashed, ExportError
+from tritonkit.extras import install_command, missing_module
 
 POLL_S = 0.1
 
@@ -117,6 +118,10 @@ def run_child(job: dict[str, Any], work_dir: Path, timeout_s: float, progress: C
     code = proc.returncode
     how = f"was killed by {signal.Signals(-code).name}" if code < 0 else f"exited with code {code}"
     detail = _last_line(log_path)
+    module = missing_module(detail) if code > 0 else None
+    if module is not None and (install := install_command(module, prefer="export")) is not None:
+        raise ExportError(file, f"{field}.export", f"exporting model '{name}' needs the Python module '{module}', "
+                          "which is not installed", install)
     raise ExportCrashed(file, f"{field}.export", f"export process of model '{name}' {how} in stage '{stage}'"
                         + (f" ({detail})" if detail and code > 0 else ""), where, str(log_path), str(reproduce))
 
