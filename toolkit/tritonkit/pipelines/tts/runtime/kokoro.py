@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from ..frontend.symbols import PAD_ID
+from .levels import within_full_scale
 from .serving import check_speed
 
 SAMPLE_RATE = 24000
@@ -50,7 +51,7 @@ class KokoroModel:
         return table[min(max(length, 1), len(table)) - 1][None, :]
 
     def synthesize(self, ids: Sequence[int], voice: str, speed: float = 1.0) -> np.ndarray:
-        """Float32 PCM at 24 kHz for one segment of at most 510 ids."""
+        """Float32 PCM at 24 kHz for one segment of at most 510 ids, within full scale."""
         if not ids:
             raise ValueError("no token ids to synthesize")
         check_speed(speed)
@@ -61,4 +62,4 @@ class KokoroModel:
         except self._invalid_argument as exc:  # onnxruntime's INVALID_ARGUMENT: an id past the embedding table
             raise ValueError(f"token ids {list(ids)[:8]} are not all in the model's table ({exc}); "
                              "send the frontend's outputs unchanged") from None
-        return np.asarray(audio, dtype=np.float32).reshape(-1)
+        return within_full_scale(np.asarray(audio, dtype=np.float32).reshape(-1))

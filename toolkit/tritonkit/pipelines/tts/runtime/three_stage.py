@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .levels import within_full_scale
 from .serving import check_speed
 
 Stage = Callable[[dict[str, np.ndarray]], Mapping[str, np.ndarray]]
@@ -27,13 +28,13 @@ class ThreeStage:
     vocoder: Stage
 
     def segment(self, ids: Sequence[int], speed: float = 1.0) -> tuple[np.ndarray, int]:
-        """One segment's float32 PCM and sample rate."""
+        """One segment's float32 PCM (within full scale) and sample rate."""
         if not ids:
             raise ValueError("no token ids to synthesize")
         pace = np.array([check_speed(speed)], dtype=np.float32)
         mel = np.asarray(self.acoustic({"tokens": np.asarray(ids, dtype=np.int64), "pace": pace})["mel"], dtype=np.float32)
         voiced = self.vocoder({"mel": mel})
-        return np.asarray(voiced["audio"], dtype=np.float32).reshape(-1), int(np.asarray(voiced["sample_rate"]).reshape(-1)[0])
+        return within_full_scale(np.asarray(voiced["audio"], dtype=np.float32).reshape(-1)), int(np.asarray(voiced["sample_rate"]).reshape(-1)[0])
 
     def synthesize(self, segments: Sequence[Sequence[int]], speed: float = 1.0) -> tuple[np.ndarray, int]:
         """The segments' PCM joined in speaking order, and the vocoder's sample rate."""
