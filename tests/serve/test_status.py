@@ -2,6 +2,11 @@
 from __future__ import annotations
 
 import json
+import os
+import pty
+import re
+import subprocess
+import sys
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -97,3 +102,40 @@ def test_a_model_that_is_not_ready_is_marked(projects) -> None:
     assert run_cli("status", cwd=project).stdout.splitlines()[1].endswith("double (UNAVAILABLE: not ready)")
     run_cli("stop", cwd=project)
     assert status(project)["servers"] == []
+
+
+def run_in_terminal(args: list[str], cwd: Path, env: dict[str, str]) -> str:
+    """Runs `tritonkit ARGS` with a pseudo-terminal as stdin/stdout/stderr; returns everything it wrote."""
+    main, child = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "tritonkit", *args], cwd=cwd, stdin=child, stdout=child,
+                            stderr=child, env={**os.environ, "TERM": "xterm", "COLUMNS": "120", **env})
+    os.close(child)
+    chunks = []
+    while True:
+        try:
+            data = os.read(main, 4096)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not data:
+            break
+        chunks.append(data)
+    os.close(main)
+    assert proc.wait(timeout=180) == 0, b"".join(chunks).decode(errors="replace")
+    return b"".join(chunks).decode(errors="replace")
+
+
+@pytest.mark.parametrize("env", [{}, {"NO_COLOR": "1"}], ids=["terminal", "no-color"])
+def test_on_a_terminal_startup_is_one_line_updated_in_place(tmp_path: Path, env: dict[str, str]) -> None:
+    _write_python_model(tmp_path / "model_repository", "slow", SLOW)
+    try:
+        out = run_in_terminal(["serve", "--background"], tmp_path, {"CI": "", "NO_COLOR": "", **env})
+    finally:
+        run_cli("stop", cwd=tmp_path)
+    before_ready = out[:out.index("Triton ready")]
+    if env:  # NO_COLOR: plain text, the pipe's one start line
+        assert before_ready.replace("\r", "").splitlines() == ["starting Triton: 1 models to load"]
+        assert "\x1b[" not in before_ready
+    else:  # one line redrawn in place: several states of it, no line break between the first and the last
+        first, last = before_ready.index("waiting for Triton"), before_ready.rindex("waiting for Triton")
+        assert len(set(re.findall(r"waiting for Triton: (\d+) s", before_ready))) >= 2
+        assert "\n" not in before_ready[first:last]

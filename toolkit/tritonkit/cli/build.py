@@ -6,6 +6,7 @@ from pathlib import Path
 import click
 
 from tritonkit.cli.output import echo_warnings, emit_json, json_option, reports_errors
+from tritonkit.cli.terminal import ExportDisplay, StatusLine
 from tritonkit.repository.build import build
 
 
@@ -27,7 +28,10 @@ def build_command(spec: Path, output: Path | None, compose: Path | None, dry_run
       tritonkit build -f tritonkit.yaml -o model_repository
       tritonkit build --dry-run --json
     """
-    result = build(spec, output, compose, dry_run=dry_run)
+    with StatusLine(every=True) as line:
+        display = ExportDisplay(line)
+        result = build(spec, output, compose, dry_run=dry_run, progress=display)
+        display.done()
     echo_warnings(result.plan.warnings)
     if as_json:
         emit_json({"ok": True, **result.summary()})

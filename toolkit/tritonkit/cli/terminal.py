@@ -65,6 +65,15 @@ class StatusLine:
             click.echo(text, err=True)
             self._printed = True
 
+    def keep(self, text: str) -> None:
+        """A line that stays (printed above the live line on a terminal, plainly elsewhere)."""
+        if not self.enabled:
+            return
+        if self._status is not None:
+            self._status.console.print(text, highlight=False, markup=False)
+        else:
+            click.echo(text, err=True)
+
     def close(self) -> None:
         if self._status is not None:
             self._status.stop()
@@ -75,3 +84,25 @@ class StatusLine:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class ExportDisplay:
+    """`tritonkit build`'s export progress (export.progress.Progress): on a terminal one live line for the model
+    being exported and one kept line per model when it is done; elsewhere every `[export MODEL Ns] stage` line."""
+
+    def __init__(self, line: StatusLine) -> None:
+        self.line = line
+        self.last: tuple[str, str, float] | None = None
+
+    def __call__(self, model: str, stage: str, elapsed_s: float) -> None:
+        if self.line.live and self.last is not None and self.last[0] != model:
+            self.done()
+        self.last = (model, stage, elapsed_s)
+        self.line.update(f"[export {model} {elapsed_s:6.1f}s] {stage}")
+
+    def done(self) -> None:
+        """Keeps the finished model's last line (on a terminal; elsewhere it was printed already)."""
+        if self.line.live and self.last is not None:
+            model, stage, elapsed_s = self.last
+            self.line.keep(f"[export {model} {elapsed_s:6.1f}s] {stage}")
+        self.last = None
