@@ -1,7 +1,8 @@
 """The docs' runnable code blocks: found by the marker comment before them, run as a reader would paste them.
 
-A fenced `bash` or `python` block preceded by `<!-- runnable -->` (or `<!-- runnable: server -->` when it starts
-the embedded Triton) is run by tests/docs/test_snippets.py. A page's runnable blocks run in order in one fresh
+A fenced `bash` or `python` block preceded by `<!-- runnable -->` (`<!-- runnable: server -->` when it starts
+the embedded Triton, `<!-- runnable: slow -->` when it takes more than a few seconds) is run by
+tests/docs/test_snippets.py. A page's runnable blocks run in order in one fresh
 folder, as a reader follows the page; the `tritonkit` on PATH is this environment's.
 """
 from __future__ import annotations

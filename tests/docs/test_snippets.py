@@ -1,7 +1,7 @@
 """Every runnable block of README.md and docs/ runs as written (see tests/docs/snippets.py for the marker).
 
 One test per page: its blocks run in order in a fresh folder and each must exit 0. Pages whose blocks start
-the embedded Triton are marked `server`.
+the embedded Triton are marked `server` (and `slow`); `<!-- runnable: slow -->` marks a block that takes long.
 """
 from __future__ import annotations
 
@@ -16,8 +16,9 @@ RUNNABLE = {page: found for page in pages() if (found := snippets(page))}
 
 
 def _param(page: Path) -> object:
-    server = any("server" in s.tags for s in RUNNABLE[page])
-    return pytest.param(page, id=str(page.relative_to(REPO_ROOT)), marks=[pytest.mark.server, pytest.mark.slow] if server else [])
+    tags = {tag for s in RUNNABLE[page] for tag in s.tags}
+    marks = [pytest.mark.server] * ("server" in tags) + [pytest.mark.slow] * bool(tags & {"server", "slow"})
+    return pytest.param(page, id=str(page.relative_to(REPO_ROOT)), marks=marks)
 
 
 def test_the_docs_have_runnable_blocks_for_the_cheap_commands() -> None:
