@@ -40,7 +40,11 @@ def _type(node: dict[str, Any]) -> str:
         return f"list of {_type(node.get('items', {}))}" if node.get("items") else "list"
     if kind == "object" and isinstance(node.get("additionalProperties"), dict):
         return f"map: name → {_type(node['additionalProperties'])}"
-    return f"`{kind}`" if kind else "any"
+    bounds = [f"{sign} {node[key]}" for key, sign in _BOUNDS if key in node]
+    return (f"`{kind}`" if kind else "any") + (f" ({', '.join(bounds)})" if bounds else "")
+
+
+_BOUNDS = (("minimum", "≥"), ("exclusiveMinimum", ">"), ("maximum", "≤"), ("exclusiveMaximum", "<"))
 
 
 def _refs(node: Any) -> list[str]:

@@ -36,11 +36,11 @@ def test_every_object_and_field_of_the_schema_is_on_the_page() -> None:
         assert f"| `{field}` |" in page.split("\n## ", 1)[0], f"top-level {field} has no row"
 
 
-def test_types_link_to_their_object_and_descriptions_come_from_the_code() -> None:
+def test_types_link_to_their_object_show_their_bounds_and_descriptions_come_from_the_code() -> None:
     page = _hook().render(ProjectFile.model_json_schema())
     assert "| `models` | map: name → [ModelSpec](#modelspec) |" in page
     instance_group = page.split("\n## InstanceGroup\n", 1)[1].split("\n## ", 1)[0]
-    assert re.search(r"\| `count` \| `integer` \| `null` \| Instances of this group", instance_group), instance_group
+    assert re.search(r"\| `count` \| `integer` \(≥ 1\) \| `null` \| Instances of this group", instance_group), instance_group   # bounds shown
 
 
 def test_the_page_holds_the_marker_the_hook_replaces() -> None:
