@@ -56,22 +56,19 @@ class StatusLine:
         if not self.enabled:
             return
         if self.live:
-            if self._status is None:
-                self._status = Console(stderr=True, highlight=False).status(text)
+            if self._status is None:  # Text: brackets such as `[export mlp 1.2s]` are not rich markup
+                self._status = Console(stderr=True, highlight=False).status(Text(text))
                 self._status.start()
             else:
-                self._status.update(text)
+                self._status.update(Text(text))
         elif self.every or not self._printed:
             click.echo(text, err=True)
             self._printed = True
 
     def keep(self, text: str) -> None:
-        """A line that stays (printed above the live line on a terminal, plainly elsewhere)."""
-        if not self.enabled:
-            return
-        if self._status is not None:
-            self._status.console.print(text, highlight=False, markup=False)
-        else:
+        """A line that stays (closes the live line first)."""
+        self.close()
+        if self.enabled:
             click.echo(text, err=True)
 
     def close(self) -> None:
