@@ -15,6 +15,7 @@ from pathlib import Path
 import yaml
 
 from tests.conftest import require, run_cli
+from tests.containers.conftest import deploy, standin  # noqa: F401  (podman fixtures, for test_compose_up)
 from tests.publish.conftest import s3  # noqa: F401  (the moto S3 server fixture, for the gateway reading S3)
 from tritonkit.serve.server import EmbeddedServer
 

@@ -93,6 +93,12 @@ async def _api_error(request: Request, exc: Exception) -> Response:
     return exc.response()
 
 
+async def _internal(request: Request, exc: Exception) -> Response:
+    """A failure of the gateway itself: logged with its traceback, answered as OpenAI's 500 naming it."""
+    log.error("%s %s failed", request.method, request.url.path, exc_info=exc)
+    return ApiError(500, f"the gateway failed: {type(exc).__name__}: {exc}", kind="server_error").response()
+
+
 async def _not_found(request: Request, exc: Exception) -> Response:
     status = getattr(exc, "status_code", 404)
     return ApiError(status, f"{request.method} {request.url.path}: {getattr(exc, 'detail', 'not found')}",
@@ -113,6 +119,6 @@ def create_app(config: GatewayConfig) -> Guard:
     for pipeline in PIPELINES.values():
         routes += pipeline.routes()
     app = Starlette(routes=routes, lifespan=lifespan,
-                    exception_handlers={ApiError: _api_error, 404: _not_found, 405: _not_found})
+                    exception_handlers={ApiError: _api_error, 404: _not_found, 405: _not_found, Exception: _internal})
     app.state.gateway = gateway
     return Guard(app, config.api_keys, config.max_request_bytes)

@@ -1,0 +1,69 @@
+"""The generated compose file with its gateway service run for real (podman-compose, as tests/containers runs it):
+the official openai client gets a chat answer through the gateway container, which reaches the Triton container by
+its service name. Images: the Triton stand-in (tests/containers) plus the LLM's tokenizers, and the gateway image
+built from the same base with tritonkit's own wheel (the generated Dockerfile installs tritonkit from a package
+index, which this machine has no tritonkit on); both are tagged as the compose file names them."""
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import openai
+import pytest
+import yaml
+
+from tests.conftest import REPO_ROOT, run_cli
+from tests.containers.conftest import build_project, set_deploy
+from tests.gateway.conftest import free_port
+
+pytestmark = [pytest.mark.server, pytest.mark.slow]
+
+
+def _image(tag: str, containerfile: str, context: Path) -> None:
+    from tritonkit.containers.podman import build
+
+    (context / "Containerfile").write_text(containerfile)
+    build(context, tag, containerfile=context / "Containerfile", log=context / "build.log")
+
+
+def test_compose_up_answers_through_the_gateway_container(standin, deploy, tmp_path: Path) -> None:
+    project = tmp_path / "llm"
+    assert run_cli("init", str(project), "--pipeline", "llm").returncode == 0
+    spec = project / "tritonkit.yaml"
+    ports = set_deploy(spec)
+    gateway_port = free_port()
+    spec.write_text(spec.read_text() + yaml.safe_dump({"gateway": {"port": gateway_port}}))
+    build_project(project)
+    compose = yaml.safe_load((project / "docker-compose.yml").read_text())
+    wheels = tmp_path / "gateway-image"
+    wheels.mkdir()
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(wheels), str(REPO_ROOT)], check=True)
+    wheel = next(wheels.glob("tritonkit-*.whl")).name
+    _image(compose["services"]["gateway"]["image"], f"FROM {standin}\nCOPY {wheel} /tmp/\n"
+           f"RUN pip install --no-cache-dir '/tmp/{wheel}[gateway]' 'tokenizers>=0.19'\nUSER 1000:1000\n"
+           'ENTRYPOINT ["tritonkit", "gateway"]\n', wheels)
+    triton_context = tmp_path / "triton-image"
+    triton_context.mkdir()
+    triton_image = "localhost/tritonkit-test-llm-triton:1"
+    _image(triton_image, f"FROM {standin}\nRUN pip install --no-cache-dir 'tokenizers>=0.19'\n", triton_context)
+    deployment = deploy(project, ports, image=triton_image)
+    override = yaml.safe_load(deployment.override.read_text())   # the gateway reads the copy Triton gets (uid 1000 can
+    override["services"]["gateway"] = {"volumes": override["services"]["triton"]["volumes"]}   # read it; the build's is 0700)
+    deployment.override.write_text(yaml.safe_dump(override))
+    up = deployment.up()
+    assert up.returncode == 0, up.stdout + up.stderr
+    client = openai.OpenAI(base_url=f"http://127.0.0.1:{gateway_port}/v1", api_key="unused", max_retries=0)
+    deadline = time.monotonic() + 120
+    while True:
+        try:
+            reply = client.chat.completions.create(model="llm", messages=[{"role": "user", "content": "Hello"}], max_tokens=4)
+            break
+        except (openai.APIConnectionError, openai.NotFoundError):   # the gateway starting, or Triton not ready yet
+            assert time.monotonic() < deadline, "no answer through the gateway container"
+            time.sleep(1)
+        except openai.APIStatusError as exc:
+            logs = subprocess.run(["podman", "logs", f"{deployment.name}_gateway_1"], capture_output=True, text=True)
+            raise AssertionError(f"{exc.body}\n{logs.stdout[-3000:]}{logs.stderr[-3000:]}") from None
+    assert reply.usage.completion_tokens == 4 and reply.choices[0].finish_reason == "length"
