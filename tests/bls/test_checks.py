@@ -74,7 +74,9 @@ def test_decoupled_callee_from_a_decoupled_caller_builds(tmp_path: Path) -> None
 def test_non_python_caller(tmp_path: Path) -> None:
     onnx = {k: v for k, v in model(bls={"calls": ["a"]}).items() if k not in ("backend", "files")} | {"backend": "onnxruntime"}
     lines = refused(tmp_path, {"a": model(), "enc": onnx})
-    assert lines == ["tritonkit.yaml: models.enc.bls: only a Python-backend model can call other models (BLS) but 'enc' is onnxruntime; set backend: python, or remove bls"]
+    assert lines[0] == "tritonkit.yaml: models.enc.bls: only a Python-backend model can call other models (BLS) but 'enc' is onnxruntime; set backend: python, or remove bls"
+    assert lines[1:] == ["tritonkit.yaml: models.enc.backend: version 1 has no model.onnx, which the onnxruntime backend loads; add the model "
+                         "file to the model's files (files: {model.onnx: path/to/model.onnx}) (or set default_model_filename)"]   # the container's file check
 
 
 @pytest.mark.parametrize(("bls", "line"), [
