@@ -49,7 +49,7 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))
 
 from benchmarks.report import print_report  # noqa: E402
-from examples.asr.client import CHUNK, STREAM_RATE  # noqa: E402
+from examples.asr.client import CHUNK_MS  # noqa: E402
 from examples.asr.heldout import read_heldout, read_wav, word_error_rate  # noqa: E402
 from examples.asr.project import write_project  # noqa: E402
 from tritonkit.pipelines.asr.commands_ctc.model import greedy_decode  # noqa: E402
@@ -58,6 +58,9 @@ from tritonkit.pipelines.asr.runtime.features import compute_fbank  # noqa: E402
 from tritonkit.pipelines.asr.runtime.serving import decoder_config, parameters  # noqa: E402
 from tritonkit.serve.fallback import read_config  # noqa: E402
 from tritonkit.serve.onnx_runner import OnnxRunner, options_from_config  # noqa: E402
+
+STREAM_RATE = 16000   # the held-out clips' rate, streamed without SAMPLE_RATE (asr_stream's default)
+CHUNK = STREAM_RATE * CHUNK_MS // 1000
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ from tritonkit.pipelines.asr.runtime.features import (
     NUM_MEL_BINS,
     SAMPLE_RATE,
     StreamingFbank,
+    StreamingResampler,
     compute_fbank,
     fbank_options,
     resample,
@@ -68,9 +69,21 @@ def test_other_rates_give_the_features_of_the_same_audio_at_16k():
     assert np.abs(at_48k - at_16k)[loud].mean() < 0.05
 
 
-def test_bad_audio_and_streaming_rate_are_clear_errors():
-    with pytest.raises(ValueError, match="16000 Hz"):
-        StreamingFbank(8000)
+@pytest.mark.parametrize("rate", [22050, 44100, 8000])
+@pytest.mark.parametrize("chunk", [3528, 1000, 7])
+def test_a_stream_at_another_rate_is_resampled_to_exactly_the_whole_signals_samples_and_frames(rate, chunk):
+    audio = _audio(rate=rate)
+    resampler = StreamingResampler(rate)
+    pieces = [resampler.accept(audio[i:i + chunk]) for i in range(0, audio.size, chunk)] + [resampler.finish()]
+    assert np.array_equal(np.concatenate(pieces), resample(audio, rate))
+    stream = StreamingFbank(rate)
+    frames = [stream.accept(audio[i:i + chunk]) for i in range(0, audio.size, chunk)] + [stream.finish()]
+    assert np.array_equal(np.concatenate(frames), compute_fbank(audio, rate))
+
+
+def test_bad_audio_and_rates_are_clear_errors():
+    with pytest.raises(ValueError, match="positive"):
+        StreamingFbank(0)
     for bad in ([0.0, np.nan], [np.inf, 0.0], [0.0, -np.inf], [np.inf, -np.inf]):
         with pytest.raises(ValueError, match="NaN or infinite"):
             compute_fbank(np.array(bad, np.float32), SAMPLE_RATE)

@@ -3,7 +3,8 @@
 One server for the module. Held-out WAVs (voices never used in training) are sent in 160 ms chunks as sequences
 (uint64 ids above 2^32, START/END flags); the final transcript must equal the offline `asr` ensemble's for the
 same audio. Eight streams at once, chunks interleaved from threads, must all be right and must have reached the
-acoustic model in batches of more than one (its batch statistics).
+acoustic model in batches of more than one (its batch statistics). A stream at 22.05 or 44.1 kHz (SAMPLE_RATE on
+START) must equal the offline transcript of the same audio at that rate.
 """
 from __future__ import annotations
 
@@ -14,9 +15,11 @@ import pytest
 import tritonclient.grpc as grpcclient
 from tritonclient.utils import InferenceServerException
 
+from examples.asr.client import stream
 from examples.asr.project import write_project
 from tests.asr.test_served import _utterances
 from tests.conftest import run_cli
+from tritonkit.pipelines.asr.runtime.features import resample
 from tritonkit.serve.server import EmbeddedServer
 
 pytestmark = pytest.mark.server
@@ -67,6 +70,16 @@ def test_streamed_final_transcript_equals_offline(served) -> None:
         assert rate == 16000
         answers = _stream(served.grpc_url, FIRST_ID + k, pcm)
         assert len(answers) == -(-pcm.size // CHUNK)
+        assert answers[-1] == _offline(client, pcm, rate), (words, answers)
+
+
+@pytest.mark.parametrize("rate", [22050, 44100])
+def test_a_stream_at_another_rate_equals_offline_at_that_rate(served, rate: int) -> None:
+    client = grpcclient.InferenceServerClient(served.grpc_url)
+    for k, (at_16k, _, words) in enumerate(_utterances()[:3]):
+        pcm = resample(at_16k, 16000, rate)
+        answers = stream(served.grpc_url, pcm, FIRST_ID + rate + k, rate)   # SAMPLE_RATE with the first chunk
+        assert len(answers) == -(-pcm.size // (rate * 160 // 1000))
         assert answers[-1] == _offline(client, pcm, rate), (words, answers)
 
 

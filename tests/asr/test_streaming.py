@@ -11,7 +11,7 @@ import torch
 from tests.conftest import REPO_ROOT
 from tritonkit.pipelines.asr.graph.build import build_graph
 from tritonkit.pipelines.asr.runtime.decoder import DecoderConfig, Graph, WfstDecoder
-from tritonkit.pipelines.asr.runtime.features import compute_fbank
+from tritonkit.pipelines.asr.runtime.features import compute_fbank, resample
 from tritonkit.pipelines.asr.runtime.serving import own_folder, required_parameter
 from tritonkit.pipelines.asr.runtime.stream_windows import Receptive
 from tritonkit.pipelines.asr.runtime.streaming import Chunk, StreamingRecognizer
@@ -70,6 +70,40 @@ def test_interleaved_streams_finals_equal_offline_with_batched_calls(decoder, ac
             log_probs = load()(torch.from_numpy(compute_fbank(pcm, 16000))[None])[0].numpy()
         assert finals[k] == decoder.decode(log_probs).text
     assert max(acoustic.calls) > 1 and len(recognizer.table) == 0
+
+
+@pytest.mark.parametrize("rate", [22050, 44100])
+def test_streams_at_other_rates_equal_offline_at_that_rate(decoder, acoustic, rate: int) -> None:
+    """A stream whose START gives SAMPLE_RATE is resampled as the offline path resamples (the same samples), so its
+    final transcript is the offline one of the same audio; interleaved with a 16 kHz stream of the same clip."""
+    model = load()
+    for utterance in read_heldout()[:3]:
+        at_16k = read_wav(utterance.path)[0]
+        pcm = resample(at_16k, 16000, rate)
+        with torch.no_grad():
+            offline = [decoder.decode(model(torch.from_numpy(compute_fbank(x, r))[None])[0].numpy()).text for x, r in [(pcm, rate), (at_16k, 16000)]]
+        recognizer = _recognizer(decoder)
+        chunk = rate * 160 // 1000
+        pieces = [pcm[i:i + chunk] for i in range(0, pcm.size, chunk)]
+        finals = []
+        for step, piece in enumerate(pieces):
+            end = step == len(pieces) - 1
+            results = recognizer.step([Chunk(1, piece, step == 0, end, rate if step == 0 else None),
+                                       Chunk(2, at_16k[step * CHUNK:(step + 1) * CHUNK], step == 0, end)], acoustic)
+            assert not any(isinstance(r, Exception) for r in results), results
+            finals = [r.text for r in results]  # type: ignore[union-attr]
+        assert finals == offline, (utterance.words, finals, offline)
+
+
+def test_a_chunk_at_another_rate_than_its_streams_is_refused_and_leaves_the_stream(decoder, acoustic) -> None:
+    recognizer = _recognizer(decoder, max_streams=1)
+    assert recognizer.step([Chunk(1, np.zeros(3528, np.float32), True, False, 22050)], acoustic)[0].text == ""  # type: ignore[union-attr]
+    (refused,) = recognizer.step([Chunk(1, np.zeros(2560, np.float32), False, False, 16000)], acoustic)
+    assert str(refused) == ("a chunk at 16000 Hz in a stream that started at 22050 Hz; send every chunk of a stream at "
+                            "its first chunk's SAMPLE_RATE")
+    assert recognizer.step([Chunk(1, np.zeros(3528, np.float32), False, True, 22050)], acoustic)[0].text == ""  # type: ignore[union-attr]
+    (refused,) = recognizer.step([Chunk(2, np.zeros(10, np.float32), True, False, 0)], acoustic)
+    assert str(refused) == "sample rate must be positive, got 0" and len(recognizer.table) == 0
 
 
 def test_unknown_streams_and_too_many_are_refused_per_chunk(decoder, acoustic) -> None:

@@ -1,6 +1,7 @@
 """Streaming recognition of many streams at once: one execute's chunks -> one batched acoustic call -> partials.
 
-Each stream (keyed by correlation id in a StreamTable) holds its fbank extractor, the feature frames still needed
+Each stream (keyed by correlation id in a StreamTable) holds its fbank extractor (at the rate its first chunk gives,
+resampled to 16 kHz as the offline path does), the feature frames still needed
 as context (FrameBuffer) and its decoder search. `step` takes the chunks of one execute (at most one per stream),
 sends every stream's window of newly final outputs to the acoustic model in as few padded batches as the windows
 allow (one, unless streams end in the same step), feeds each stream's rows to its decoder and returns a partial
@@ -25,19 +26,21 @@ Acoustic = Callable[[np.ndarray], np.ndarray]
 
 @dataclass(frozen=True)
 class Chunk:
-    """One request: a stream's PCM chunk (16 kHz float32) and its sequence flags."""
+    """One request: a stream's PCM chunk (float32) and its sequence flags; `rate` is the stream's sample rate,
+    given on START (16 kHz when left out) and, when given again, the same on every later chunk."""
 
     key: Hashable
     pcm: np.ndarray
     start: bool
     end: bool
+    rate: int | None = None
 
 
 @dataclass
 class _Stream:
-    fbank: StreamingFbank
     frames: FrameBuffer
     search: DecoderStream
+    fbank: StreamingFbank | None = None   # made by the first chunk, at its rate
 
 
 class StreamingRecognizer:
@@ -51,7 +54,7 @@ class StreamingRecognizer:
         self.table: StreamTable[_Stream] = StreamTable(self._new, max_streams, idle_timeout_s)
 
     def _new(self) -> _Stream:
-        return _Stream(StreamingFbank(), FrameBuffer(self.receptive), self.decoder.stream())
+        return _Stream(FrameBuffer(self.receptive), self.decoder.stream())
 
     def step(self, chunks: list[Chunk], acoustic: Acoustic) -> list[Transcript | Exception]:
         """A transcript per chunk (partial, or final for an END chunk), or the exception that refused it.
@@ -69,12 +72,18 @@ class StreamingRecognizer:
         return results
 
     def _feed(self, stream: _Stream, chunk: Chunk) -> None:
-        """The chunk's samples into the stream's frames; a too long chunk or bad samples raise before any change."""
+        """The chunk's samples into the stream's frames; a too long chunk, bad samples or a rate that is not the
+        stream's raise before any change."""
+        fbank = stream.fbank or StreamingFbank(SAMPLE_RATE if chunk.rate is None else chunk.rate)
+        if chunk.rate is not None and chunk.rate != fbank.sample_rate:
+            raise ValueError(f"a chunk at {chunk.rate} Hz in a stream that started at {fbank.sample_rate} Hz; send every "
+                             "chunk of a stream at its first chunk's SAMPLE_RATE")
         if self.max_chunk_seconds is not None:
-            check_duration(chunk.pcm.size, SAMPLE_RATE, self.max_chunk_seconds, "max_chunk_seconds", "a chunk")
-        stream.frames.add(stream.fbank.accept(chunk.pcm))
+            check_duration(chunk.pcm.size, fbank.sample_rate, self.max_chunk_seconds, "max_chunk_seconds", "a chunk")
+        stream.frames.add(fbank.accept(chunk.pcm))
+        stream.fbank = fbank
         if chunk.end:
-            stream.frames.add(stream.fbank.finish())
+            stream.frames.add(fbank.finish())
 
     def _round(self, chunks: list[tuple[int, Chunk]], acoustic: Acoustic, results: list[Transcript | Exception]) -> None:
         live = []

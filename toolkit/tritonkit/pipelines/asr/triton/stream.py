@@ -1,10 +1,11 @@
-"""Triton adapter for `asr_stream`: 16 kHz float32 PCM chunks of many streams -> partial / final TRANSCRIPT.
+"""Triton adapter for `asr_stream`: float32 PCM chunks of many streams -> partial / final TRANSCRIPT.
 
 Sequence batching (oldest strategy) gives each execute chunks of different streams, with START, END and the
 correlation id as control inputs; `asr_runtime.streaming` keeps each stream's state and makes one BLS call to the
 acoustic model (parameter `acoustic_model`) with all their windows stacked. Its receptive field is this model's
 parameter `receptive_frames` (the spec copies the acoustic model's), subsampling likewise; the graph as for `decoder`.
-A chunk longer than parameter `max_chunk_seconds` (default 5) is refused before it reaches its stream.
+A chunk longer than parameter `max_chunk_seconds` (default 5) is refused before it reaches its stream. The optional
+SAMPLE_RATE (on START; 16 kHz when left out) sets the stream's rate, resampled to 16 kHz as `features` does.
 """
 import json
 import os
@@ -39,8 +40,8 @@ class TritonPythonModel:
         return self.callees.call(self.acoustic_model, {"FEATURES": features}, ["LOG_PROBS"], self.timeout_s)["LOG_PROBS"]
 
     def execute(self, requests):
-        chunks = [Chunk(int(_value(r, "CORRID")), _value(r, "PCM", scalar=False), bool(_value(r, "START")), bool(_value(r, "END")))
-                  for r in requests]
+        chunks = [Chunk(int(_value(r, "CORRID")), _value(r, "PCM", scalar=False), bool(_value(r, "START")), bool(_value(r, "END")),
+                        _rate(r)) for r in requests]
         try:
             results = self.recognizer.step(chunks, self._acoustic)
         except CallError as exc:
@@ -51,6 +52,11 @@ class TritonPythonModel:
 def _value(request, name, scalar=True):
     array = pb_utils.get_input_tensor_by_name(request, name).as_numpy()
     return array.reshape(-1)[0] if scalar else array.reshape(-1)
+
+
+def _rate(request):
+    tensor = pb_utils.get_input_tensor_by_name(request, "SAMPLE_RATE")
+    return None if tensor is None else int(tensor.as_numpy().reshape(-1)[0])
 
 
 def _response(result):
