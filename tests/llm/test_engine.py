@@ -98,6 +98,14 @@ def test_plan_calls_separates_long_prefills_from_decodes():
     assert plan_calls([], 32) == []
 
 
+def test_plan_calls_keeps_a_long_cache_apart_from_short_ones():
+    """A call pads every row's cache to the longest: a 1,500-position conversation decoding beside short ones
+    made each step copy and attend 8 x 1,500 positions (SmolLM2's server grew to 2.8 GiB in the benchmark)."""
+    assert plan_calls([1, 1, 1, 1], 32, [1500, 100, 130, 40]) == [[1, 3], [2], [0]]  # 100 <= 2 x 40 + 32 < 130
+    assert plan_calls([1, 1, 1], 32, [10, 40, 50]) == [[0, 1, 2]]  # within 2 x 10 + 32
+    assert plan_calls([200, 1, 1], 32, [0, 1500, 20]) == [[0], [2], [1]]
+
+
 def test_max_tokens_and_stop_token(decoder, tiny, codec):
     free, _ = run_one(decoder, tiny, codec, "Hello", SamplingParams(max_tokens=12, ignore_eos=True))
     three, reason = run_one(decoder, tiny, codec, "Hello", SamplingParams(max_tokens=3, ignore_eos=True))
@@ -226,16 +234,17 @@ def test_many_generations_leave_nothing_behind(decoder, tiny, codec):
 
 
 class _CountingDecoder:
-    """The decoder with the ids each step ran recorded: tokens per step bound a step's time."""
+    """The decoder with the ids each engine step ran recorded (`calls[-1]` sums the current step's decoder calls):
+    tokens per step bound a step's time."""
 
     def __init__(self, decoder) -> None:
-        self.decoder, self.calls = decoder, []
+        self.decoder, self.calls = decoder, [0]
 
     def __getattr__(self, name):
         return getattr(self.decoder, name)
 
     def step(self, rows):
-        self.calls.append(sum(len(r.ids) for r in rows))
+        self.calls[-1] += sum(len(r.ids) for r in rows)
         return self.decoder.step(rows)
 
 
@@ -262,6 +271,7 @@ def test_a_long_prefill_runs_in_chunks_between_the_steps_of_running_decodes(deco
     engine.admit("long", codec.encode("KV cache " * 20), params)  # 180 tokens arrive while "short" decodes
     counting.calls.clear()
     while engine.generations:
+        counting.calls.append(0)
         for out in engine.step(list(engine.generations)):
             got[out.key] += out.token_ids
     assert got == alone

@@ -56,19 +56,36 @@ class StepOutput:
     stop: tuple[str, ...] = ()
 
 
-def plan_calls(lengths: Sequence[int], call_cost: int) -> list[list[int]]:
+def plan_calls(lengths: Sequence[int], call_cost: int, pasts: Sequence[int] | None = None) -> list[list[int]]:
     """Groups row indexes into decoder calls: one call when padding every row to the longest costs less
-    than a second call (`call_cost` is a call's fixed cost in token-equivalents), else decodes apart."""
+    than a second call (`call_cost` is a call's fixed cost in token-equivalents), else decodes apart; then
+    each call by cache length (`pasts`, see `by_past`)."""
     if not lengths:
         return []
     longest = max(lengths)
     short = [i for i, n in enumerate(lengths) if n == 1]
     long = [i for i, n in enumerate(lengths) if n > 1]
     if not short or not long:
-        return [list(range(len(lengths)))]
-    mixed = len(lengths) * longest
-    split = len(long) * longest + len(short) + call_cost
-    return [list(range(len(lengths)))] if mixed <= split else [long, short]
+        groups = [list(range(len(lengths)))]
+    else:
+        mixed = len(lengths) * longest
+        split = len(long) * longest + len(short) + call_cost
+        groups = [list(range(len(lengths)))] if mixed <= split else [long, short]
+    return [part for group in groups for part in by_past(group, pasts, call_cost)] if pasts is not None else groups
+
+
+def by_past(rows: list[int], pasts: Sequence[int], slack: int) -> list[list[int]]:
+    """Splits one call's rows so none is padded to more than twice its own cache length plus `slack` positions:
+    a call pads every row's cache to the longest, so one long conversation among short ones would make every
+    row of every step cost (time, and memory for the padded copies) as much as the long one."""
+    order = sorted(rows, key=lambda i: pasts[i])
+    parts: list[list[int]] = []
+    for i in order:
+        if parts and pasts[i] <= 2 * pasts[parts[-1][0]] + slack:
+            parts[-1].append(i)
+        else:
+            parts.append([i])
+    return [sorted(part) for part in parts]
 
 
 class Engine:
@@ -168,7 +185,8 @@ class Engine:
         sizes = self.chunks(generations)
         running = [i for i, n in enumerate(sizes) if n]
         logits = np.empty((len(generations), self.decoder.vocab_size), np.float32)
-        for group in plan_calls([sizes[i] for i in running], self.call_cost):
+        pasts = [generations[i].cache.length for i in running]
+        for group in plan_calls([sizes[i] for i in running], self.call_cost, pasts):
             rows = [running[j] for j in group]
             logits[rows] = self.decoder.step([Row(generations[i].cache, generations[i].pending[:sizes[i]]) for i in rows])
             self.calls += 1

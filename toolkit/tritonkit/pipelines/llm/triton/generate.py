@@ -46,7 +46,7 @@ class TritonPythonModel:
         self.engine, self.codec, self.default_max_tokens = loaded.engine, loaded.codec, loaded.default_max_tokens
         self.idle_s = assets.sequence_idle_s(config)  # Triton drops a sequence idle this long: so does the engine
         self.batched = config.get("max_batch_size", 0) > 0
-        self.expired = {}  # correlation id -> time dropped for idleness: a late return is refused, not restarted
+        self.expired = {}  # correlation id -> time dropped for idleness: a late return is ended, not restarted
         self.senders = {}  # correlation id -> the response sender of its last step, polled for cancellation
         self.reused = set()  # live correlation ids a refused new request reused: Triton has closed their sequence
         self.origins = {}  # correlation id -> request_origin of the request that started it: a stray differs
@@ -96,16 +96,10 @@ class TritonPythonModel:
         """Ends a generation Triton has dropped (or will: it waited past the idle limit) with an error naming why."""
         self.engine.cancel(key)
         self.expired[key] = time.monotonic()
-        if sender is None:
-            return
-        message = (f"generation {key} stopped: Triton dropped its sequence after {waited:.1f} s without a step, over "
-                   f"generate's max_sequence_idle_microseconds ({self.idle_s:.1f} s); raise max_sequence_idle_microseconds "
-                   "above the longest step, or lower prefill_chunk_tokens")
-        try:
-            sender.send(pb_utils.InferenceResponse(error=pb_utils.TritonError(message, pb_utils.TritonError.UNAVAILABLE)),
-                        flags=FINAL)
-        except Exception:  # noqa: BLE001 - the response factory is gone: Triton has already answered the client
-            pass
+        if sender is not None:
+            _final_error(sender, f"generation {key} stopped: Triton dropped its sequence after {waited:.1f} s without a "
+                         f"step, over generate's max_sequence_idle_microseconds ({self.idle_s:.1f} s); raise "
+                         "max_sequence_idle_microseconds above the longest step, or lower prefill_chunk_tokens")
 
     def execute(self, requests):
         with self.lock:
@@ -118,8 +112,9 @@ class TritonPythonModel:
             key = request.correlation_id()
             sender = request.get_response_sender()
             origin = request_origin(request)
-            if key in self.expired and not request.flags() & START:
-                continue  # a dropped generation's step after all: its client has had the final error response
+            if key in self.expired and not request.flags() & START:  # a dropped generation's step after all
+                _final_error(sender, f"generation {key} was dropped for idleness (max_sequence_idle_microseconds)")
+                continue
             try:
                 if request.flags() & START:  # a client's request; a rescheduled step comes back with no flags
                     self._check_new(key)
@@ -201,6 +196,15 @@ class TritonPythonModel:
         with self.lock:
             for key in list(self.engine.generations):
                 self.engine.cancel(key)
+
+
+def _final_error(sender, message):
+    """Ends a response stream with an UNAVAILABLE error; nothing when it has ended already (its final was sent)."""
+    try:
+        sender.send(pb_utils.InferenceResponse(error=pb_utils.TritonError(message, pb_utils.TritonError.UNAVAILABLE)),
+                    flags=FINAL)
+    except Exception:  # noqa: BLE001 - the stub raises when the response factory is gone
+        pass
 
 
 class Metrics:
