@@ -40,7 +40,8 @@ def _print_outcome(outcome) -> None:
     if compared is not None:
         click.echo(compared.line(options.constraints))
     elif not choice.winner.is_default and choice.default is not None:
-        click.echo("best over default: not compared (no concurrency measured for both)")
+        click.echo("best over default: not compared (no concurrency measured for both; the concurrency sweep, "
+                   "on unless --no-sweep, measures the default and the best over the same range)")
     for note in outcome.notes:
         click.echo(f"note: {note}")
     if outcome.tuned:
