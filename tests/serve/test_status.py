@@ -100,6 +100,9 @@ def test_a_model_that_is_not_ready_is_marked(projects) -> None:
     [server] = status(project)["servers"]
     assert [(m["name"], m["ready"]) for m in server["models"]] == [("double", False)]
     assert run_cli("status", cwd=project).stdout.splitlines()[1].endswith("double (UNAVAILABLE: not ready)")
+    coloured = run_in_terminal(["status"], project, {"CI": "", "NO_COLOR": ""})  # red on a terminal
+    assert "\x1b[1;31mnot ready\x1b[0m" in coloured
+    assert "\x1b[" not in run_in_terminal(["status"], project, {"CI": "1"})  # CI logs get plain text
     run_cli("stop", cwd=project)
     assert status(project)["servers"] == []
 
