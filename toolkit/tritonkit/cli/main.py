@@ -52,7 +52,7 @@ COMMANDS: dict[str, LazyCommand] = {
     "smoke": LazyCommand("tritonkit.cli.smoke:smoke_command",
                          "Prove every model of REPOSITORY answers correctly on a running server."),
     "serve": LazyCommand("tritonkit.cli.serve:serve_command",
-                         "Serve the model repository DIRECTORY with an embedded Triton 2.51 (Python backend only)."),
+                         "Serve the model repository DIRECTORY (a folder, or one published to s3://) with an embedded Triton 2.51."),
     "gateway": LazyCommand("tritonkit.cli.gateway:gateway_command",
                            "Serve OpenAI-compatible /v1 routes (chat, completions, speech, transcriptions) in front of Triton."),
     "up": LazyCommand("tritonkit.cli.up:up_command",
