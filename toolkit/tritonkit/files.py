@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 import tempfile
 from pathlib import Path
 
@@ -21,17 +22,32 @@ def sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
+def umask() -> int:
+    """The process's file-creation mask (read and put back: Python has no getter)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def created_mode(directory: bool = False) -> int:
+    """The mode `open()` or `mkdir()` would give a new file or folder: what a container's other uid can read
+    (mkstemp and mkdtemp make private 0600/0700 ones, which a Triton container running as uid 1000 cannot)."""
+    return (0o777 if directory else 0o666) & ~umask()
+
+
 def write_atomically(path: Path, data: bytes, tmp_prefix: str | None = None, mode: int | None = None) -> None:
     """Writes `path` through a temporary file in its folder renamed into place; the temporary file (named
-    `tmp_prefix`... when given, so listings can skip it) is removed if the write fails. The file keeps the
-    temporary file's private 0600 unless `mode` is given (set before the rename: never seen with the wrong mode)."""
+    `tmp_prefix`... when given, so listings can skip it) is removed if the write fails. The file gets `mode`,
+    else the mode of the file it replaces, else a new file's mode (set before the rename: never seen with the
+    wrong mode; the temporary file's own 0600 would make a rewritten spec or a published file private)."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    if mode is None:
+        mode = stat.S_IMODE(path.stat().st_mode) if path.is_file() else created_mode()
     fd, tmp = tempfile.mkstemp(prefix=tmp_prefix or f".{path.name}.tmp-", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
-            if mode is not None:
-                os.fchmod(handle.fileno(), mode)
+            os.fchmod(handle.fileno(), mode)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

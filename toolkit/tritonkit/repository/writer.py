@@ -10,6 +10,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from tritonkit.errors import TritonkitError, shown_path
+from tritonkit.files import created_mode
 from tritonkit.golden import write_cases
 from tritonkit.repository.plan import BuildPlan
 
@@ -26,6 +27,7 @@ def write_repository(plan: BuildPlan, out_dir: Path) -> None:
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.tmp-", dir=out_dir.parent))
     try:
+        staging.chmod(created_mode(directory=True))   # mkdtemp's 0700 would hide the repository from a container's uid
         (staging / "README.md").write_text(REPOSITORY_README, encoding="utf-8")
         for name, model in plan.models.items():
             model_dir = staging / name
