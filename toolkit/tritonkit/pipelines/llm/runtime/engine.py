@@ -157,13 +157,6 @@ class Engine:
         now = time.monotonic() if now is None else now
         return [k for k, g in self.generations.items() if now - g.stepped_at > idle_s]
 
-    def expire_idle(self, idle_s: float) -> list[Hashable]:
-        """Frees generations untouched for `idle_s` seconds (their requests were dropped); returns their keys."""
-        stale = self.idle(idle_s)
-        for key in stale:
-            self.cancel(key)
-        return stale
-
     def chunks(self, generations: Sequence[Generation]) -> list[int]:
         """How many pending ids each generation runs this step: decodes their one token, prefills share the
         step's `prefill_chunk` prompt tokens in order (0 = sits this step out)."""
