@@ -25,6 +25,11 @@ CASES = [
     (["perf"], "tritonkit perf: MODEL: missing argument 'MODEL'; see 'tritonkit perf --help'"),
     (["rollback", "m"], "tritonkit rollback: --to: missing option '--to'; see 'tritonkit rollback --help'"),
     (["deploy", "k9s"], "tritonkit deploy: COMMAND: no such command 'k9s'; did you mean 'k8s'? (see 'tritonkit deploy --help')"),
+    # a folder option given an s3:// URL: named as given (pathlib made it 's3:/models/prod: is not a directory')
+    (["validate", "s3://models/prod"], "tritonkit validate: DIRECTORY: 's3://models/prod' is an s3:// URL, not a local folder: "
+     "pass the built folder it was published from; see 'tritonkit validate --help'"),
+    (["smoke", "-r", "s3://127.0.0.1:9000/models/prod"], "tritonkit smoke: --repository: 's3://127.0.0.1:9000/models/prod' is an "
+     "s3:// URL, not a local folder: pass the built folder it was published from; see 'tritonkit smoke --help'"),
 ]
 
 

@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from tritonkit.cli.output import emit_json, json_option, reports_errors
+from tritonkit.cli.paths import LocalFolder
 from tritonkit.deploy.target import DEFAULT_PROMETHEUS_URL, KUBERNETES_VERSION, Options, load_target
 from tritonkit.errors import shown_path
 
@@ -17,7 +18,7 @@ def _common(func: Callable[..., Any]) -> Callable[..., Any]:
     options = [
         click.option("-f", "--file", "spec", default="tritonkit.yaml", show_default=True, type=click.Path(path_type=Path), help="Spec file."),
         click.option("--repository", "repository_url", metavar="S3_URL", help="The s3:// repository `tritonkit publish` wrote (required)."),
-        click.option("--repository-dir", type=click.Path(path_type=Path), help="The built repository to size from [default: model_repository next to the spec]."),
+        click.option("--repository-dir", type=LocalFolder(), help="The built repository to size from [default: model_repository next to the spec]."),
         click.option("--out", "out", type=click.Path(path_type=Path), help="Output folder [default: deploy/<target> next to the spec]."),
         click.option("--name", help="Name of the Kubernetes objects [default: the project folder's name]."),
         click.option("--image", help="Triton image, pinned by tag or digest [default: the spec's deploy.image]."),

@@ -6,11 +6,12 @@ from pathlib import Path
 import click
 
 from tritonkit.cli.output import emit_json, json_option, reports_errors
+from tritonkit.cli.paths import LocalFolder
 from tritonkit.importer.project import import_repository
 
 
 @click.command("import")
-@click.argument("directory", type=click.Path(path_type=Path))
+@click.argument("directory", type=LocalFolder())
 @click.option("-o", "--output", "spec", default="tritonkit.yaml", show_default=True, type=click.Path(path_type=Path),
               help="Spec file to write; the model files are copied into models/<name>/ next to it.")
 @click.option("--partial", is_flag=True,

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from tritonkit.cli.output import emit_json, json_option, reports_errors
+from tritonkit.cli.paths import LocalFolder
 from tritonkit.errors import TritonkitError
 from tritonkit.publish.destination import open_destination, storage_errors, triton_url
 from tritonkit.publish.publish import ProgressFn, publish, verify
@@ -27,7 +28,7 @@ def _progress() -> ProgressFn:
 
 @click.command("publish")
 @click.argument("dest")
-@click.option("-r", "--repository", default="model_repository", show_default=True, type=click.Path(path_type=Path),
+@click.option("-r", "--repository", default="model_repository", show_default=True, type=LocalFolder(),
               help="The built repository to publish.")
 @click.option("--endpoint-url", help="S3-compatible endpoint (MinIO, a local moto server); credentials come from the "
               "standard AWS environment/profile/role chain and are never stored or printed.")

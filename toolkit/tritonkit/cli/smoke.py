@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from tritonkit.cli.output import emit_json, json_option, reports_errors
+from tritonkit.cli.paths import LocalFolder
 from tritonkit.cli.terminal import StatusLine, echo_report
 from tritonkit.serve.background import stale_error, take_stale
 from tritonkit.serve.state import STATE_DIR
@@ -17,7 +18,7 @@ from tritonkit.smoke.target import require_server, resolve_target
 
 
 @click.command("smoke")
-@click.option("-r", "--repository", default="model_repository", show_default=True, type=click.Path(path_type=Path),
+@click.option("-r", "--repository", default="model_repository", show_default=True, type=LocalFolder(),
               help="The repository the server was started on (its configs and golden samples are the expectations).")
 @click.option("--url", "http_url", help="HTTP endpoint host:port [default: the background server of this project, else localhost:8000].")
 @click.option("--grpc-url", "grpc_url", help="gRPC endpoint host:port [default: the background server's when --url is "

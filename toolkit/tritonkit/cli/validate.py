@@ -6,11 +6,12 @@ from pathlib import Path
 import click
 
 from tritonkit.cli.output import echo_warnings, emit_json, json_option, reports_errors
+from tritonkit.cli.paths import LocalFolder
 from tritonkit.validate.repository_check import check_repository
 
 
 @click.command("validate")
-@click.argument("directory", default="model_repository", type=click.Path(path_type=Path))
+@click.argument("directory", default="model_repository", type=LocalFolder())
 @json_option
 @reports_errors
 def validate_command(directory: Path, as_json: bool) -> None:
