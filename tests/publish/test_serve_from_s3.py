@@ -79,3 +79,32 @@ def test_an_s3_prefix_with_nothing_published_is_one_line_at_once_not_a_startup_t
         f"{url}: Triton cannot use the model repository: Invalid argument: repository path is not a valid directory; "
         "check that the bucket and prefix exist (tritonkit publish writes them)"), result.stderr
     assert cli("stop", cwd=tmp_path).stdout.startswith("no tritonkit server running"), "nothing left running"
+
+
+def test_a_published_onnx_model_the_embedded_server_cannot_run_says_what_to_serve_instead(s3: dict[str, str],
+                                                                                         tmp_path: Path) -> None:
+    """The onnxruntime fallback rewrites a local copy only; the old advice (name the platform in config.pbtxt so
+    tritonkit runs model.onnx) did not apply to a published repository and would not have helped."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    repository = tmp_path / "repo"
+    (repository / "ident" / "1").mkdir(parents=True)
+    graph = helper.make_graph([helper.make_node("Identity", ["X"], ["Y"])], "g",
+                              [helper.make_tensor_value_info("X", TensorProto.FLOAT, ["b", 2])],
+                              [helper.make_tensor_value_info("Y", TensorProto.FLOAT, ["b", 2])])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8),
+              repository / "ident" / "1" / "model.onnx")
+    (repository / "ident" / "config.pbtxt").write_text(
+        'name: "ident"\nbackend: "onnxruntime"\nmax_batch_size: 4\n'
+        'input { name: "X" data_type: TYPE_FP32 dims: [2] }\noutput { name: "Y" data_type: TYPE_FP32 dims: [2] }\n')
+    url = f"s3://{s3['endpoint'].split('://', 1)[1]}/{BUCKET}/onnx-only"
+    published = cli("publish", url, "-r", str(repository), cwd=tmp_path)
+    assert published.returncode == 0, published.stderr
+    result = cli("serve", url, "--background", cwd=tmp_path)
+    [line] = [ln for ln in result.stderr.splitlines() if not ln.startswith("starting Triton")]
+    assert result.returncode == 2 and line.startswith(f"{url}/ident: model 'ident' version 1 failed to load: "), result.stderr
+    assert line.endswith("unable to find backend library for backend 'onnxruntime', try specifying runtime on the model "
+                         "configuration.; the embedded server has the Python backend only, and a published repository runs "
+                         "as published (no onnxruntime fallback): serve the built folder it was published from here "
+                         "(`tritonkit serve`), or check it in the Triton container"), line

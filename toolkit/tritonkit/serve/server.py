@@ -194,7 +194,10 @@ class EmbeddedServer:
             fix = (f"`tritonkit validate {self.repository}`" if self.remote is None else
                    "`tritonkit validate` on the built folder it was published from") + " shows the line and field at fault"
         elif "unable to find backend library" in reason:
-            fix = ("the embedded server has the Python backend only; name the platform in config.pbtxt "
+            fix = ("the embedded server has the Python backend only, and a published repository runs as published "
+                   "(no onnxruntime fallback): serve the built folder it was published from here (`tritonkit serve`), "
+                   "or check it in the Triton container" if self.remote else
+                   "the embedded server has the Python backend only; name the platform in config.pbtxt "
                    "(onnxruntime_onnx, tensorrt_plan, pytorch_libtorch) so tritonkit runs its model.onnx instead")
         elif "no GPUs are available" in reason:
             fix = ("this machine has no GPU: serve it here with instance_group kind KIND_CPU (or KIND_AUTO, which "
