@@ -69,6 +69,19 @@ def test_podmonitor_only_when_asked_and_it_selects_the_pods_metrics_port(out: di
     assert kserve["PodMonitor"]["spec"]["podMetricsEndpoints"][0]["port"] == "metrics"
 
 
+def test_a_run_without_podmonitor_removes_the_one_an_earlier_run_wrote(classifier: Path) -> None:
+    """kubectl apply -f deploy/k8s would still apply a left-over podmonitor.yaml (and fail without the operator's CRDs)."""
+    folder = classifier / "deploy" / "rerun"
+    folder.mkdir(parents=True)
+    (folder / "mine.yaml").write_text("# a file of the user's\nkind: ConfigMap\n")
+    for flags in (("--podmonitor",), ()):
+        done = deploy(classifier, "k8s", "--repository", S3, "--out", "deploy/rerun", *flags)
+        assert done.returncode == 0, done.stderr
+    assert not (folder / "podmonitor.yaml").exists()
+    listed = set(yaml.safe_load((folder / "kustomization.yaml").read_text())["resources"]) | {"kustomization.yaml", "prometheus-adapter-values.yaml"}
+    assert {p.name for p in folder.iterdir()} == listed | {"mine.yaml"}
+
+
 def test_adapter_values_name_the_prometheus_url(out: dict[str, Path]) -> None:
     default = yaml.safe_load((out["k8s"] / "prometheus-adapter-values.yaml").read_text())["prometheus"]
     assert default == {"url": "http://prometheus-server.monitoring.svc", "port": 80, "path": ""}
