@@ -216,6 +216,8 @@ def test_nothing_secret_in_any_file_or_output(classifier: Path, k8s: Path, kserv
 @pytest.mark.parametrize("args, expected", [
     ((), "tritonkit deploy k8s: --repository: is missing; pass the s3:// URL"),
     (("--repository", "https://bucket/prefix"), "tritonkit deploy k8s: --repository: 'https://bucket/prefix' is not an s3:// URL"),
+    (("--repository", "s3://127.0.0.1:99999/bucket/prefix"),
+     "tritonkit deploy k8s: --repository: 's3://127.0.0.1:99999/bucket/prefix': port 99999 is outside 1-65535; write it as s3://HOST:PORT/BUCKET/PREFIX"),
     (("--repository", S3, "--image", "nvcr.io/nvidia/tritonserver"), "tritonkit deploy k8s: --image: image 'nvcr.io/nvidia/tritonserver' is not pinned"),
     (("--repository", S3, "--image", "nvcr.io/nvidia/tritonserver:latest"), "tritonkit deploy k8s: --image: image 'nvcr.io/nvidia/tritonserver:latest' is not pinned"),
     (("--repository", S3, "--name", "Bad_Name"), "tritonkit deploy k8s: --name: 'Bad_Name' is not a Kubernetes name"),

@@ -14,6 +14,7 @@ from tritonkit.deploy.load_time import LoadTime, measured_load_time
 from tritonkit.deploy.sizing import Footprint, Sizing, footprint, parse_size, size
 from tritonkit.errors import Problem, TritonkitError, shown_path
 from tritonkit.model_config import pb
+from tritonkit.publish.s3url import parse_s3_url
 from tritonkit.repository.compose import ADMIN_HEADER, DEFAULT_CACHE_BYTES, python_requirements, system_packages
 from tritonkit.spec.loader import load_project
 from tritonkit.spec.project import Project
@@ -112,6 +113,11 @@ def _names_problems(opts: Options) -> list[Problem]:
         problems.append(Problem("", "--repository", "is missing", "pass the s3:// URL `tritonkit publish` wrote, e.g. --repository s3://bucket/prefix"))
     elif not _S3_URL.match(opts.repository_url):
         problems.append(Problem("", "--repository", f"{opts.repository_url!r} is not an s3:// URL", "write s3://bucket/prefix (s3://host:port/bucket/prefix for MinIO)"))
+    else:
+        try:  # the parser publish and serve use: a port outside 1-65535 in Triton's host:port form
+            parse_s3_url(opts.repository_url)
+        except TritonkitError as exc:
+            problems += [Problem("", "--repository", f"{opts.repository_url!r}: {p.problem}", p.fix) for p in exc.problems]
     if opts.name is not None and not _DNS_LABEL.match(opts.name):
         problems.append(Problem("", "--name", f"{opts.name!r} is not a Kubernetes name", "use lowercase letters, digits and '-', at most 40"))
     if opts.s3_secret is not None and not _DNS_SUBDOMAIN.match(opts.s3_secret):
