@@ -8,21 +8,27 @@ Triton; the same raw prompts (greedy, so both ways generate the same tokens) str
 c=1 and c=8 requests at once, the two ways alternating round by round. Reported per way and concurrency: medians
 over rounds of output tokens/s (all tokens of the round over its wall time) and mean time to first text (TTFT).
 ASR: the asr starter served likewise; each held-out WAV transcribed through /v1/audio/transcriptions (multipart over a
-kept-open HTTP connection, decoded by the gateway) and straight to the `asr` ensemble over gRPC, alternating; median
-latency.
-The last line is {"gateway_over_direct_tokens_s_c8", "gateway_ttft_over_direct_c1", "transcription_gateway_over_direct"}.
+kept-open HTTP connection, decoded by the gateway) and straight to the `asr` ensemble over gRPC, and to the floor
+(benchmarks/gateway_floor.py: the gateway's own server stack and request handling, multipart parsed and the file
+decoded, answering a fixed transcript without Triton), the three sides taking turns going first; median latency.
+(floor + direct) / direct is the least transcription_gateway_over_direct any gateway on this HTTP stack could reach.
+The last line is {"gateway_over_direct_tokens_s_c8", "gateway_ttft_over_direct_c1", "transcription_gateway_over_direct",
+"transcription_floor_over_direct"}.
 """
 from __future__ import annotations
 
 import argparse
 import http.client
 import json
+import os
 import statistics
 import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -30,7 +36,7 @@ import numpy as np
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))
 
-from tests.gateway.conftest import gateway  # noqa: E402  (runs `tritonkit gateway` as a user does)
+from tests.gateway.conftest import free_port, gateway  # noqa: E402  (runs `tritonkit gateway` as a user does)
 
 PROMPTS = ["The capital of France is", "Once upon a time", "Write a haiku about the sea:", "def fibonacci(n):",
            "The three primary colors are", "In 1969, the first person to walk on the Moon was",
@@ -112,8 +118,32 @@ def bench_llm(rounds: int, tokens: int) -> dict[str, dict[int, tuple[float, floa
     return medians
 
 
-def bench_asr(rounds: int) -> tuple[float, float]:
-    """Median seconds per transcription (gateway, direct)."""
+@contextmanager
+def floor_gateway(folder: Path) -> Iterator[str]:
+    """benchmarks/gateway_floor.py on a free port (the gateway's stack with a fixed transcript); yields its base URL."""
+    port = free_port()
+    log = (folder / f"floor-{port}.log").open("w")
+    process = subprocess.Popen([sys.executable, str(Path(__file__).with_name("gateway_floor.py")), str(port)],
+                               stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONPATH": str(REPO_ROOT)})
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models", timeout=2).read()
+                break
+            except OSError:
+                if process.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"the floor did not start: {(folder / f'floor-{port}.log').read_text()}") from None
+                time.sleep(0.2)
+        yield f"http://127.0.0.1:{port}/v1"
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+        log.close()
+
+
+def bench_asr(rounds: int) -> dict[str, float]:
+    """Median seconds per transcription: gateway, floor (the gateway's HTTP + multipart + decode, no Triton), direct."""
     import tritonclient.grpc as grpcclient
 
     from examples.asr.heldout import read_heldout, read_wav
@@ -124,12 +154,10 @@ def bench_asr(rounds: int) -> tuple[float, float]:
         subprocess.run([sys.executable, "-m", "tritonkit", "init", str(folder), "--pipeline", "asr"], check=True, stdout=sys.stderr)
     repository = _built("asr", lambda f: f / "tritonkit.yaml")
     clips = [u.path for u in read_heldout()[:8]]
-    times: dict[str, list[float]] = {"gateway": [], "direct": []}
+    times: dict[str, list[float]] = {"gateway": [], "floor": [], "direct": []}
     with EmbeddedServer(repository, work_dir=folder / ".tritonkit", startup_timeout=300) as server, \
-            gateway(folder, server, "--repository", str(repository)) as base:
+            gateway(folder, server, "--repository", str(repository)) as base, floor_gateway(folder) as floor_base:
         client = grpcclient.InferenceServerClient(server.grpc_url)
-        host, port = base.split("//")[1].split("/")[0].split(":")
-        connection = http.client.HTTPConnection(host, int(port), timeout=120)   # kept open, as the gRPC channel is
 
         def native(path: Path) -> None:
             pcm, rate = read_wav(path)
@@ -138,28 +166,38 @@ def bench_asr(rounds: int) -> tuple[float, float]:
             inputs[1].set_data_from_numpy(np.array([[rate]], np.int32))
             client.infer("asr", inputs)
 
-        def through(path: Path) -> None:
-            boundary = "tritonkitbench"
-            body = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"model\"\r\n\r\nasr\r\n--{boundary}\r\n"
-                    f"Content-Disposition: form-data; name=\"file\"; filename=\"{path.name}\"\r\nContent-Type: audio/wav\r\n\r\n"
-                    ).encode() + path.read_bytes() + f"\r\n--{boundary}--\r\n".encode()
-            connection.request("POST", "/v1/audio/transcriptions", body, {"Content-Type": f"multipart/form-data; boundary={boundary}"})
-            reply = connection.getresponse()
-            assert reply.status == 200, reply.read()
-            reply.read()
+        def uploader(url: str) -> Callable[[Path], None]:
+            """Multipart uploads over one kept-open HTTP connection, as the gRPC channel is kept open."""
+            host, port = url.split("//")[1].split("/")[0].split(":")
+            connection = http.client.HTTPConnection(host, int(port), timeout=120)
 
-        ways = {"gateway": through, "direct": native}
+            def upload(path: Path) -> None:
+                boundary = "tritonkitbench"
+                body = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"model\"\r\n\r\nasr\r\n--{boundary}\r\n"
+                        f"Content-Disposition: form-data; name=\"file\"; filename=\"{path.name}\"\r\nContent-Type: audio/wav\r\n\r\n"
+                        ).encode() + path.read_bytes() + f"\r\n--{boundary}--\r\n".encode()
+                connection.request("POST", "/v1/audio/transcriptions", body,
+                                   {"Content-Type": f"multipart/form-data; boundary={boundary}"})
+                reply = connection.getresponse()
+                assert reply.status == 200, reply.read()
+                reply.read()
+            return upload
+
+        ways = {"gateway": uploader(base), "floor": uploader(floor_base), "direct": native}
         for clip in clips[:2]:
-            native(clip), through(clip)
+            for way in ways.values():
+                way(clip)
+        names = list(ways)
         for r in range(rounds):
-            for name in (("gateway", "direct") if r % 2 == 0 else ("direct", "gateway")):
+            for name in names[r % 3:] + names[:r % 3]:   # each side first in turn
                 for clip in clips:
                     started = time.perf_counter()
                     ways[name](clip)
                     times[name].append(time.perf_counter() - started)
-    result = statistics.median(times["gateway"]), statistics.median(times["direct"])
-    print(f"asr gateway {result[0] * 1000:.1f} ms  direct {result[1] * 1000:.1f} ms (medians of {len(times['direct'])})",
-          file=sys.stderr)
+    result = {name: statistics.median(values) for name, values in times.items()}
+    print(f"asr gateway {result['gateway'] * 1000:.1f} ms  floor {result['floor'] * 1000:.1f} ms  direct "
+          f"{result['direct'] * 1000:.1f} ms (medians of {len(times['direct'])}; floor: the gateway's HTTP, multipart and "
+          f"decoding with a fixed transcript, no Triton)", file=sys.stderr)
     return result
 
 
@@ -169,10 +207,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tokens", type=int, default=32)
     args = parser.parse_args(argv)
     llm = bench_llm(args.rounds, args.tokens)
-    asr_gateway, asr_direct = bench_asr(args.rounds)
+    asr = bench_asr(args.rounds)
     print(json.dumps({"gateway_over_direct_tokens_s_c8": round(llm["gateway"][8][0] / llm["direct"][8][0], 3),
                       "gateway_ttft_over_direct_c1": round(llm["gateway"][1][1] / llm["direct"][1][1], 3),
-                      "transcription_gateway_over_direct": round(asr_gateway / asr_direct, 3)}))
+                      "transcription_gateway_over_direct": round(asr["gateway"] / asr["direct"], 3),
+                      # the least any gateway on this HTTP stack could reach: (floor + direct) / direct
+                      "transcription_floor_over_direct": round((asr["floor"] + asr["direct"]) / asr["direct"], 3)}))
     return 0
 
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 from tritonkit.errors import TritonkitError
 from tritonkit.gateway.catalog import GatewayConfig, Served
@@ -45,9 +46,14 @@ def config_of(spec: GatewaySpec, triton_url: str, repository: str, key_file: Pat
 
 def run(config: GatewayConfig, host: str, port: int) -> None:
     """Serves until interrupted (uvicorn handles SIGINT/SIGTERM)."""
-    import uvicorn
-
     from tritonkit.gateway.app import create_app
 
-    uvicorn.run(create_app(config), host=host.strip("[]"), port=port, log_level="warning", access_log=False,
+    serve_app(create_app(config), host, port)
+
+
+def serve_app(app: Any, host: str, port: int) -> None:
+    """uvicorn as the gateway runs it: uvloop and httptools where installed (uvicorn's "auto"), no access log."""
+    import uvicorn
+
+    uvicorn.run(app, host=host.strip("[]"), port=port, log_level="warning", access_log=False,
                 timeout_graceful_shutdown=5)

@@ -4,6 +4,7 @@ stream=true, as SSE transcript.text.delta events (one per word) and a transcript
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 
 import numpy as np
 from starlette.datastructures import UploadFile
@@ -14,6 +15,7 @@ from starlette.routing import Route
 from tritonkit.gateway.app import gateway_of
 from tritonkit.gateway.asr.transcript import FORMATS, Transcript
 from tritonkit.gateway.audio import decode
+from tritonkit.gateway.catalog import Served
 from tritonkit.gateway.disconnect import unless_disconnected
 from tritonkit.gateway.errors import bad_request
 from tritonkit.gateway.sse import DONE, event, sse_response
@@ -63,8 +65,20 @@ async def _deltas(transcript: Transcript) -> AsyncIterator[bytes]:
     yield DONE
 
 
-async def transcriptions(request: Request) -> Response:
-    gateway = gateway_of(request)
+@dataclass(frozen=True)
+class Upload:
+    """A checked transcription request: the model it names, how to answer, and its audio at MODEL_RATE."""
+
+    served: Served
+    response_format: str
+    stream: bool
+    granularities: set[str]
+    pcm: np.ndarray
+    duration: float
+
+
+async def read_upload(request: Request) -> Upload:
+    """The multipart form parsed, checked and its file decoded; a 400 naming the field when something is wrong."""
     if not request.headers.get("content-type", "").startswith("multipart/form-data"):
         raise bad_request("send multipart/form-data with the audio as 'file'", "file", "invalid_request")
     async with request.form(max_files=1, max_fields=32) as parsed:
@@ -72,7 +86,7 @@ async def transcriptions(request: Request) -> Response:
         for key, value in parsed.multi_items():
             form.setdefault(key, []).append(value)
         _check(form)
-        served = await gateway.served(_field(form, "model"), "asr")
+        served = await gateway_of(request).served(_field(form, "model"), "asr")
         response_format = _field(form, "response_format") or "json"
         if response_format not in FORMATS:
             raise bad_request(f"'response_format' must be one of {', '.join(FORMATS)}, got '{response_format}'",
@@ -80,20 +94,29 @@ async def transcriptions(request: Request) -> Response:
         stream = (_field(form, "stream") or "false").lower() == "true"
         granularities = {v for key in ("timestamp_granularities[]", "timestamp_granularities") for v in form.get(key, [])}
         pcm, duration = decode(await _upload(form), MODEL_RATE)
-    result = await unless_disconnected(request, gateway.triton.infer(
-        served.model, {"PCM": pcm, "SAMPLE_RATE": np.array([MODEL_RATE], dtype=np.int32)}))
-    transcript = Transcript.of(result.as_numpy("TRANSCRIPT").reshape(-1)[0].decode("utf-8"),
-                               result.as_numpy("WORDS").reshape(-1)[0].decode("utf-8"), duration)
-    if stream:
+    return Upload(served, response_format, stream, granularities, pcm, duration)
+
+
+def answer(upload: Upload, transcript: Transcript) -> Response:
+    """`transcript` in the format the upload asked for (SSE word deltas with stream=true)."""
+    if upload.stream:
         return sse_response(_deltas(transcript))
-    if response_format == "json":
-        return JSONResponse({"text": transcript.text, "usage": {"type": "duration", "seconds": round(duration, 3)}})
-    if response_format == "verbose_json":
-        return JSONResponse(transcript.verbose(granularities))
-    if response_format == "text":
+    if upload.response_format == "json":
+        return JSONResponse({"text": transcript.text, "usage": {"type": "duration", "seconds": round(transcript.duration, 3)}})
+    if upload.response_format == "verbose_json":
+        return JSONResponse(transcript.verbose(upload.granularities))
+    if upload.response_format == "text":
         return PlainTextResponse(transcript.text + "\n")
-    return PlainTextResponse(transcript.subtitles(vtt=response_format == "vtt"),
-                             media_type="text/vtt" if response_format == "vtt" else "application/x-subrip")
+    vtt = upload.response_format == "vtt"
+    return PlainTextResponse(transcript.subtitles(vtt=vtt), media_type="text/vtt" if vtt else "application/x-subrip")
+
+
+async def transcriptions(request: Request) -> Response:
+    upload = await read_upload(request)
+    result = await unless_disconnected(request, gateway_of(request).triton.infer(
+        upload.served.model, {"PCM": upload.pcm, "SAMPLE_RATE": np.array([MODEL_RATE], dtype=np.int32)}))
+    return answer(upload, Transcript.of(result.as_numpy("TRANSCRIPT").reshape(-1)[0].decode("utf-8"),
+                                        result.as_numpy("WORDS").reshape(-1)[0].decode("utf-8"), upload.duration))
 
 
 ROUTES = [Route("/v1/audio/transcriptions", transcriptions, methods=["POST"])]
