@@ -3,6 +3,7 @@ PodMonitor, topology spread, KV-cache memory, file modes, the next commands, and
 from __future__ import annotations
 
 import json
+import re
 import stat
 import subprocess
 import sys
@@ -12,7 +13,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.conftest import require
+from tests.conftest import REPO_ROOT, require
 from tests.deploy.conftest import PROMETHEUS_OPERATED, S3, containers, deploy, documents, init_and_build
 from tests.spine.cli_contract import ERROR_LINE
 
@@ -80,6 +81,15 @@ def test_a_run_without_podmonitor_removes_the_one_an_earlier_run_wrote(classifie
     assert not (folder / "podmonitor.yaml").exists()
     listed = set(yaml.safe_load((folder / "kustomization.yaml").read_text())["resources"]) | {"kustomization.yaml", "prometheus-adapter-values.yaml"}
     assert {p.name for p in folder.iterdir()} == listed | {"mine.yaml"}
+
+
+def test_the_pages_the_manifests_point_at_exist(out: dict[str, Path]) -> None:
+    """The comments sent readers to README "Deploy to Kubernetes", a section the README no longer has."""
+    text = "".join(p.read_text() for folder in out.values() for p in sorted(folder.iterdir()))
+    assert 'README "' not in text
+    pages = set(re.findall(r"docs/[\w/.-]+\.md", text))
+    assert pages and all((REPO_ROOT / page).is_file() for page in pages), pages
+    assert '"Sizing, probes, validation"' in text and "## Sizing, probes, validation" in (REPO_ROOT / "docs/commands/deploy.md").read_text()
 
 
 def test_adapter_values_name_the_prometheus_url(out: dict[str, Path]) -> None:

@@ -1,6 +1,6 @@
 """Pod resources derived from the built repository: instance groups, threads and model file sizes.
 
-The rules (README "Deploy to Kubernetes" explains them to users):
+The rules (docs/commands/deploy.md "Sizing, probes, validation" explains them to users):
 - CPU request: 500m for Triton itself (HTTP/gRPC frontends, schedulers) + 1000m per CPU instance and
   intra-op thread (`count x intra_op_thread_count`, 1 thread when unset) + 250m per GPU instance (the
   host side of a GPU model: batching, copies). No CPU limit: throttling adds latency, never safety.
