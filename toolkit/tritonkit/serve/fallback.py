@@ -7,6 +7,7 @@ repository is never written to.
 """
 from __future__ import annotations
 
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,6 +28,8 @@ FALLBACK_KINDS = {
     "pytorch_libtorch": ("pytorch", "model.pt"),
 }
 _NATIVE_BACKENDS = {"python"}
+#: The stand-in backend directory for a published repository, under the server's work directory.
+STAND_IN_BACKENDS = "backends"
 _NATIVE_PLATFORMS = {"ensemble"}
 
 
@@ -44,6 +47,25 @@ class Fallback:
         threads = self.threads or "cores / instances"
         return (f"model '{self.name}' ({self.kind}) runs as a Python-backend model on onnxruntime "
                 f"(CPU, {self.onnx_file}, {threads} intra-op threads)")
+
+
+def stand_in_backends(runtime_backends: Path, work_dir: Path) -> Path:
+    """The runtime's backends plus `onnxruntime` as a Python-based backend made of the fallback adapter.
+
+    A published (s3://) repository is read by Triton itself, so its ONNX models cannot be rewritten as a local
+    copy's are; Triton loads `backends/<name>/model.py` for `backend: "<name>"` (and platform onnxruntime_onnx),
+    so with this directory they load unchanged, on onnxruntime as locally.
+    """
+    backends = work_dir / STAND_IN_BACKENDS
+    (backends / "onnxruntime").mkdir(parents=True, exist_ok=True)
+    for backend in runtime_backends.iterdir():
+        link = backends / backend.name
+        if not link.is_symlink() or link.resolve() != backend.resolve():
+            link.unlink(missing_ok=True)
+            link.symlink_to(backend.resolve(), target_is_directory=backend.is_dir())
+    for source, name in ((ADAPTER, "model.py"), (RUNNER, RUNNER_MODULE_FILE)):
+        shutil.copyfile(source, backends / "onnxruntime" / name)
+    return backends
 
 
 def read_config(model_dir: Path) -> mc.ModelConfig | None:

@@ -17,6 +17,7 @@ from pathlib import Path
 from tritonkit.errors import Problem, TritonkitError
 from tritonkit.repository.compose import DEFAULT_CACHE_BYTES, restricted_api_args
 from tritonkit.serve import health, process, serverlog
+from tritonkit.serve.fallback import stand_in_backends
 from tritonkit.serve.health import ModelStatus
 from tritonkit.serve.ports import choose_ports, port_taken_error
 from tritonkit.serve.runtime import prepare_runtime
@@ -117,8 +118,10 @@ class EmbeddedServer:
             stamp = time.strftime("%Y%m%d-%H%M%S")
             self.log_path = self.work_dir / "logs" / f"tritonserver-{stamp}-{self.ports['http']}.log"
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        # a published repository's ONNX models cannot be rewritten: an onnxruntime backend runs them unchanged
+        backends = runtime.backends if self.remote is None else stand_in_backends(runtime.backends, self.work_dir)
         cmd = [str(runtime.tritonserver), f"--model-repository={model_repository}",
-               f"--backend-directory={runtime.backends}", f"--cache-directory={runtime.caches}",
+               f"--backend-directory={backends}", f"--cache-directory={runtime.caches}",
                # explicit control so a model whose stub died can be reloaded (serve/stubs.py)
                "--model-control-mode=explicit", "--load-model=*", "--exit-on-error=false", "--strict-readiness=true",
                f"--exit-timeout-secs={max(1, int(self.exit_timeout // 3))}"]
@@ -194,9 +197,9 @@ class EmbeddedServer:
             fix = (f"`tritonkit validate {self.repository}`" if self.remote is None else
                    "`tritonkit validate` on the built folder it was published from") + " shows the line and field at fault"
         elif "unable to find backend library" in reason:
-            fix = ("the embedded server has the Python backend only, and a published repository runs as published "
-                   "(no onnxruntime fallback): serve the built folder it was published from here (`tritonkit serve`), "
-                   "or check it in the Triton container" if self.remote else
+            fix = ("a published repository runs as published, and here only Python and ONNX Runtime models run: serve "
+                   "the built folder it was published from (`tritonkit serve` runs its model.onnx instead), or check it "
+                   "in the Triton container" if self.remote else
                    "the embedded server has the Python backend only; name the platform in config.pbtxt "
                    "(onnxruntime_onnx, tensorrt_plan, pytorch_libtorch) so tritonkit runs its model.onnx instead")
         elif "no GPUs are available" in reason:
