@@ -135,8 +135,9 @@ def serve_command(directory: str, http_port: int | None, grpc_port: int | None, 
     run as generated Python-backend models on onnxruntime (CPU); the command lists them. The built
     repository is not modified: the served copy lives in .tritonkit/serving/. A model that fails to load
     is named with Triton's reason and the command exits with code 2. An s3:// repository (`tritonkit
-    publish`) is read by Triton itself in explicit mode, every model loaded; it runs as published (no
-    onnxruntime fallback), and smoke takes its expectations from the built folder (-r) as usual.
+    publish`) is read by Triton itself in explicit mode, every model loaded; it runs as published (ONNX
+    Runtime models on a stand-in onnxruntime backend, TensorRT and PyTorch ones not at all), and smoke
+    takes its expectations from the built folder (-r) as usual.
 
     \b
     Examples:
