@@ -25,6 +25,9 @@ CASES = [
     (["perf"], "tritonkit perf: MODEL: missing argument 'MODEL'; see 'tritonkit perf --help'"),
     (["rollback", "m"], "tritonkit rollback: --to: missing option '--to'; see 'tritonkit rollback --help'"),
     (["deploy", "k9s"], "tritonkit deploy: COMMAND: no such command 'k9s'; did you mean 'k8s'? (see 'tritonkit deploy --help')"),
+    (["serve", "--onnx-threads", "-2"], "tritonkit serve: --onnx-threads: -2 is not in the range x>=1; see 'tritonkit serve --help'"),
+    (["serve", "s3://models/prod", "--onnx-threads", "2"], "tritonkit serve: --onnx-threads: sets the ONNX fallback of a local "
+     "repository, a published one runs its models as published (their intra_op_thread_count); see 'tritonkit serve --help'"),
     # a folder option given an s3:// URL: named as given (pathlib made it 's3:/models/prod: is not a directory')
     (["validate", "s3://models/prod"], "tritonkit validate: DIRECTORY: 's3://models/prod' is an s3:// URL, not a local folder: "
      "pass the built folder it was published from; see 'tritonkit validate --help'"),

@@ -118,7 +118,7 @@ def _serve_foreground(server: EmbeddedServer, as_json: bool, gateway_port: int |
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address the endpoints bind to; any other than loopback gets a warning (Triton asks for no credentials).")
 @click.option("--foreground/--background", default=True, show_default=True,
               help="Stay attached until Ctrl-C, or return once ready and leave the server running.")
-@click.option("--onnx-threads", type=int, help="Intra-op threads of each ONNX fallback instance "
+@click.option("--onnx-threads", type=click.IntRange(min=1), help="Intra-op threads of each ONNX fallback instance "
               "(default: the model's intra_op_thread_count, else cores / instances).")
 @click.option("--startup-timeout", default=180.0, show_default=True, help="Seconds to wait for all models.")
 @click.option("--gateway", is_flag=True, help="Also run `tritonkit gateway` (OpenAI-compatible /v1 routes) in front of it, "
@@ -149,6 +149,11 @@ def serve_command(directory: str, http_port: int | None, grpc_port: int | None, 
     """
     if gateway and not foreground:
         raise click.UsageError("--gateway runs with the foreground server; after --background start it with `tritonkit gateway`")
+    if onnx_threads is not None and directory.startswith("s3://"):  # no config of a published repository is rewritten
+        ctx = click.get_current_context()
+        raise click.BadParameter("sets the ONNX fallback of a local repository; a published one runs its models as "
+                                 "published (their intra_op_thread_count)", ctx=ctx,
+                                 param=next(p for p in ctx.command.params if p.name == "onnx_threads"))
     work_dir = Path.cwd() / STATE_DIR
     stale = take_stale(work_dir)
     if stale is not None:
