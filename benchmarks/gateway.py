@@ -6,14 +6,16 @@ LLM: SmolLM2-135M-Instruct (examples/llm/smollm2, built under .tritonkit/bench/g
 Triton; the same raw prompts (greedy, so both ways generate the same tokens) streamed through the gateway's
 /v1/completions (SSE, usage from stream_options) and straight to Triton's HTTP /v2/models/llm/generate_stream,
 c=1 and c=8 requests at once, the two ways alternating round by round. Reported per way and concurrency: medians
-over rounds of output tokens/s (all tokens of the round over its wall time) and mean time to first text (TTFT).
+over rounds of output tokens/s (all tokens of the round over its wall time) and mean time to first text (TTFT);
+and the share of the machine's CPU the gateway process used in its c=8 rounds: with the model CPU-bound, 1 - that
+share (tokens_s_c8_floor) is the c=8 ratio a gateway that cost nothing but its own CPU would reach.
 ASR: the asr starter served likewise; each held-out WAV transcribed through /v1/audio/transcriptions (multipart over a
 kept-open HTTP connection, decoded by the gateway) and straight to the `asr` ensemble over gRPC, and to the floor
 (benchmarks/gateway_floor.py: the gateway's own server stack and request handling, multipart parsed and the file
 decoded, answering a fixed transcript without Triton), the three sides taking turns going first; median latency.
 (floor + direct) / direct is the least transcription_gateway_over_direct any gateway on this HTTP stack could reach.
 The last line is {"gateway_over_direct_tokens_s_c8", "gateway_ttft_over_direct_c1", "transcription_gateway_over_direct",
-"transcription_floor_over_direct"}.
+"transcription_floor_over_direct", "tokens_s_c8_floor"}.
 """
 from __future__ import annotations
 
@@ -94,7 +96,25 @@ def _built(name: str, make) -> Path:
     return build(make(folder), progress=StderrProgress()).repository
 
 
-def bench_llm(rounds: int, tokens: int) -> dict[str, dict[int, tuple[float, float]]]:
+def _gateway_pid() -> int:
+    """The `tritonkit gateway` process this benchmark started (a child of this process)."""
+    children = [int(pid) for task in Path("/proc/self/task").iterdir() for pid in (task / "children").read_text().split()]
+    for pid in children:
+        command = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        if b"tritonkit" in command and b"gateway" in command:
+            return pid
+    raise RuntimeError("the gateway process was not found among this process's children")
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU time of process `pid` (all its threads) so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def bench_llm(rounds: int, tokens: int) -> tuple[dict[str, dict[int, tuple[float, float]]], float]:
+    """Medians per way and concurrency of (tokens/s, TTFT s), and the median share of the machine's CPU the gateway
+    process used during its c=8 rounds (what it takes from the model on a CPU-bound machine)."""
     from examples.llm.project import write_project
     from tritonkit.pipelines.llm.export.prepare import write_assets
     from tritonkit.serve.server import EmbeddedServer
@@ -104,18 +124,25 @@ def bench_llm(rounds: int, tokens: int) -> dict[str, dict[int, tuple[float, floa
     with EmbeddedServer(repository, work_dir=repository.parent / ".tritonkit", startup_timeout=600) as server, \
             gateway(repository.parent, server, "--repository", str(repository)) as base:
         ways = {"gateway": (via_gateway, base), "direct": (direct, server.http_url)}
+        pid, shares = _gateway_pid(), []
         for way in ways.values():   # warm-up: both ways once
             llm_round(way[0], way[1], 2, 4)
         for c in (1, 8):
             runs: dict[str, list[tuple[float, float]]] = {"gateway": [], "direct": []}
             for r in range(rounds):
                 for name in (("gateway", "direct") if r % 2 == 0 else ("direct", "gateway")):
+                    cpu, started = _cpu_seconds(pid), time.perf_counter()
                     runs[name].append(llm_round(*ways[name], c, tokens))
+                    if name == "gateway" and c == 8:
+                        shares.append((_cpu_seconds(pid) - cpu) / ((time.perf_counter() - started) * (os.cpu_count() or 1)))
             for name, values in runs.items():
                 medians[name][c] = (statistics.median(v[0] for v in values), statistics.median(v[1] for v in values))
                 print(f"llm c={c} {name:8s} tokens/s {medians[name][c][0]:7.1f}  TTFT {medians[name][c][1] * 1000:7.1f} ms  "
                       f"(rounds: {', '.join(f'{v[0]:.1f}' for v in values)})", file=sys.stderr)
-    return medians
+    share = statistics.median(shares)
+    print(f"llm c=8 the gateway process used {share:.1%} of the machine's CPU ({os.cpu_count()} cores; rounds: "
+          f"{', '.join(f'{v:.1%}' for v in shares)})", file=sys.stderr)
+    return medians, share
 
 
 @contextmanager
@@ -206,13 +233,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--tokens", type=int, default=32)
     args = parser.parse_args(argv)
-    llm = bench_llm(args.rounds, args.tokens)
+    llm, gateway_cpu = bench_llm(args.rounds, args.tokens)
     asr = bench_asr(args.rounds)
     print(json.dumps({"gateway_over_direct_tokens_s_c8": round(llm["gateway"][8][0] / llm["direct"][8][0], 3),
                       "gateway_ttft_over_direct_c1": round(llm["gateway"][1][1] / llm["direct"][1][1], 3),
                       "transcription_gateway_over_direct": round(asr["gateway"] / asr["direct"], 3),
                       # the least any gateway on this HTTP stack could reach: (floor + direct) / direct
-                      "transcription_floor_over_direct": round((asr["floor"] + asr["direct"]) / asr["direct"], 3)}))
+                      "transcription_floor_over_direct": round((asr["floor"] + asr["direct"]) / asr["direct"], 3),
+                      # the c=8 ratio a gateway costing only its measured CPU allows where the model is CPU-bound
+                      "tokens_s_c8_floor": round(1 - gateway_cpu, 3)}))
     return 0
 
 
