@@ -81,6 +81,9 @@ def test_a_run_without_podmonitor_removes_the_one_an_earlier_run_wrote(classifie
     assert not (folder / "podmonitor.yaml").exists()
     listed = set(yaml.safe_load((folder / "kustomization.yaml").read_text())["resources"]) | {"kustomization.yaml", "prometheus-adapter-values.yaml"}
     assert {p.name for p in folder.iterdir()} == listed | {"mine.yaml"}
+    done = deploy(classifier, "kserve", "--repository", S3, "--out", "deploy/rerun")  # one folder for both: only optional files go
+    assert done.returncode == 0, done.stderr
+    assert {p.name for p in folder.iterdir()} == listed | {"mine.yaml", "servingruntime.yaml", "inferenceservice.yaml"}
 
 
 def test_the_pages_the_manifests_point_at_exist(out: dict[str, Path]) -> None:

@@ -47,9 +47,10 @@ def _run(target: str, out: Path | None, as_json: bool, **kwargs: Any) -> None:
     from tritonkit.deploy import k8s, kserve
     from tritonkit.deploy.manifests import write
 
-    make, next_steps = {"k8s": (k8s.manifests, k8s.next_steps), "kserve": (kserve.manifests, kserve.next_steps)}[target]
+    module = {"k8s": k8s, "kserve": kserve}[target]
+    make, next_steps = module.manifests, module.next_steps
     folder = out or t.project.root / "deploy" / target
-    written = write(folder, make(t, shown_path(folder)), t.options.kubernetes_version)
+    written = write(folder, make(t, shown_path(folder)), t.options.kubernetes_version, module.OPTIONAL)
     if as_json:
         emit_json({"ok": True, "target": target, "out": str(folder), "files": [p.name for p in written], "models": t.models,
                    "kubernetes_version": t.options.kubernetes_version, "load_seconds": t.load_time.seconds, "load_source": t.load_time.source,

@@ -22,6 +22,8 @@ METRIC = "triton_queue_compute_ratio"
 #: The files `kubectl apply -k` applies, in order (the PodMonitor only with --podmonitor); the adapter values
 #: go to its own Helm release.
 RESOURCES = ["serviceaccount.yaml", "deployment.yaml", "service.yaml", PODMONITOR, "hpa.yaml", "pdb.yaml"]
+#: Written only when asked; a run without it removes the one an earlier run generated.
+OPTIONAL = (PODMONITOR,)
 
 
 def selector(t: Target) -> dict[str, str]:

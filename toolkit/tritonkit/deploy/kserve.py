@@ -19,6 +19,8 @@ HTTP_PORT = 8080  # KServe's convention for the predictor container
 GRPC_PORT = 9000
 MODEL_DIR = "/mnt/models"  # where KServe's storage initializer puts storageUri
 FILES = ["serviceaccount.yaml", "servingruntime.yaml", "inferenceservice.yaml"]
+#: Written only when asked (--podmonitor, a gateway: section); a run without one removes the one an earlier run generated.
+OPTIONAL = (PODMONITOR, gateway_deployment.KSERVE_SERVICE)
 
 
 def predictor_selector(t: Target) -> dict[str, str]:

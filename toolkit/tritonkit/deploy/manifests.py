@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Collection
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -73,8 +74,11 @@ def check(manifests: list[Manifest], kubernetes_version: str) -> list[Problem]:
     return problems
 
 
-def write(out_dir: Path, manifests: list[Manifest], kubernetes_version: str) -> list[Path]:
-    """Checks every manifest, then writes them (each atomically); nothing is written when any check fails."""
+def write(out_dir: Path, manifests: list[Manifest], kubernetes_version: str, optional: Collection[str] = ()) -> list[Path]:
+    """Checks every manifest, then writes them (each atomically); nothing is written when any check fails.
+
+    `optional`: files the target writes only when asked (podmonitor.yaml); one an earlier run generated and this
+    run does not write is removed, since `kubectl apply -f` on the folder would still apply it."""
     problems = check(manifests, kubernetes_version)
     if problems:
         raise TritonkitError.of(problems)
@@ -87,17 +91,18 @@ def write(out_dir: Path, manifests: list[Manifest], kubernetes_version: str) -> 
             path = out_dir / m.file
             write_text_atomically(path, m.text, mode=FILE_MODE)
             written.append(path)
-        _remove_stale(out_dir, {m.file for m in manifests})
+        _remove_stale(out_dir, set(optional) - {m.file for m in manifests})
     except OSError as exc:  # a path through a file, a read-only or full filesystem
         raise TritonkitError(shown_path(out_dir), "", f"cannot be written ({exc.strerror or exc})", "pass a writable folder with --out") from None
     return written
 
 
-def _remove_stale(out_dir: Path, current: set[str]) -> None:
-    """Deletes what an earlier run generated and this one does not (a podmonitor.yaml from a run with --podmonitor),
-    which `kubectl apply -f` on the folder would still apply; files without the generated header are left alone."""
-    for path in out_dir.glob("*.yaml"):
-        if path.name not in current and path.is_file():
+def _remove_stale(out_dir: Path, names: set[str]) -> None:
+    """Deletes each of `names` in `out_dir` that tritonkit deploy generated (a user's own file is left alone)."""
+    for name in names:
+        path = out_dir / name
+        if path.is_file():
             with path.open(encoding="utf-8", errors="replace") as f:
-                if f.readline().startswith(GENERATED):
-                    path.unlink()
+                generated = f.readline().startswith(GENERATED)
+            if generated:
+                path.unlink()
