@@ -4,6 +4,9 @@ Writes the shipped model's files in toolkit/tritonkit/pipelines/asr/commands_ctc
 provenance, lang/: tokens, lexicon, grammar, corpus; smoke/: known-answer clips for `tritonkit smoke`) and
 examples/asr/heldout/ (WAVs of voices never used in training, with transcripts). Not part of `make test`. Example:
     .venv/bin/python scripts/train_asr.py --seed 0 --utterances 12000 --steps 1800
+`--init` continues from existing weights (their feature normalisation kept) instead of random ones, e.g. to train the
+shipped model further on a corrected corpus where a run from scratch does not fit the time; the provenance then
+records the run it started from.
 """
 from __future__ import annotations
 
@@ -159,7 +162,9 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=1800)
     ap.add_argument("--batch", type=int, default=48)
     ap.add_argument("--lr", type=float, default=3e-3)
-    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--threads", type=int, default=2, help="torch threads")
+    ap.add_argument("--workers", type=int, help="espeak-ng synthesis processes (default: --threads)")
+    ap.add_argument("--init", type=Path, help="start from these weights (e.g. the committed ones) instead of random ones")
     ap.add_argument("--dry-run", action="store_true", help="train but write nothing (for timing)")
     ap.add_argument("--lang-only", action="store_true", help="only write lang/ (tokens, lexicon, grammar, corpus)")
     ap.add_argument("--smoke-only", action="store_true", help="only write smoke/ with the committed weights")
@@ -170,18 +175,29 @@ def main() -> None:
     if args.smoke_only:
         write_smoke(load(), args.seed, args.heldout_wavs)
         return
+    try:
+        corpus.check_distinct_voices(corpus.TRAIN_VARIANTS + corpus.HELDOUT_VARIANTS)
+    except ValueError as err:
+        print(f"examples/asr/corpus.py: TRAIN_VARIANTS/HELDOUT_VARIANTS: {err}", file=sys.stderr)
+        sys.exit(2)
     start = time.time()
     torch.manual_seed(args.seed)
     torch.set_num_threads(args.threads)
-    train = synthesize_set(args.seed, args.utterances, False, args.threads)
-    heldout = synthesize_set(args.seed, args.eval_utterances, True, args.threads)
+    start_provenance = json.loads(args.init.with_suffix(".json").read_text()) if args.init else None
+    train = synthesize_set(args.seed, args.utterances, False, args.workers or args.threads)
+    heldout = synthesize_set(args.seed, args.eval_utterances, True, args.workers or args.threads)
     synth_s = time.time() - start
     print(f"synthesized {len(train)} + {len(heldout)} utterances in {synth_s:.0f} s", flush=True)
 
-    model = CommandCTC()
-    feats = np.concatenate([f for f, *_ in train[:2000]]).astype(np.float32)
-    model.feat_mean.copy_(torch.from_numpy(feats.mean(0)))
-    model.feat_std.copy_(torch.from_numpy(feats.std(0) + 1e-3))
+    if args.init:
+        model = load(args.init)
+        initial_wer, _, _ = error_rates(model, [(f, w) for f, w, *_ in heldout])
+        print(f"held-out greedy WER of {args.init.name} before training: {initial_wer:.4f}", flush=True)
+    else:
+        model = CommandCTC()
+        feats = np.concatenate([f for f, *_ in train[:2000]]).astype(np.float32)
+        model.feat_mean.copy_(torch.from_numpy(feats.mean(0)))
+        model.feat_std.copy_(torch.from_numpy(feats.std(0) + 1e-3))
     opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=1e-2)
     warmup = max(1, args.steps // 20)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min(1.0, (s + 1) / warmup) * 0.5 * (1 + math.cos(math.pi * min(1.0, s / args.steps))))
@@ -225,7 +241,8 @@ def main() -> None:
     write_smoke(model, args.seed, args.heldout_wavs)
     espeak = subprocess.run(["espeak-ng", "--version"], capture_output=True, text=True).stdout.strip()
     provenance = {
-        "script": "scripts/train_asr.py", "command": " ".join(["scripts/train_asr.py", *sys.argv[1:]]), "args": vars(args),
+        "script": "scripts/train_asr.py", "command": " ".join(["scripts/train_asr.py", *sys.argv[1:]]),
+        "args": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()},
         "seed": args.seed, "torch": torch.__version__, "espeak_ng": espeak, "cpu_threads": args.threads,
         "data_recipe": {
             "synthesizer": "espeak-ng --stdout, -v ACCENT+VARIANT -s 130..230 -p 25..75 -g 0..12, resampled to 16 kHz",
@@ -244,6 +261,8 @@ def main() -> None:
         "heldout_wav_set": {"files": args.heldout_wavs, "greedy_wer": round(wav_wer, 4)},
         "seconds": {"synthesis": round(synth_s), "training": round(train_s), "total": round(total_s)},
     }
+    if start_provenance:
+        provenance["initialized_from"] = {"heldout_greedy_wer_before": round(initial_wer, 4), "provenance": start_provenance}
     WEIGHTS.with_suffix(".json").write_text(json.dumps(provenance, indent=2) + "\n")
     print(f"wrote {WEIGHTS.relative_to(REPO)}, lang/, smoke/, {HELDOUT_DIR.relative_to(REPO)}/ ({args.heldout_wavs} WAVs); hypotheses of the WAV set: {hyps}")
 

@@ -35,7 +35,9 @@ def test_committed_weights_transcribe_heldout_voices(model):
     hyps = [transcribe(model, compute_fbank(*read_wav(u.path))) for u in utterances]
     wer = word_error_rate([u.words for u in utterances], hyps)
     assert wer == pytest.approx(PROVENANCE["heldout_wav_set"]["greedy_wer"], abs=0.02)
-    assert wer <= 0.15
+    # 30 clips, 63 words: one wrong word is 1.6 points (the 400-utterance held-out figure, 9.2%, is the measure). Was 0.15
+    # while 3 clips were plain en-gb, a training voice (espeak-ng ignored their variant)
+    assert wer <= 0.17
     right = [h for u, h in zip(utterances, hyps) if h == u.words]
     assert len(right) >= 0.8 * len(utterances)
 
