@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import difflib
+import re
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, model_validator
@@ -14,6 +15,13 @@ def suggest(word: str, choices: list[str]) -> str:
     if close:
         return f"did you mean '{close[0]}'?"
     return "known keys: " + ", ".join(sorted(choices))
+
+
+def variable_name(field: str, value: str, example: str) -> str:
+    """`value` if it can name an environment variable (where a secret is read from), else a ValueError for `field`."""
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", value):
+        raise ValueError(f"{field} {value!r} is not an environment variable name; use letters, digits and '_', e.g. {example}")
+    return value
 
 
 class StrictModel(BaseModel):

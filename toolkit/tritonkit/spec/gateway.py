@@ -1,13 +1,12 @@
 """The `gateway:` section of tritonkit.yaml: the OpenAI-compatible gateway's address, keys, limits and model ids."""
 from __future__ import annotations
 
-import re
 from typing import Literal
 
 from pydantic import Field, field_validator
 
 from tritonkit import __version__
-from tritonkit.spec.base import StrictModel
+from tritonkit.spec.base import StrictModel, variable_name
 
 
 class GatewayModelSpec(StrictModel):
@@ -37,6 +36,4 @@ class GatewaySpec(StrictModel):
     @field_validator("api_key_env")
     @classmethod
     def _variable_name(cls, value: str) -> str:
-        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", value):
-            raise ValueError(f"api_key_env {value!r} is not an environment variable name; use letters, digits and '_'")
-        return value
+        return variable_name("api_key_env", value, "TRITONKIT_API_KEY")

@@ -9,7 +9,7 @@ from typing import Literal
 from pydantic import Field, field_validator, model_validator
 
 from tritonkit.spec.asr_graph import AsrGraphSpec
-from tritonkit.spec.base import StrictModel
+from tritonkit.spec.base import StrictModel, variable_name
 from tritonkit.spec.bls import BlsSpec
 from tritonkit.spec.export import ExportSpec, SourceSpec
 from tritonkit.spec.instances import InstanceGroup, VersionPolicy
@@ -182,9 +182,7 @@ class DeploySpec(StrictModel):
     @field_validator("admin_key_env")
     @classmethod
     def _variable_name(cls, value: str) -> str:
-        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", value):
-            raise ValueError(f"admin_key_env {value!r} is not an environment variable name; use letters, digits and '_', e.g. TRITON_ADMIN_KEY")
-        return value
+        return variable_name("admin_key_env", value, "TRITON_ADMIN_KEY")
 
     @field_validator("bind_address")
     @classmethod
