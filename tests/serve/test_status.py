@@ -7,6 +7,7 @@ import pty
 import re
 import subprocess
 import sys
+import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -97,6 +98,7 @@ def test_a_model_that_is_not_ready_is_marked(projects) -> None:
     url = f"http://127.0.0.1:{state['http_port']}/v2/repository/models/double/unload"
     with urllib.request.urlopen(urllib.request.Request(url, data=b"{}", method="POST"), timeout=30) as response:
         assert response.status == 200
+    _wait_unloaded(state["http_port"], "double")   # the index says UNLOADING until the stub has gone
     [server] = status(project)["servers"]
     assert [(m["name"], m["ready"]) for m in server["models"]] == [("double", False)]
     assert run_cli("status", cwd=project).stdout.splitlines()[1].endswith("double (UNAVAILABLE: not ready)")
@@ -142,3 +144,16 @@ def test_on_a_terminal_startup_is_one_line_updated_in_place(tmp_path: Path, env:
         first, last = before_ready.index("waiting for Triton"), before_ready.rindex("waiting for Triton")
         assert len(set(re.findall(r"waiting for Triton: (\d+) s", before_ready))) >= 2
         assert "\n" not in before_ready[first:last]
+
+
+def _wait_unloaded(http_port: int, model: str, timeout: float = 60) -> None:
+    """Until the server's repository index shows `model` UNAVAILABLE (unloaded), or fail."""
+    index_url = f"http://127.0.0.1:{http_port}/v2/repository/index"
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with urllib.request.urlopen(urllib.request.Request(index_url, data=b"{}", method="POST"), timeout=10) as response:
+            states = {m["name"]: m.get("state") for m in json.loads(response.read())}
+        if states.get(model) == "UNAVAILABLE":
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"{model} still {states.get(model)} after {timeout} s")
