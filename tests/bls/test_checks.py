@@ -9,7 +9,7 @@ import yaml
 from tests.spine.cli_contract import assert_one_line_errors, run_in_process, snapshot
 from tritonkit.repository.plan import make_plan
 from tritonkit.spec.loader import load_project
-from tritonkit.validate.model_graph import load_order
+from tritonkit.triton.model_graph import load_order
 
 
 def model(**extra) -> dict:

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from tritonkit.model_config import pb
 from tritonkit.publish.triton_api import RepositoryApi, ServerError
 from tritonkit.serve import health, process
 from tritonkit.serve.ports import choose_ports
 from tritonkit.serve.runtime import prepare_runtime
+from tritonkit.triton.model_config import pb
 
 pytestmark = [pytest.mark.server]
 

@@ -8,9 +8,9 @@ import pytest
 from google.protobuf import text_format
 
 from tritonkit.deploy.sizing import footprint
-from tritonkit.instance_counts import group_count, instance_groups
-from tritonkit.model_config import pb
 from tritonkit.serve.fallback import fallback_config, plan
+from tritonkit.triton.instance_counts import group_count, instance_groups
+from tritonkit.triton.model_config import pb
 
 
 def _config(text: str) -> pb.ModelConfig:

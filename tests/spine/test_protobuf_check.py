@@ -13,7 +13,7 @@ from google.protobuf import text_format
 from tritonclient.grpc import model_config_pb2
 
 from tritonkit.errors import TritonkitError
-from tritonkit.validate.protobuf_check import parse_model_config
+from tritonkit.triton.config_parse import parse_model_config
 
 from .cli_contract import assert_one_line_errors, run_subprocess
 

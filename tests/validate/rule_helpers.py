@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from tritonkit.triton.config_parse import parse_model_config
 from tritonkit.validate.model_checks import check_model
-from tritonkit.validate.protobuf_check import parse_model_config
 
 IO = 'input [{name: "IN" data_type: TYPE_FP32 dims: [4]}]\noutput [{name: "OUT" data_type: TYPE_FP32 dims: [4]}]\n'
 PYTHON = 'backend: "python"\nmax_batch_size: 8\n'

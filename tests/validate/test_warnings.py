@@ -9,8 +9,8 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from tritonkit.cli.main import cli
-from tritonkit.model_config import pb
-from tritonkit.validate.protobuf_check import parse_model_config
+from tritonkit.triton.config_parse import parse_model_config
+from tritonkit.triton.model_config import pb
 from tritonkit.validate.semantic import semantic_findings
 
 from .repo_helpers import Model, outcome, python, tensor, write

@@ -23,9 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tritonkit.errors import TritonkitError
-from tritonkit.instance_counts import group_count, instance_groups
-from tritonkit.model_config import pb
-from tritonkit.validate.layout import loaded_versions, read_versions
+from tritonkit.triton.instance_counts import group_count, instance_groups
+from tritonkit.triton.layout import loaded_versions, read_versions
+from tritonkit.triton.model_config import pb
 
 MIB = 1024 * 1024
 SERVER_CPU_MILLIS = 500

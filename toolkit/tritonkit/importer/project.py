@@ -25,8 +25,8 @@ from tritonkit.render.model_config import render_model_config
 from tritonkit.spec.loader import shown_path
 from tritonkit.spec.model import ModelSpec
 from tritonkit.spec.pydantic_errors import problems_from_validation
-from tritonkit.validate.model_graph import model_calls
-from tritonkit.validate.protobuf_check import parse_model_config
+from tritonkit.triton.config_parse import parse_model_config
+from tritonkit.triton.model_graph import model_calls
 
 
 @dataclass

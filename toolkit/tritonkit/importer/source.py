@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tritonkit.errors import Problem, TritonkitError, shown_path
-from tritonkit.model_config import pb
-from tritonkit.validate.protobuf_check import parse_model_config
+from tritonkit.triton.config_parse import parse_model_config
+from tritonkit.triton.model_config import pb
 from tritonkit.validate.repository_check import validate_repository
 
 #: Model sub-folders whose files the config names (warmup inputs, initial states); imported through the config.

@@ -15,8 +15,8 @@ from google.protobuf import text_format
 from tritonkit import __version__
 from tritonkit.errors import TritonkitError
 from tritonkit.files import sha256_bytes
-from tritonkit.model_config import pb
 from tritonkit.publish.destination import Destination
+from tritonkit.triton.model_config import pb
 
 MANIFEST = ".tritonkit-publish.json"
 FORMAT = 1

@@ -25,14 +25,14 @@ from google.protobuf import text_format
 
 from tritonkit.errors import TritonkitError
 from tritonkit.files import sha256_bytes
-from tritonkit.model_config import pb
 from tritonkit.publish.destination import Destination
 from tritonkit.publish.manifest import Manifest, pinned, require_manifest, write_manifest
 from tritonkit.publish.publish import STAGING
 from tritonkit.publish.triton_api import RepositoryApi
 from tritonkit.smoke.checks import CheckResult, behaviour_checks
 from tritonkit.smoke.clients import HttpClient
-from tritonkit.validate.model_graph import load_order, model_calls
+from tritonkit.triton.model_config import pb
+from tritonkit.triton.model_graph import load_order, model_calls
 
 
 @dataclass

@@ -15,8 +15,8 @@ import urllib.request
 from google.protobuf import json_format
 
 from tritonkit.errors import TritonkitError
-from tritonkit.model_config import pb
 from tritonkit.serve.health import LOCAL_OPENER, admin_header
+from tritonkit.triton.model_config import pb
 
 
 class ServerError(TritonkitError):

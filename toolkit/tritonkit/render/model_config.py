@@ -8,7 +8,7 @@ import jinja2
 from tritonkit.package_files import package_path
 from tritonkit.render.pbtxt_filters import FILTERS
 from tritonkit.spec.model import ModelSpec
-from tritonkit.validate.model_graph import BLS_CALLS_PARAMETER
+from tritonkit.triton.model_graph import BLS_CALLS_PARAMETER
 
 
 @lru_cache(maxsize=1)

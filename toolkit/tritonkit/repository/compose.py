@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from tritonkit.gateway import deployment as gateway_deployment
-from tritonkit.validate.model_graph import with_callees
+from tritonkit.triton.model_graph import with_callees
 
 if TYPE_CHECKING:  # annotations only: the embedded server and its clients import the flags below without the build
     from tritonkit.repository.plan import BuildPlan

@@ -7,7 +7,6 @@ from pathlib import Path, PurePosixPath
 from tritonkit.errors import Problem, TritonkitError
 from tritonkit.export.api import ExportResult
 from tritonkit.golden import GoldenCase
-from tritonkit.model_config import pb
 from tritonkit.package_files import resolve_spec_path
 from tritonkit.render.model_config import render_model_config
 from tritonkit.repository.exports import golden_copies
@@ -17,9 +16,10 @@ from tritonkit.spec.model import ModelSpec
 from tritonkit.spec.model_sources import model_file
 from tritonkit.spec.paths import copied_files, outside_problem
 from tritonkit.spec.project import Project
-from tritonkit.validate.layout import complete_backend_fields, loaded_versions
+from tritonkit.triton.config_parse import parse_model_config
+from tritonkit.triton.layout import complete_backend_fields, loaded_versions
+from tritonkit.triton.model_config import pb
 from tritonkit.validate.model_files import PlannedFolder, check_model_files
-from tritonkit.validate.protobuf_check import parse_model_config
 from tritonkit.validate.semantic import semantic_findings
 
 

@@ -10,11 +10,11 @@ from tritonclient.utils import triton_to_np_dtype
 
 from tritonkit.errors import Problem
 from tritonkit.golden import GoldenCase, Tensors
-from tritonkit.model_config import pb
 from tritonkit.package_files import resolve_spec_path
 from tritonkit.spec.loader import shown_path
 from tritonkit.spec.project import SmokeCases
 from tritonkit.spec.smoke import tensor_file
+from tritonkit.triton.model_config import pb
 from tritonkit.validate.io_checks import has_bad_dim
 
 

@@ -14,9 +14,9 @@ from pathlib import Path
 from google.protobuf import text_format
 
 from tritonkit.errors import Problem
-from tritonkit.instance_counts import group_count, instance_groups
-from tritonkit.model_config import pb as mc
 from tritonkit.serve.onnx_model import ONNX_FILE_PARAMETER
+from tritonkit.triton.instance_counts import group_count, instance_groups
+from tritonkit.triton.model_config import pb as mc
 
 _HERE = Path(__file__).parent
 ADAPTER, RUNNER = _HERE / "onnx_model.py", _HERE / "onnx_runner.py"

@@ -12,10 +12,10 @@ from typing import Literal
 import numpy as np
 
 from tritonkit.golden import GoldenCase, Tensors, read_cases, read_tolerances, tolerance_for
-from tritonkit.model_config import pb
 from tritonkit.smoke import inputs as made_up
 from tritonkit.smoke.clients import Client, Sequence, rejected_by_server
 from tritonkit.smoke.compare import config_differences, fallback_for, metadata_differences, value_mismatch
+from tritonkit.triton.model_config import pb
 
 Status = Literal["pass", "fail", "skip"]
 UNKNOWN_MODEL = "tritonkit_smoke_no_such_model"

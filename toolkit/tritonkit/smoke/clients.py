@@ -13,7 +13,7 @@ import tritonclient.http as httpclient
 from google.protobuf import json_format
 from tritonclient.utils import InferenceServerException, np_to_triton_dtype
 
-from tritonkit.model_config import pb
+from tritonkit.triton.model_config import pb
 
 Tensors = dict[str, np.ndarray]
 

@@ -6,8 +6,8 @@ from typing import Any
 import numpy as np
 
 from tritonkit.export.verify import beyond_tolerance, differences
-from tritonkit.model_config import pb
 from tritonkit.serve.onnx_model import ONNX_FILE_PARAMETER
+from tritonkit.triton.model_config import pb
 
 
 def _tensors(tensors) -> list[tuple[str, str, list[int]]]:

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from tritonkit.model_config import pb
 from tritonkit.repository.smoke_cases import numpy_dtype
+from tritonkit.triton.model_config import pb
 
 VARIABLE_DIM = 2
 

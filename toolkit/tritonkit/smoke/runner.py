@@ -5,14 +5,14 @@ from dataclasses import replace
 from pathlib import Path
 
 from tritonkit.errors import TritonkitError
-from tritonkit.model_config import pb
 from tritonkit.serve.state import STATE_DIR, read_state
 from tritonkit.serve.stubs import events_path, read_events
 from tritonkit.smoke import checks
 from tritonkit.smoke.checks import CheckResult
 from tritonkit.smoke.clients import open_client
 from tritonkit.smoke.target import Target, same_endpoint
-from tritonkit.validate.model_graph import bls_calls, load_order
+from tritonkit.triton.model_config import pb
+from tritonkit.triton.model_graph import bls_calls, load_order
 from tritonkit.validate.repository_check import validate_repository
 
 

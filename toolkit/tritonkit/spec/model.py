@@ -19,7 +19,7 @@ from tritonkit.spec.scheduling import DynamicBatching, EnsembleScheduling, Seque
 from tritonkit.spec.smoke import SmokeCase
 from tritonkit.spec.tensors import BatchInput, BatchOutput, TensorInput, TensorOutput
 from tritonkit.spec.warmup import Warmup
-from tritonkit.validate.model_graph import BLS_CALLS_PARAMETER
+from tritonkit.triton.model_graph import BLS_CALLS_PARAMETER
 
 ParameterValue = str | int | float | bool
 #: Debian policy 5.6.1: lowercase letters, digits, '+', '-', '.'; two characters at least, the first alphanumeric.

@@ -11,10 +11,10 @@ from google.protobuf import text_format
 
 from tritonkit.errors import TritonkitError
 from tritonkit.files import write_text_atomically
-from tritonkit.model_config import pb as mc
 from tritonkit.repository.build import BuildResult, build
 from tritonkit.spec.loader import shown_path
 from tritonkit.spec.tuned import TunedModel
+from tritonkit.triton.model_config import pb as mc
 from tritonkit.tune import report as report_mod
 from tritonkit.tune.failures import explain
 from tritonkit.tune.mapping import tuned_entries

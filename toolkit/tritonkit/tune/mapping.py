@@ -11,12 +11,12 @@ from typing import Any
 
 from google.protobuf import json_format
 
-from tritonkit.instance_counts import group_count, instance_groups
-from tritonkit.model_config import pb as mc
 from tritonkit.spec.instances import InstanceGroup
 from tritonkit.spec.model import ModelSpec
 from tritonkit.spec.scheduling import DynamicBatching
 from tritonkit.spec.tuned import Provenance, TunedModel
+from tritonkit.triton.instance_counts import group_count, instance_groups
+from tritonkit.triton.model_config import pb as mc
 from tritonkit.tune.results import TuneResults
 from tritonkit.tune.target import TuneTarget
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 import difflib
 import posixpath
 
-from tritonkit.model_config import pb
+from tritonkit.triton.layout import complete_backend_fields
+from tritonkit.triton.model_config import pb
 from tritonkit.validate.findings import Finding
-from tritonkit.validate.layout import complete_backend_fields
 
 _TF = "tensorflow"
 # Backends whose platform Triton checks; any platform goes with any other backend.

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from tritonkit.model_config import pb
+from tritonkit.triton.model_config import pb
 from tritonkit.validate.findings import Finding
 
 _BATCH_INPUT_TYPES = (pb.TYPE_INT32, pb.TYPE_FP32)

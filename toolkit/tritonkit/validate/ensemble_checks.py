@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 
-from tritonkit.model_config import pb
+from tritonkit.triton.model_config import pb
+from tritonkit.triton.model_graph import find_cycle
 from tritonkit.validate.findings import Finding
 from tritonkit.validate.io_checks import dims_match
-from tritonkit.validate.model_graph import find_cycle
 
 _LATEST = -1  # step.model_version meaning "whatever version is loaded"
 

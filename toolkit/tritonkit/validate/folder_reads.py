@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tritonkit.errors import Problem, shown_path
-from tritonkit.model_config import pb
+from tritonkit.triton.model_config import pb
 
 #: Parameters that named the sibling a model read a file from, and that file.
 SIBLING_PARAMETERS = {"vocab_models": "vocab.json", "graph_model": "TLG.fst", "decoder_model": "generation.json"}

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from tritonkit.model_config import pb
+from tritonkit.triton.model_config import pb
 from tritonkit.validate.findings import Finding
 
 _KIND = pb.ModelInstanceGroup

@@ -1,7 +1,7 @@
 """Checks that concern one model's config on its own, with Triton 2.51's meaning; rule groups live in their own modules."""
 from __future__ import annotations
 
-from tritonkit.model_config import pb
+from tritonkit.triton.model_config import pb
 from tritonkit.validate.backend_checks import check_backend, resolved_platform_backend
 from tritonkit.validate.batch_io_checks import check_batch_io
 from tritonkit.validate.findings import Finding

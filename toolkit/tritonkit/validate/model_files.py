@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Protocol
 
 from tritonkit.errors import shown_path
-from tritonkit.model_config import pb
+from tritonkit.triton.layout import FILE_BACKENDS
+from tritonkit.triton.model_config import pb
 from tritonkit.validate.findings import Finding
-from tritonkit.validate.layout import FILE_BACKENDS
 from tritonkit.validate.onnx_checks import check_onnx_model
 from tritonkit.validate.torchscript_checks import check_torchscript_model
 

@@ -13,7 +13,7 @@ import difflib
 from collections.abc import Sequence
 from pathlib import Path
 
-from tritonkit.model_config import pb
+from tritonkit.triton.model_config import pb
 from tritonkit.validate.findings import Finding
 from tritonkit.validate.onnx_graph import Graph, GraphTensor, NotOnnx, read_graph
 

@@ -5,11 +5,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tritonkit.errors import Problem, TritonkitError, shown_path
-from tritonkit.model_config import pb
+from tritonkit.triton.config_parse import parse_model_config
+from tritonkit.triton.layout import Versions, complete_backend_fields, loaded_versions, read_versions
+from tritonkit.triton.model_config import pb
 from tritonkit.validate.folder_reads import sibling_reads
-from tritonkit.validate.layout import Versions, complete_backend_fields, loaded_versions, read_versions
 from tritonkit.validate.model_files import DiskFolder, check_model_files
-from tritonkit.validate.protobuf_check import parse_model_config
 from tritonkit.validate.semantic import semantic_findings
 
 

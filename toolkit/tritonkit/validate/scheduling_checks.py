@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from tritonkit.model_config import pb
+from tritonkit.triton.model_config import pb
 from tritonkit.validate.findings import Finding
 
 _DELAY = pb.ModelQueuePolicy.DELAY

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping
 
-from tritonkit.model_config import pb
+from tritonkit.triton.model_config import pb
 from tritonkit.validate.bls_checks import check_bls
 from tritonkit.validate.ensemble_checks import check_ensembles
 from tritonkit.validate.findings import Finding

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from tritonkit.model_config import pb
+from tritonkit.triton.model_config import pb
 from tritonkit.validate.findings import Finding
 from tritonkit.validate.io_checks import dims_match
 from tritonkit.validate.scheduling_checks import preferred_size_findings

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tritonkit.model_config import pb
+from tritonkit.triton.model_config import pb
 from tritonkit.validate.findings import Finding
 
 #: Triton data types libtorch serves (ModelConfigDataTypeToTorchType), TYPE_STRING as a list of strings.

@@ -6,7 +6,7 @@ warmup feeds sequence control and state tensors).
 """
 from __future__ import annotations
 
-from tritonkit.model_config import pb
+from tritonkit.triton.model_config import pb
 from tritonkit.validate.findings import Finding
 from tritonkit.validate.io_checks import dims_match
 
