@@ -56,8 +56,8 @@ from tritonkit.pipelines.asr.commands_ctc.model import greedy_decode  # noqa: E4
 from tritonkit.pipelines.asr.runtime.decoder import Graph, WfstDecoder  # noqa: E402
 from tritonkit.pipelines.asr.runtime.features import compute_fbank  # noqa: E402
 from tritonkit.pipelines.asr.runtime.serving import decoder_config, parameters  # noqa: E402
-from tritonkit.serve.fallback import read_config  # noqa: E402
 from tritonkit.serve.onnx_runner import OnnxRunner, options_from_config  # noqa: E402
+from tritonkit.triton.layout import read_config  # noqa: E402
 
 STREAM_RATE = 16000   # the held-out clips' rate, streamed without SAMPLE_RATE (asr_stream's default)
 CHUNK = STREAM_RATE * CHUNK_MS // 1000

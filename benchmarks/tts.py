@@ -41,7 +41,7 @@ from examples.tts.project import write_project  # noqa: E402
 from tritonkit.pipelines.tts.frontend import MAX_TOKENS, Frontend  # noqa: E402
 from tritonkit.pipelines.tts.runtime import SAMPLE_RATE, KokoroModel, Synthesizer  # noqa: E402
 from tritonkit.pipelines.tts.runtime.serving import MODEL_FILE, VOCAB_FILE, VOICES_FILE, parameters  # noqa: E402
-from tritonkit.serve.fallback import read_config  # noqa: E402
+from tritonkit.triton.layout import read_config  # noqa: E402
 
 PARAGRAPH = ("Triton serves speech at 24 kilohertz. The frontend turns each sentence into phonemes. "
              "Kokoro speaks them with a voice of your choice. The first sentence streams back while the rest are spoken. "

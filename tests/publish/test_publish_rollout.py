@@ -339,7 +339,7 @@ def test_local_folder_publish_verify_catches_tampering(tmp_path: Path) -> None:
     plain = cli("publish", str(dest), cwd=project)  # nothing new: still the hint, copyable as it is
     assert plain.returncode == 0, plain.stderr
     [hint] = [line for line in plain.stdout.splitlines() if line.startswith("serve it with: tritonserver ")]
-    assert hint.endswith(f"--model-repository={dest} --model-control-mode=explicit --load-model='*'"), hint
+    assert hint.endswith(f"--model-repository={dest} --model-control-mode=explicit '--load-model=*'"), hint
 
     # version 1's file is not in this build (K = 2.0): publish cannot put it back, --verify names it
     (dest / "scale" / "1" / "model.py").write_text("K = 1.5 tampered")

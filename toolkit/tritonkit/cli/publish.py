@@ -1,6 +1,7 @@
 """`tritonkit publish`: a built repository to a folder or S3 as new model versions, staged and verified."""
 from __future__ import annotations
 
+import shlex
 import time
 from dataclasses import asdict
 from pathlib import Path
@@ -12,6 +13,7 @@ from tritonkit.cli.paths import LocalFolder
 from tritonkit.errors import TritonkitError
 from tritonkit.publish.destination import open_destination, storage_errors, triton_url
 from tritonkit.publish.publish import ProgressFn, publish, verify
+from tritonkit.triton.server_args import BY_HAND, Launch, tritonserver_args
 
 
 def _progress() -> ProgressFn:
@@ -74,5 +76,4 @@ def publish_command(dest: str, repository: Path, endpoint_url: str | None, check
                        f"{', '.join(outcome.repaired)}")
         if check:
             click.echo("verified: every file in the manifest re-read with the right sha256")
-        click.echo(f"serve it with: tritonserver --model-repository={triton_url(destination)} --model-control-mode=explicit "
-                   "--load-model='*'")  # explicit mode alone starts with no model loaded
+        click.echo(f"serve it with: {shlex.join(tritonserver_args(BY_HAND, Launch(triton_url(destination), {})))}")

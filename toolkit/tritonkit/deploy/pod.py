@@ -13,6 +13,7 @@ from typing import Any
 from tritonkit.deploy.sizing import PROBE_PERIOD_S, mebibytes
 from tritonkit.deploy.target import Target
 from tritonkit.errors import TritonkitError, shown_path
+from tritonkit.triton.server_args import KUBERNETES, Launch, tritonserver_args
 
 #: Exec readiness: every model named after the script must answer 200 on its ready endpoint.
 READY_SCRIPT = 'for m in "$@"; do curl -fsS -m 2 -o /dev/null "http://127.0.0.1:{port}/v2/models/$m/ready" || exit 1; done'
@@ -24,17 +25,9 @@ def server_args(t: Target, repository: str, http_port: int, grpc_port: int, metr
     Load/unload requests need the admin key, which Kubernetes substitutes from the container's
     environment (`$(VAR)`, filled from a Secret): the key is never in a manifest.
     """
-    deploy = t.project.deploy
-    args = ["tritonserver", f"--model-repository={repository}", "--model-control-mode=explicit",
-            *[f"--load-model={m}" for m in t.models],
-            "--exit-on-error=true", "--disable-auto-complete-config",
-            f"--http-port={http_port}", f"--grpc-port={grpc_port}", f"--metrics-port={metrics_port}",
-            f"--log-verbose={deploy.log_verbose}",
-            f"--http-restricted-api=model-repository:{t.admin_header}=$({t.admin_key_env})",
-            f"--grpc-restricted-protocol=model-repository:{t.admin_header}=$({t.admin_key_env})"]
-    if t.cache_bytes:
-        args.append(f"--cache-config=local,size={t.cache_bytes}")
-    return args
+    return tritonserver_args(KUBERNETES, Launch(
+        repository, {"http": http_port, "grpc": grpc_port, "metrics": metrics_port}, loads=t.models,
+        cache_bytes=t.cache_bytes, admin_key=f"$({t.admin_key_env})", log_verbose=t.project.deploy.log_verbose))
 
 
 def probes(t: Target, http_port: int) -> dict[str, Any]:

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from tritonkit.errors import TritonkitError
 from tritonkit.triton.instance_counts import group_count, instance_groups
-from tritonkit.triton.layout import loaded_versions, read_versions
+from tritonkit.triton.layout import NOT_LOADED, loaded_versions, read_versions
 from tritonkit.triton.model_config import pb
 
 MIB = 1024 * 1024
@@ -37,8 +37,6 @@ PYTHON_STUB_MEMORY = 64 * MIB
 TMP_BASE = 256 * MIB
 DOWNLOAD_BYTES_PER_S = 50 * 1000 * 1000
 PROBE_PERIOD_S = 10
-#: Files in a model folder that Triton does not load (tritonkit's smoke samples, the config itself).
-NOT_LOADED = {"golden", "config.pbtxt"}
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([bkmg]?)i?b?\s*$", re.IGNORECASE)
 
 

@@ -14,11 +14,12 @@ from tritonkit.deploy.load_time import LoadTime, measured_load_time
 from tritonkit.deploy.sizing import Footprint, Sizing, footprint, parse_size, size
 from tritonkit.errors import Problem, TritonkitError, shown_path
 from tritonkit.publish.s3url import parse_s3_url
-from tritonkit.repository.compose import ADMIN_HEADER, DEFAULT_CACHE_BYTES, python_requirements, system_packages
+from tritonkit.repository.compose import python_requirements, system_packages
 from tritonkit.spec.loader import load_project
 from tritonkit.spec.project import Project
 from tritonkit.triton.model_config import pb
 from tritonkit.triton.model_graph import with_callees
+from tritonkit.triton.server_args import response_cache_bytes
 from tritonkit.validate.repository_check import validate_repository
 
 _S3_URL = re.compile(r"^s3://[A-Za-z0-9][^/\s]*(/\S*)?$")
@@ -72,8 +73,7 @@ class Target:
     s3_secret: str | None
     admin_secret: str
     admin_key_env: str
-    cache_bytes: int  # --cache-config size; 0 when no loaded model enables the response cache
-    admin_header: str = ADMIN_HEADER
+    cache_bytes: int  # --cache-config size; 0 when no model enables the response cache
 
 
 def default_name(project: Project) -> str:
@@ -172,7 +172,7 @@ def load_target(opts: Options) -> Target:
     load_time = measured_load_time(project.root, opts.load_seconds)
     shm = parse_size(project.deploy.shm_size, "deploy.shm_size", shown_path(project.spec_path))
     name = opts.name or default_name(project)
-    cache = (project.deploy.cache_size_bytes or DEFAULT_CACHE_BYTES) if any(configs[m].response_cache.enable for m in models) else 0
+    cache = response_cache_bytes(configs.values(), project.deploy.cache_size_bytes)
     return Target(project=project, options=opts, name=name, image=image, s3_url=str(opts.repository_url), models=models,
                   footprints=footprints, sizing=size(footprints, shm, load_time.seconds, cache), load_time=load_time, cache_bytes=cache,
                   s3_secret=None if opts.irsa_role_arn else (opts.s3_secret or f"{name}-s3"),

@@ -30,12 +30,12 @@ from pathlib import Path
 
 from google.protobuf import text_format
 
-from tritonkit.deploy.sizing import NOT_LOADED
 from tritonkit.errors import TritonkitError
 from tritonkit.files import sha256_bytes, sha256_file
 from tritonkit.publish.destination import MULTIPART_THRESHOLD, Destination, Stored
 from tritonkit.publish.manifest import MANIFEST, Manifest, ModelEntry, Release, pinned, read_manifest, require_manifest, write_manifest
 from tritonkit.publish.repair import Source, find_damage, restore
+from tritonkit.triton.layout import NOT_LOADED
 from tritonkit.triton.model_config import pb
 from tritonkit.validate.repository_check import validate_repository
 

@@ -10,16 +10,14 @@ import yaml
 
 from tritonkit.gateway import deployment as gateway_deployment
 from tritonkit.triton.model_graph import with_callees
+from tritonkit.triton.server_args import ADMIN_HEADER, COMPOSE, Launch, response_cache_bytes, tritonserver_args
 
-if TYPE_CHECKING:  # annotations only: the embedded server and its clients import the flags below without the build
+if TYPE_CHECKING:
     from tritonkit.repository.plan import BuildPlan
     from tritonkit.spec.model import DeploySpec
     from tritonkit.spec.project import Project
 
 DOCKERFILE_NAME = "tritonkit.Dockerfile"
-DEFAULT_CACHE_BYTES = 64 * 1024 * 1024
-#: Header that model load/unload requests carry in explicit mode (value: the key from the environment).
-ADMIN_HEADER = "admin-key"
 
 
 def gpu_reservation() -> dict[str, Any]:
@@ -43,43 +41,19 @@ def system_packages(project: Project) -> list[str]:
 
 
 def server_command(plan: BuildPlan) -> list[str]:
-    """tritonserver's arguments inside the container."""
-    deploy = plan.project.deploy
-    args = [
-        "tritonserver",
-        "--model-repository=/models",
-        f"--model-control-mode={deploy.model_control_mode}",
-        "--exit-on-error=true",
-        "--disable-auto-complete-config",
-        f"--http-port={deploy.http_port}",
-        f"--grpc-port={deploy.grpc_port}",
-        f"--metrics-port={deploy.metrics_port}",
-        f"--log-verbose={deploy.log_verbose}",
-    ]
-    if deploy.model_control_mode == "explicit":
-        if deploy.load_models is None:
-            args.append("--load-model=*")
-        else:
-            configs = {name: model.config for name, model in plan.models.items()}
-            args += [f"--load-model={name}" for name in with_callees(configs, deploy.load_models)]
-        key = f"${{{deploy.admin_key_env}:?set {deploy.admin_key_env} to the key that model load and unload requests send in the {ADMIN_HEADER} header}}"
-        args += restricted_api_args(key)
-    if deploy.model_control_mode == "poll":
-        args.append("--repository-poll-secs=30")
-    if any(spec.response_cache is not None and spec.response_cache.enable for spec in plan.project.models.values()):
-        args.append(f"--cache-config=local,size={deploy.cache_size_bytes or DEFAULT_CACHE_BYTES}")
-    return args
+    """tritonserver's arguments inside the container.
 
-
-def restricted_api_args(key: str) -> list[str]:
-    """Triton flags that make load/unload (the model-repository API) demand `key` in `ADMIN_HEADER`
-    (over gRPC in `triton-grpc-protocol-` + `ADMIN_HEADER`).
-
-    In compose the key is a `${VAR:?...}` reference: compose substitutes it at `docker compose up` and
-    refuses to start without it, so the value never lands in a generated file.
+    The admin key is a `${VAR:?...}` reference: compose substitutes it at `docker compose up` and refuses to
+    start without it, so the value never lands in a generated file.
     """
-    return [f"--http-restricted-api=model-repository:{ADMIN_HEADER}={key}",
-            f"--grpc-restricted-protocol=model-repository:{ADMIN_HEADER}={key}"]
+    deploy = plan.project.deploy
+    configs = {name: model.config for name, model in plan.models.items()}
+    loads = ["*"] if deploy.load_models is None else with_callees(configs, deploy.load_models)
+    key = f"${{{deploy.admin_key_env}:?set {deploy.admin_key_env} to the key that model load and unload requests send in the {ADMIN_HEADER} header}}"
+    return tritonserver_args(COMPOSE, Launch(
+        "/models", {"http": deploy.http_port, "grpc": deploy.grpc_port, "metrics": deploy.metrics_port},
+        control=deploy.model_control_mode, loads=loads, admin_key=key, log_verbose=deploy.log_verbose,
+        cache_bytes=response_cache_bytes(configs.values(), deploy.cache_size_bytes)))
 
 
 def published_ports(deploy: DeploySpec) -> list[str]:

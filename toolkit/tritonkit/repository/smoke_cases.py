@@ -6,7 +6,6 @@ import wave
 from pathlib import Path
 
 import numpy as np
-from tritonclient.utils import triton_to_np_dtype
 
 from tritonkit.errors import Problem
 from tritonkit.golden import GoldenCase, Tensors
@@ -14,6 +13,7 @@ from tritonkit.package_files import resolve_spec_path
 from tritonkit.spec.loader import shown_path
 from tritonkit.spec.project import SmokeCases
 from tritonkit.spec.smoke import tensor_file
+from tritonkit.triton.datatypes import numpy_dtype
 from tritonkit.triton.model_config import pb
 from tritonkit.validate.io_checks import has_bad_dim
 
@@ -24,12 +24,6 @@ def _as_type(value: object, dtype: np.dtype) -> np.ndarray:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         return np.array(value, dtype=dtype)
-
-
-def numpy_dtype(data_type: int) -> np.dtype:
-    """numpy dtype for a ModelConfig data type (object for strings: the config's STRING is the protocol's BYTES)."""
-    name = pb.DataType.Name(data_type)[len("TYPE_"):]
-    return np.dtype(triton_to_np_dtype("BYTES" if name == "STRING" else name))
 
 
 def golden_from_spec(model: str, config: pb.ModelConfig, sources: list[SmokeCases]) -> tuple[list[GoldenCase], list[Problem]]:

@@ -11,11 +11,10 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from google.protobuf import text_format
-
 from tritonkit.errors import Problem
 from tritonkit.serve.onnx_model import ONNX_FILE_PARAMETER
 from tritonkit.triton.instance_counts import group_count, instance_groups
+from tritonkit.triton.layout import read_config, version_dirs
 from tritonkit.triton.model_config import pb as mc
 
 _HERE = Path(__file__).parent
@@ -66,21 +65,6 @@ def stand_in_backends(runtime_backends: Path, work_dir: Path) -> Path:
     for source, name in ((ADAPTER, "model.py"), (RUNNER, RUNNER_MODULE_FILE)):
         shutil.copyfile(source, backends / "onnxruntime" / name)
     return backends
-
-
-def read_config(model_dir: Path) -> mc.ModelConfig | None:
-    """The model's config.pbtxt as Triton's protobuf, or None when absent or unparsable (Triton reports it)."""
-    path = model_dir / "config.pbtxt"
-    if not path.is_file():
-        return None
-    try:
-        return text_format.Parse(path.read_text(), mc.ModelConfig())
-    except text_format.ParseError:
-        return None
-
-
-def version_dirs(model_dir: Path) -> list[Path]:
-    return sorted(p for p in model_dir.iterdir() if p.is_dir() and p.name.isdigit())
 
 
 def kind_of(model_dir: Path, config: mc.ModelConfig | None) -> str | None:

@@ -11,7 +11,7 @@ import urllib.error
 import urllib.request
 from dataclasses import dataclass
 
-from tritonkit.repository.compose import ADMIN_HEADER
+from tritonkit.triton.server_args import ADMIN_HEADER
 
 # Local endpoints must never go through an HTTP proxy from the environment.
 LOCAL_OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))

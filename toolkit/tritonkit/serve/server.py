@@ -15,15 +15,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tritonkit.errors import Problem, TritonkitError
-from tritonkit.repository.compose import DEFAULT_CACHE_BYTES, restricted_api_args
 from tritonkit.serve import health, process, serverlog
 from tritonkit.serve.fallback import stand_in_backends
 from tritonkit.serve.health import ModelStatus
 from tritonkit.serve.ports import choose_ports, port_taken_error
 from tritonkit.serve.runtime import prepare_runtime
-from tritonkit.serve.serving import ServingRepository, build_serving_repository, uses_response_cache
+from tritonkit.serve.serving import ServingRepository, build_serving_repository
 from tritonkit.serve.state import STATE_DIR, ServerState
 from tritonkit.serve.stubs import StubRestart, StubWatch, events_path
+from tritonkit.triton.layout import read_configs
+from tritonkit.triton.server_args import EMBEDDED, Launch, response_cache_bytes, tritonserver_args
 
 
 @dataclass(frozen=True)
@@ -120,22 +121,18 @@ class EmbeddedServer:
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         # a published repository's ONNX models cannot be rewritten: an onnxruntime backend runs them unchanged
         backends = runtime.backends if self.remote is None else stand_in_backends(runtime.backends, self.work_dir)
-        cmd = [str(runtime.tritonserver), f"--model-repository={model_repository}",
-               f"--backend-directory={backends}", f"--cache-directory={runtime.caches}",
-               # explicit control so a model whose stub died can be reloaded (serve/stubs.py)
-               "--model-control-mode=explicit", "--load-model=*", "--exit-on-error=false", "--strict-readiness=true",
-               f"--exit-timeout-secs={max(1, int(self.exit_timeout // 3))}"]
-        for endpoint, port in self.ports.items():
-            cmd += [f"--{endpoint}-address={self.host}", f"--{endpoint}-port={port}"]
-        # an s3:// repository's configs are not read here: a cache for any model that enables it, as a deployment has
-        if self.remote is not None or uses_response_cache(self.repository):
-            cmd.append(f"--cache-config=local,size={DEFAULT_CACHE_BYTES}")
+        key = None
         if self.admin_key_env:  # Triton takes the key only as a flag: it is in the process's arguments, not the log
             key = os.environ.get(self.admin_key_env)
             if not key:
                 raise TritonkitError("", self.admin_key_env, "no admin key in the environment",
                                      f"set {self.admin_key_env} to the key model load/unload requests must send")
-            cmd += restricted_api_args(key)
+        # explicit control so a model whose stub died can be reloaded (serve/stubs.py); an s3:// repository's configs
+        # are not read here: a cache for any model that enables it, as a deployment has
+        cmd = tritonserver_args(EMBEDDED, Launch(
+            model_repository, self.ports, host=self.host, program=str(runtime.tritonserver), admin_key=key,
+            runtime=(str(backends), str(runtime.caches)), exit_timeout_s=max(1, int(self.exit_timeout // 3)),
+            cache_bytes=response_cache_bytes(None if self.remote else read_configs(self.repository))))
         with open(self.log_path, "ab") as log:
             self.proc = subprocess.Popen(cmd + self.extra_args, stdin=subprocess.DEVNULL, stdout=log,
                                          stderr=subprocess.STDOUT, env=runtime.env, start_new_session=True,

@@ -16,7 +16,8 @@ from pathlib import Path
 from google.protobuf import text_format
 
 from tritonkit.errors import TritonkitError
-from tritonkit.serve.fallback import ADAPTER, RUNNER, RUNNER_MODULE_FILE, Fallback, fallback_config, gpu_available, plan, read_config, version_dirs
+from tritonkit.serve.fallback import ADAPTER, RUNNER, RUNNER_MODULE_FILE, Fallback, fallback_config, gpu_available, plan
+from tritonkit.triton.layout import version_dirs
 
 
 @dataclass(frozen=True)
@@ -124,9 +125,3 @@ def build_serving_repository(repository: Path, work_dir: Path, *, threads: int |
     os.utime(target)  # marks it the newest, so pruning keeps it
     _prune(target.parent)
     return ServingRepository(source=repository, path=target, fallbacks=tuple(fallbacks))
-
-
-def uses_response_cache(repository: Path) -> bool:
-    """True when a model enables `response_cache`: without `--cache-config` Triton 2.51 serves it with the cache off."""
-    configs = (read_config(path.parent) for path in repository.glob("*/config.pbtxt"))  # none for an s3:// repository
-    return any(config is not None and config.response_cache.enable for config in configs)

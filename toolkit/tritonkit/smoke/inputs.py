@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tritonkit.repository.smoke_cases import numpy_dtype
+from tritonkit.triton.datatypes import numpy_dtype
 from tritonkit.triton.model_config import pb
 
 VARIABLE_DIM = 2

@@ -6,11 +6,7 @@ from typing import Annotated
 from pydantic import BeforeValidator
 from pydantic_core import PydanticCustomError
 
-TRITON_TYPES = (
-    "TYPE_BOOL", "TYPE_UINT8", "TYPE_UINT16", "TYPE_UINT32", "TYPE_UINT64",
-    "TYPE_INT8", "TYPE_INT16", "TYPE_INT32", "TYPE_INT64",
-    "TYPE_FP16", "TYPE_FP32", "TYPE_FP64", "TYPE_STRING", "TYPE_BF16",
-)
+from tritonkit.triton.datatypes import TRITON_TYPES
 
 
 def normalize_data_type(value: object) -> str:

@@ -1,4 +1,5 @@
-"""How Triton 2.51 reads a model folder: which versions exist and load, and the backend fields it fills in.
+"""How Triton 2.51 reads a model repository: model names, configs, which versions exist and load, the backend fields
+it fills in.
 
 Mirrors triton-inference-server/core r24.10: `VersionsToLoad` (model_lifecycle.cc) and
 `AutoCompleteBackendFields` (model_config_utils.cc), which the server runs on every config, with
@@ -11,10 +12,15 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from google.protobuf import text_format
+
 from tritonkit.triton.model_config import pb
 
 #: Model sub-folders Triton never reads as versions.
 NOT_VERSIONS = ("warmup", "initial_state", "configs")
+#: Files in a model folder that Triton does not load (tritonkit's smoke samples, the config itself).
+NOT_LOADED = {"golden", "config.pbtxt"}
+NAME_FIX = "use letters, digits, '_', '-' and '.'"
 #: What `std::stoll` accepts: leading white space, a sign, digits; anything after the digits is ignored.
 _STOLL = re.compile(r"[ \t\n\v\f\r]*([+-]?\d+)")
 _INT64 = 2**63
@@ -30,6 +36,42 @@ _AUTOFILL: tuple[tuple[str, str, str, bool | None], ...] = (
 _TF_PLATFORMS = {"tensorflow_savedmodel": ("model.savedmodel", True), "tensorflow_graphdef": ("model.graphdef", False)}
 #: Backends whose model file Triton's backend loads from `<version>/<default_model_filename>`.
 FILE_BACKENDS = frozenset({"tensorflow", *(entry[0] for entry in _AUTOFILL)})
+
+
+def unsafe_name_reason(name: str) -> str | None:
+    """Why `name` cannot be a model directory name, or None when it can."""
+    if not name or not name.strip():
+        return "is empty"
+    if name in (".", "..") or ".." in name.split("/"):
+        return "is a relative path component"
+    if "/" in name or "\\" in name:
+        return "contains a path separator"
+    if name != name.strip() or any(ord(ch) < 32 for ch in name):
+        return "has leading/trailing spaces or control characters"
+    if name.startswith("."):
+        return "starts with '.', which hides it from the repository scan"
+    return None
+
+
+def read_config(model_dir: Path) -> pb.ModelConfig | None:
+    """The model's config.pbtxt as Triton's protobuf, or None when absent or unparsable (Triton reports it)."""
+    path = model_dir / "config.pbtxt"
+    if not path.is_file():
+        return None
+    try:
+        return text_format.Parse(path.read_text(), pb.ModelConfig())
+    except text_format.ParseError:
+        return None
+
+
+def read_configs(repository: Path) -> list[pb.ModelConfig]:
+    """The configs of the repository's models that parse, leniently (`config_parse` is the strict reader)."""
+    return [c for c in (read_config(p.parent) for p in sorted(repository.glob("*/config.pbtxt"))) if c is not None]
+
+
+def version_dirs(model_dir: Path) -> list[Path]:
+    """The model's numbered version folders, in name order."""
+    return sorted(p for p in model_dir.iterdir() if p.is_dir() and p.name.isdigit())
 
 
 @dataclass

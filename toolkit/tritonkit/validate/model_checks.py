@@ -1,6 +1,7 @@
 """Checks that concern one model's config on its own, with Triton 2.51's meaning; rule groups live in their own modules."""
 from __future__ import annotations
 
+from tritonkit.triton.layout import NAME_FIX, unsafe_name_reason
 from tritonkit.triton.model_config import pb
 from tritonkit.validate.backend_checks import check_backend, resolved_platform_backend
 from tritonkit.validate.batch_io_checks import check_batch_io
@@ -10,23 +11,6 @@ from tritonkit.validate.io_checks import check_io
 from tritonkit.validate.scheduling_checks import check_scheduling
 from tritonkit.validate.sequence_checks import check_sequence
 from tritonkit.validate.warmup_checks import check_warmup
-
-NAME_FIX = "use letters, digits, '_', '-' and '.'"
-
-
-def unsafe_name_reason(name: str) -> str | None:
-    """Why `name` cannot be a model directory name, or None when it can."""
-    if not name or not name.strip():
-        return "is empty"
-    if name in (".", "..") or ".." in name.split("/"):
-        return "is a relative path component"
-    if "/" in name or "\\" in name:
-        return "contains a path separator"
-    if name != name.strip() or any(ord(ch) < 32 for ch in name):
-        return "has leading/trailing spaces or control characters"
-    if name.startswith("."):
-        return "starts with '.', which hides it from the repository scan"
-    return None
 
 
 def check_model(name: str, c: pb.ModelConfig) -> list[Finding]:

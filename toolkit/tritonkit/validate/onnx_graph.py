@@ -13,13 +13,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-#: ONNX TensorProto.DataType numbers -> Triton data types (BFLOAT16, 16, is left out: the onnxruntime backend
-#: serves no BF16; complex and float8 types have no Triton type).
-TRITON_OF_ONNX = {
-    1: "TYPE_FP32", 2: "TYPE_UINT8", 3: "TYPE_INT8", 4: "TYPE_UINT16", 5: "TYPE_INT16", 6: "TYPE_INT32",
-    7: "TYPE_INT64", 8: "TYPE_STRING", 9: "TYPE_BOOL", 10: "TYPE_FP16", 11: "TYPE_FP64", 12: "TYPE_UINT32",
-    13: "TYPE_UINT64",
-}
+from tritonkit.triton.datatypes import TRITON_OF_ONNX
+
 _MODEL_GRAPH = 7
 _GRAPH_INITIALIZER, _GRAPH_INPUT, _GRAPH_OUTPUT, _GRAPH_SPARSE_INITIALIZER = 5, 11, 12, 15
 _TENSOR_NAME, _SPARSE_VALUES = 8, 1
