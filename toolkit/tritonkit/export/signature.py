@@ -11,14 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from tritonkit.export.errors import SignatureError
-
-#: ONNX TensorProto element type names -> Triton data types.
-ONNX_TO_TRITON = {
-    "FLOAT": "TYPE_FP32", "FLOAT16": "TYPE_FP16", "DOUBLE": "TYPE_FP64", "BFLOAT16": "TYPE_BF16",
-    "INT8": "TYPE_INT8", "INT16": "TYPE_INT16", "INT32": "TYPE_INT32", "INT64": "TYPE_INT64",
-    "UINT8": "TYPE_UINT8", "UINT16": "TYPE_UINT16", "UINT32": "TYPE_UINT32", "UINT64": "TYPE_UINT64",
-    "BOOL": "TYPE_BOOL", "STRING": "TYPE_STRING",
-}
+from tritonkit.triton.datatypes import ONNX_TO_TRITON
 
 
 @dataclass
