@@ -18,7 +18,7 @@ from tritonkit.package_files import PACKAGE_PREFIX, package_path
 
 EXAMPLES = Path(__file__).resolve().parent
 #: Each recipe's spec and the folder its `assets/` come from.
-RECIPES = {"tiny": (package_path("starters/llm/tritonkit.yaml"), EXAMPLES / "tiny"),
+RECIPES = {"tiny": (package_path("pipelines/llm/starter/tritonkit.yaml"), EXAMPLES / "tiny"),
            "smollm2": (EXAMPLES / "smollm2" / "tritonkit.yaml", EXAMPLES / "smollm2")}
 
 

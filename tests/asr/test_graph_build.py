@@ -1,4 +1,4 @@
-"""`asr_graph:` in a spec: `tritonkit build` makes TLG.fst into the decoder's version folder, cached like an export."""
+"""`asr: {graph}` in a spec: `tritonkit build` makes TLG.fst into the decoder's version folder, cached like an export."""
 from __future__ import annotations
 
 import json
@@ -19,7 +19,7 @@ def _project(tmp_path: Path, graph: dict) -> Path:
         "backend": "python", "max_batch_size": 0, "versions": [1, 2],
         "input": [{"name": "LOG_PROBS", "data_type": "TYPE_FP32", "dims": [-1, 28]}],
         "output": [{"name": "TEXT", "data_type": "TYPE_STRING", "dims": [1]}],
-        "files": {"model.py": "model.py"}, "asr_graph": graph,
+        "files": {"model.py": "model.py"}, "asr": {"graph": graph},
     }
     (tmp_path / "tritonkit.yaml").write_text(yaml.safe_dump({"version": 1, "models": {"decoder": decoder}}))
     return tmp_path
@@ -66,11 +66,11 @@ def _refused(tmp_path: Path, graph: dict) -> str:
 
 def test_spec_errors_are_one_line(tmp_path: Path) -> None:
     line = _refused(tmp_path / "a", {"tokens": "lang/tokens.txt", "lexicon": "lang/lexicon.txt", "grammar": "lang/g.txt", "corpus": "lang/corpus.txt"})
-    assert "models.decoder.asr_graph" in line and "give exactly one of arpa, corpus, grammar (got corpus, grammar)" in line
+    assert "models.decoder.asr.graph" in line and "give exactly one of arpa, corpus, grammar (got corpus, grammar)" in line
     line = _refused(tmp_path / "b", {"tokens": "lang/tokens.txt", "lexicon": "lang/lexicon.txt", "grammar": "../outside.txt"})
-    assert line.startswith("tritonkit.yaml: models.decoder.asr_graph.grammar: '../outside.txt' resolves to")
+    assert line.startswith("tritonkit.yaml: models.decoder.asr.graph.grammar: '../outside.txt' resolves to")
     line = _refused(tmp_path / "c", {"tokens": "lang/tokens.txt", "lexicon": "lang/lexicon.txt", "grammar": "lang/missing.txt"})
-    assert line.startswith("tritonkit.yaml: models.decoder.asr_graph.grammar: file 'lang/missing.txt' not found")
+    assert line.startswith("tritonkit.yaml: models.decoder.asr.graph.grammar: file 'lang/missing.txt' not found")
 
 
 def test_bad_lexicon_is_one_line_naming_the_lexicon(tmp_path: Path) -> None:
@@ -88,7 +88,7 @@ def test_another_model_decodes_with_its_own_copy_of_the_graph(tmp_path: Path) ->
     (files: model:<graph model>/TLG.fst ...), byte for byte what the graph model serves, and validate accepts it."""
     project = _project(tmp_path, {"tokens": "lang/tokens.txt", "lexicon": "lang/lexicon.txt", "grammar": "lang/grammar.txt"})
     spec = yaml.safe_load((project / "tritonkit.yaml").read_text())
-    spec["models"]["stream"] = {**spec["models"]["decoder"], "asr_graph": None, "versions": [1],
+    spec["models"]["stream"] = {**spec["models"]["decoder"], "asr": None, "versions": [1],
                                 "files": {"model.py": "model.py", **{f: f"model:decoder/{f}" for f in GRAPH_FILES}}}
     (project / "tritonkit.yaml").write_text(yaml.safe_dump(spec))
     built = _build(project)

@@ -19,7 +19,7 @@ HANG_S = 30  # a stream silent this long has hung (the 3 slow steps take 4.5 s)
 
 
 def _sequence_batching(**changes) -> dict:
-    spec = yaml.safe_load(package_path("starters/llm/tritonkit.yaml").read_text())
+    spec = yaml.safe_load(package_path("pipelines/llm/starter/tritonkit.yaml").read_text())
     return {**spec["models"]["generate"]["sequence_batching"], **changes}
 
 

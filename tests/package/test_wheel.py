@@ -83,7 +83,7 @@ def test_installed_wheel_builds_serves_and_smokes_a_user_project(wheel_env: tupl
     if pipeline in INCLUDES:
         assert (package / "ensembles" / INCLUDES[pipeline]).is_file(), f"the wheel lacks ensembles/{INCLUDES[pipeline]}"
     if pipeline != "include-bls":
-        assert (package / "starters" / pipeline / "tritonkit.yaml").is_file(), f"the wheel lacks the {pipeline} starter"
+        assert (package / "pipelines" / pipeline / "starter" / "tritonkit.yaml").is_file(), f"the wheel lacks the {pipeline} starter"
 
     built = json.loads(_run([tritonkit, "build", "--json"], project, env, 900).stdout)
     assert built["ok"], built

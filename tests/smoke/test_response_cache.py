@@ -29,7 +29,7 @@ models:
 
 
 def test_cached_model_serves_and_counts_cache_hits(tmp_path: Path) -> None:
-    shutil.copy(package_path("starters/classifier/models/preprocess.py"), tmp_path)
+    shutil.copy(package_path("pipelines/classifier/starter/models/preprocess.py"), tmp_path)
     (tmp_path / "tritonkit.yaml").write_text(SPEC)
     assert run_cli("build", cwd=tmp_path).returncode == 0
     with EmbeddedServer(tmp_path / "model_repository", work_dir=tmp_path / ".tritonkit") as server:

@@ -15,7 +15,7 @@ from tritonkit.smoke.target import Target
 
 pytestmark = pytest.mark.server
 #: The example's classifier code (ensembles/classify.yaml names it as a package file).
-STARTER_CLASSIFIER = "starters/classifier/models/classifier.py"
+STARTER_CLASSIFIER = "pipelines/classifier/starter/models/classifier.py"
 
 
 def copy_example(dest: Path) -> Path:

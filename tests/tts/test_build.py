@@ -1,4 +1,4 @@
-"""`tritonkit build` of the tts starter (`tritonkit init --pipeline tts`): `assets: kokoro-82m` joins Kokoro-82M (sha256-checked) into the project's
+"""`tritonkit build` of the tts starter (`tritonkit init --pipeline tts`): `tts: {assets: kokoro-82m}` joins Kokoro-82M (sha256-checked) into the project's
 cache and puts model.onnx, voices.npz and vocab.json into the speech model's version folder; a name tritonkit does
 not know is one located line and exit 2, with nothing written."""
 from __future__ import annotations
@@ -17,7 +17,7 @@ from tests.tts.conftest import TTS_HINT
 from tritonkit.package_files import package_path
 from tritonkit.pipelines.tts.kokoro.assets import DATA_PACKAGE, package_dir
 
-STARTER = package_path("starters/tts/tritonkit.yaml")
+STARTER = package_path("pipelines/tts/starter/tritonkit.yaml")
 
 
 def _project(tmp_path: Path, edit=None) -> Path:
@@ -74,7 +74,7 @@ def test_the_frontend_gets_its_own_vocab_and_the_repository_is_self_contained(tm
 
 def test_a_speech_model_without_vocab_is_refused_when_the_spec_loads(tmp_path: Path) -> None:
     def no_table(speech: dict) -> None:
-        del speech["assets"]
+        del speech["tts"]
         speech["files"]["model.onnx"] = "model.onnx"
     (tmp_path / "model.onnx").write_bytes(b"")
     result = run_cli("build", cwd=_project(tmp_path, no_table))
@@ -88,8 +88,8 @@ def test_a_speech_model_without_vocab_is_refused_when_the_spec_loads(tmp_path: P
 
 @pytest.mark.parametrize("dry_run", [False, True])
 def test_an_unknown_asset_is_one_line_and_exit_2(tmp_path: Path, dry_run: bool) -> None:
-    project = _project(tmp_path, lambda m: m.update(assets="kokoro-83m"))
+    project = _project(tmp_path, lambda m: m.update(tts={"assets": "kokoro-83m"}))
     result = run_cli("build", *(["--dry-run"] if dry_run else []), cwd=project)
     assert result.returncode == 2
-    assert result.stderr.strip().splitlines() == ["tritonkit.yaml: models.speech.assets: 'kokoro-83m' is not allowed; use one of 'kokoro-82m'"]
+    assert result.stderr.strip().splitlines() == ["tritonkit.yaml: models.speech.tts.assets: 'kokoro-83m' is not allowed; use one of 'kokoro-82m'"]
     assert not (project / "model_repository").exists() and not (project / ".tritonkit" / "cache").exists()

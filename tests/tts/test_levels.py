@@ -17,7 +17,7 @@ from tritonkit.pipelines.tts.runtime import KokoroModel, Synthesizer
 from tritonkit.pipelines.tts.runtime.levels import FULL_SCALE, within_full_scale
 from tritonkit.pipelines.tts.runtime.three_stage import ThreeStage
 
-STARTER = Path(__file__).resolve().parents[2] / "toolkit" / "tritonkit" / "starters" / "tts" / "tritonkit.yaml"
+STARTER = Path(__file__).resolve().parents[2] / "toolkit" / "tritonkit" / "pipelines" / "tts" / "starter" / "tritonkit.yaml"
 SERVED_TEXT = "Triton serves speech at 24 kilohertz."   # tests/tts/test_served.py's; jm_kumo peaks at ~1.13 on it
 
 

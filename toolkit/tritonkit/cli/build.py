@@ -43,10 +43,8 @@ def build_command(spec: Path, output: Path | None, compose: Path | None, dry_run
             click.echo(f"  {path}")
         for name in result.plan.pending:
             click.echo(f"would export {name} (not run now); {name}/config.pbtxt and its model files are derived at export time")
-    for name, graph in result.graphs.items():
-        info = graph.info
-        click.echo(f"graph {name}: TLG {info.states} states, {info.arcs} arcs ({info.lm}, {info.words} words, {info.tokens} tokens)"
-                   f"{' from cache' if graph.cache_hit else f', built in {info.seconds:.2f}s'}")
+    for made in (m for models in result.made.values() for m in models.values() if m.line):
+        click.echo(made.line)
     for name, copied in result.model_files.items():
         click.echo(f"{name}: {'would copy' if dry_run else 'copied'} {', '.join(f'{dest} ({ref})' for dest, ref in sorted(copied.items()))}")
     click.echo(f"{verb} {result.compose}")

@@ -6,23 +6,22 @@ from pathlib import Path
 import click
 
 from tritonkit.cli.output import emit_json, json_option, reports_errors
+from tritonkit.pipelines.registry import PIPELINES
 from tritonkit.starters.project import STARTERS, init_project, next_steps
 
 
 @click.command("init")
 @click.argument("directory", default=".", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--pipeline", type=click.Choice(sorted(STARTERS)), default="classifier", show_default=True,
-              help="Which starter: " + "; ".join(f"{name}: {s.description}" for name, s in sorted(STARTERS.items())))
+              help="Which starter: " + "; ".join(f"{name}: {PIPELINES[name].description}" for name in sorted(STARTERS)))
 @click.option("--force", is_flag=True, help="Overwrite files of the starter that already exist.")
 @json_option
 @reports_errors
 def init_command(directory: Path, pipeline: str, force: bool, as_json: bool) -> None:
     """Write a starter project into DIRECTORY that builds, serves and passes smoke as written.
 
-    Existing files are never overwritten without --force. The llm starter's build exports a PyTorch
-    model, so it needs `pip install 'tritonkit[export,llm]'` (the asr starter: `tritonkit[export,asr]`; the tts
-    starter: `tritonkit[tts]` and Debian's espeak-ng); without those, init still writes the project and says
-    what to install.
+    Existing files are never overwritten without --force. A starter whose build needs an extra (the llm
+    starter: `tritonkit[export,llm]`) or a Debian package is written all the same, with what to install.
 
     \b
     Example:

@@ -7,11 +7,10 @@ from pathlib import Path
 from tritonkit.export.progress import Progress
 from tritonkit.files import write_text_atomically
 from tritonkit.gateway import deployment as gateway_deployment
-from tritonkit.repository.assets import run_assets
 from tritonkit.repository.compose import DOCKERFILE_NAME, render_compose, render_dockerfile
 from tritonkit.repository.exports import run_exports
-from tritonkit.repository.graphs import GraphResult, run_graphs
 from tritonkit.repository.model_files import model_references, run_model_files
+from tritonkit.repository.pipeline_steps import Made, run_pipeline_steps, step_keys
 from tritonkit.repository.plan import BuildPlan, make_plan
 from tritonkit.repository.writer import reported_write, write_repository
 from tritonkit.spec.loader import load_project
@@ -26,8 +25,7 @@ class BuildResult:
     compose: Path
     dockerfile: Path | None
     written: bool
-    graphs: dict[str, GraphResult]
-    assets: dict[str, dict[str, str]]
+    made: dict[str, dict[str, Made]]   # {pipeline build step: {model: what it made}}, e.g. "graphs", "assets"
     #: {model: {name in its version folder: `model:<other>/<file>`}}: files copied from another model's build
     model_files: dict[str, dict[str, str]]
 
@@ -48,8 +46,7 @@ class BuildResult:
                     "seconds": r.elapsed_s, "log": str(r.log_path), "tensorrt": r.tensorrt}
                 for n, r in self.plan.exports.items()
             },
-            "graphs": {n: g.summary() for n, g in self.graphs.items()},
-            "assets": self.assets,
+            **{step: {n: m.summary for n, m in models.items()} for step, models in self.made.items()},
             "model_files": self.model_files,
             "files": self.plan.files(),
             "pending_exports": sorted(self.plan.pending),
@@ -63,21 +60,19 @@ def build(spec_path: Path, out_dir: Path | None = None, compose_path: Path | Non
 
     A dry run writes nothing anywhere, so it runs no export either: exported models stay in
     `plan.pending`, their configs to be derived from the graphs when the build runs for real. Nor does it
-    build `asr_graph:` decoding graphs or assemble `assets:`, so their files, and the `model:` files copied
+    run the pipelines' build steps (`asr: {graph}`, `tts: {assets}`), so their files, and the `model:` files copied
     from other models' builds, are not in its file list (the copies are in `model_files`).
     """
     project = load_project(spec_path)
     repository = (out_dir or project.root / "model_repository").absolute()
     compose = (compose_path or project.root / "docker-compose.yml").absolute()
-    graphs: dict[str, GraphResult] = {}
-    assets: dict[str, dict[str, str]] = {}
+    made: dict[str, dict[str, Made]] = {key: {} for key in step_keys()}
     model_files: dict[str, dict[str, str]] = {}
     if dry_run:
         model_files = model_references(project)
         plan = make_plan(project, pending=frozenset(n for n, spec in project.models.items() if spec.source is not None))
     else:
-        graphs = run_graphs(project)
-        assets = run_assets(project)
+        made = run_pipeline_steps(project)
         exports = run_exports(project, progress)
         model_files = run_model_files(project)   # after every step that makes files: they are copied as built
         plan = make_plan(project, exports)
@@ -94,5 +89,5 @@ def build(spec_path: Path, out_dir: Path | None = None, compose_path: Path | Non
             if project.gateway is not None:   # the compose file's gateway service builds from it
                 write_text_atomically(compose.parent / gateway_deployment.DOCKERFILE_NAME,
                                       gateway_deployment.dockerfile(project.gateway, project.deploy.user))
-    return BuildResult(plan, repository, compose, dockerfile, written=not dry_run, graphs=graphs, assets=assets,
+    return BuildResult(plan, repository, compose, dockerfile, written=not dry_run, made=made,
                        model_files=model_files)

@@ -65,7 +65,7 @@ def make_plan(project: Project, exports: dict[str, ExportResult] | None = None, 
     `pending` names exported models whose export has not run (a dry run): their configs come from the
     exported graphs, so only their own files are checked and ensembles calling them are taken on trust.
     """
-    plan = BuildPlan(project, exports=exports or {})
+    plan = BuildPlan(project, exports=exports or {}, warnings=list(project.warnings))
     problems: list[Problem] = []
     unparsed: set[str] = set()   # their own problem is reported; models that call them are not blamed again
     for name, spec in project.models.items():

@@ -12,6 +12,7 @@ from tritonkit.spec.model_sources import copied_parameters, reference_problems
 from tritonkit.spec.paths import escaping_paths, outside_problem
 from tritonkit.spec.project import PipelineFile, Project, ProjectFile
 from tritonkit.spec.pydantic_errors import problems_from_validation
+from tritonkit.spec.sections import moved_fields
 from tritonkit.spec.smoke import SmokeCase
 from tritonkit.spec.tuned import apply_tuned
 from tritonkit.spec.yaml_source import read_yaml_mapping
@@ -21,9 +22,10 @@ from tritonkit.triton.layout import NAME_FIX, unsafe_name_reason
 MAX_INCLUDE_DEPTH = 64
 
 
-def _parse(path: Path, schema: type[PipelineFile]) -> PipelineFile:
+def _parse(path: Path, schema: type[PipelineFile], warnings: list[Problem]) -> PipelineFile:
     shown = shown_path(path)
     data = read_yaml_mapping(path, shown)
+    warnings += moved_fields(data, shown)
     try:
         return schema.model_validate(data)
     except ValidationError as exc:
@@ -33,9 +35,10 @@ def _parse(path: Path, schema: type[PipelineFile]) -> PipelineFile:
 def load_project(spec_path: Path) -> Project:
     """Parses the spec and its includes; every model is checked against the schema."""
     spec_path = Path(spec_path).absolute()
-    top = _parse(spec_path, ProjectFile)
+    warnings: list[Problem] = []
+    top = _parse(spec_path, ProjectFile, warnings)
     assert isinstance(top, ProjectFile)
-    project = Project(spec_path=spec_path, deploy=top.deploy, gateway=top.gateway)
+    project = Project(spec_path=spec_path, deploy=top.deploy, gateway=top.gateway, warnings=warnings)
     problems: list[Problem] = []
     _merge(project, top, spec_path, chain=[spec_path.resolve()], problems=problems)
     for name, model in project.models.items():
@@ -128,4 +131,4 @@ def _merge(project: Project, part: PipelineFile, path: Path, chain: list[Path], 
         if not found:
             problems.append(Problem(shown_path(path), f"include[{index}]", f"included file '{rel}' not found", "fix the path (relative to this file, or tritonkit:ensembles/<name>.yaml for a shipped pipeline)"))
             continue
-        _merge(project, _parse(target, PipelineFile), target, chain + [target.resolve()], problems)
+        _merge(project, _parse(target, PipelineFile, project.warnings), target, chain + [target.resolve()], problems)

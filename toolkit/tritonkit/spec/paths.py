@@ -13,6 +13,7 @@ from tritonkit.errors import Problem
 from tritonkit.package_files import escapes, resolve_spec_path
 from tritonkit.spec.model import ModelSpec
 from tritonkit.spec.model_sources import model_file
+from tritonkit.spec.sections import sections
 
 OUTSIDE_FIX = "copy it into the project folder and name it relative to the spec (or tritonkit:<path> for a shipped file)"
 
@@ -40,10 +41,10 @@ def copied_files(spec: ModelSpec) -> Iterator[tuple[str, str, str]]:
 
 
 def read_files(spec: ModelSpec) -> Iterator[tuple[str, str]]:
-    """(field, path as written) for every file or folder the export or the graph build reads or imports from."""
-    if spec.asr_graph is not None:
-        for field, path in spec.asr_graph.named_paths().items():
-            yield f"asr_graph.{field}", path
+    """(field, path as written) for every file or folder the export or a pipeline's build step reads or imports from."""
+    for name, section in sections(spec):
+        for field, path in section.read_paths().items():
+            yield f"{name}.{field}", path
     source = spec.source
     if source is None:
         return

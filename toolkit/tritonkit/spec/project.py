@@ -7,6 +7,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from tritonkit.errors import Problem
 from tritonkit.spec.base import StrictModel
 from tritonkit.spec.gateway import GatewaySpec
 from tritonkit.spec.model import DeploySpec, ModelSpec
@@ -57,6 +58,7 @@ class Project:
     origins: dict[str, Path] = field(default_factory=dict)
     added_smoke: dict[str, list[SmokeCase]] = field(default_factory=dict)
     gateway: GatewaySpec | None = None
+    warnings: list[Problem] = field(default_factory=list)   # read but worth a line (an old spelling), shown by build
 
     @property
     def root(self) -> Path:

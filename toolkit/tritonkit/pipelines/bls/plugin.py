@@ -1,0 +1,9 @@
+"""The bls pipeline as tritonkit's core sees it: a starter whose models are the shipped BLS pipeline's code."""
+from __future__ import annotations
+
+from tritonkit.pipelines.plugin import Pipeline, Starter
+
+PIPELINE: Pipeline = Pipeline(
+    "bls", "a Python model routing each request to one of two models (BLS), with declared calls and smoke answers",
+    Starter(copies={"models/route.py": "pipelines/bls/triton/route.py", "models/arith.py": "pipelines/bls/triton/arith.py"}),
+)

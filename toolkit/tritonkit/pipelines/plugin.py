@@ -1,0 +1,74 @@
+"""What a pipeline plugin declares: the one object the core reads of a pipeline (`registry.py` lists them).
+
+A pipeline is one folder, `tritonkit/pipelines/<name>/`, whose `plugin.py` exposes `PIPELINE = Pipeline(...)`;
+its starter project is the folder `starter/` beside it (a `tritonkit.yaml` with its `smoke:` cases, plus any
+model code), which `tritonkit init --pipeline <name>` copies and the wheel ships. The registry imports every
+plugin whenever a spec is loaded, so a plugin module imports no heavy package (torch, kaldifst, kokoro): its
+functions import them when they run.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Generic, TypeVar
+
+from tritonkit.spec.base import StrictModel
+
+if TYPE_CHECKING:
+    from tritonkit.spec.project import Project
+
+
+class Section(StrictModel):
+    """A pipeline's own section of a model spec, `models.<model>.<pipeline>:`, for fields only it uses."""
+
+    def provides(self) -> tuple[str, ...]:
+        """Names the pipeline's build step puts in the model's version folder (`model:<it>/<name>` is checked at load)."""
+        return ()
+
+    def read_paths(self) -> dict[str, str]:
+        """{field inside the section: path as written} of the files the build step reads (kept inside the project)."""
+        return {}
+
+
+S = TypeVar("S", bound=Section)
+
+
+@dataclass(frozen=True)
+class Made:
+    """What a build step made for one model: files for its version folder and what `build` reports of it."""
+
+    files: dict[str, Path]   # name in the version folder -> file or folder (the spec's own `files` of a name win)
+    summary: object          # `build --json`, under the step's key and the model's name
+    line: str = ""           # what `tritonkit build` prints of it ("" for nothing)
+
+
+@dataclass(frozen=True)
+class BuildStep(Generic[S]):
+    """Makes files for each model with the pipeline's section; runs after loading, before exports."""
+
+    key: str   # `build --json`'s key for what it made, e.g. "graphs"
+    run: Callable[[str, S, Project], Made]   # (model name, its section, the project)
+
+
+@dataclass(frozen=True)
+class Starter:
+    """What `tritonkit init` needs beyond copying `starter/`: requirements, generated files, shared code."""
+
+    needs: dict[str, str] = field(default_factory=dict)  # importable module -> what to install for it
+    generate: Callable[[Path], list[Path]] | None = None  # files written by code (after the copies), may need `needs`
+    generate_command: str = ""  # how the user writes those files later, when `needs` were missing at init
+    copies: dict[str, str] = field(default_factory=dict)  # project path -> package file: shipped code the user edits
+    libraries: dict[str, str] = field(default_factory=dict)  # shared library a model loads -> Debian package shipping it
+
+
+@dataclass(frozen=True)
+class Pipeline(Generic[S]):
+    """A pipeline as the core sees it; every part but the name and description is optional."""
+
+    name: str   # its folder under tritonkit/pipelines/, `init --pipeline` value and spec section key
+    description: str   # one line, shown by `tritonkit init --help`
+    starter: Starter | None = None   # None: no `starter/` folder
+    section: type[S] | None = None   # the model spec's `<name>:` section
+    old_fields: dict[str, str] = field(default_factory=dict)  # model field of earlier releases -> its key in the section
+    build: BuildStep[S] | None = None

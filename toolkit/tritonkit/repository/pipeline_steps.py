@@ -1,0 +1,32 @@
+"""Runs the pipelines' build steps (the asr graph, the tts assets) and adds what they made to each model's `files`.
+
+A step runs for every model with its pipeline's section, before exports; the spec's own `files` of the same name win.
+"""
+from __future__ import annotations
+
+from tritonkit.pipelines.registry import PIPELINES, Made
+from tritonkit.spec.model import ModelSpec
+from tritonkit.spec.project import Project
+
+
+def run_pipeline_steps(project: Project) -> dict[str, dict[str, Made]]:
+    """{step key: {model: what it made}} for every pipeline with a build step (an empty map when no model has its section)."""
+    made: dict[str, dict[str, Made]] = {}
+    for pipeline in PIPELINES.values():
+        if pipeline.build is None:
+            continue
+        made[pipeline.build.key] = {}
+        for name, spec in list(project.models.items()):
+            section = getattr(spec, pipeline.name)
+            if section is None:
+                continue
+            out = made[pipeline.build.key][name] = pipeline.build.run(name, section, project)
+            assert sorted(out.files) == sorted(section.provides()), "provides() is what `model:` references are checked against"
+            files = {**{file: str(path) for file, path in out.files.items()}, **spec.files}
+            project.models[name] = ModelSpec.model_validate({**spec.model_dump(by_alias=True), "files": files})
+    return made
+
+
+def step_keys() -> list[str]:
+    """The keys of every pipeline build step, as `build --json` lists them (a dry run runs none)."""
+    return [p.build.key for p in PIPELINES.values() if p.build is not None]
