@@ -1,0 +1,1 @@
+"""Thin `TritonPythonModel` adapters over `image_runtime`, copied into version folders as `model.py`."""
