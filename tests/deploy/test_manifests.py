@@ -199,6 +199,22 @@ def test_bls_callees_are_loaded_with_their_caller(tmp_path: Path) -> None:
     assert "route" in loaded and {"double", "negate"} <= loaded
 
 
+def test_a_model_loaded_later_that_enables_the_response_cache_gets_the_cache(tmp_path: Path) -> None:
+    """--cache-config as soon as any model of the repository enables the response cache, also one loaded after startup
+    (without the flag Triton 2.51 serves it with the cache silently off); docker-compose.yml follows the same rule."""
+    def preprocess_only(spec: dict[str, Any]) -> None:
+        spec["deploy"] = {"model_control_mode": "explicit", "load_models": ["preprocess"], "cache_size_bytes": 1048576}
+        spec["models"]["classify"]["response_cache"] = {"enable": True}
+
+    project = init_and_build(tmp_path, "classifier", preprocess_only)
+    done = deploy(project, "k8s", "--repository", S3)
+    assert done.returncode == 0, done.stderr
+    args = containers(documents(project / "deploy" / "k8s"))[0]["args"]
+    assert [a for a in args if a.startswith("--load-model=")] == ["--load-model=preprocess"]
+    assert "--cache-config=local,size=1048576" in args
+    assert "--cache-config=local,size=1048576" in yaml.safe_load((project / "docker-compose.yml").read_text())["services"]["triton"]["command"]
+
+
 def test_nothing_secret_in_any_file_or_output(classifier: Path, k8s: Path, kserve: Path) -> None:
     done = deploy(classifier, "k8s", "--repository", S3, "--irsa-role-arn", "arn:aws:iam::123456789012:role/triton", "--out", "deploy/irsa")
     assert done.returncode == 0, done.stderr

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from tritonkit.errors import TritonkitError
-from tritonkit.publish.s3url import S3Url, parse_s3_url
+from tritonkit.triton.s3url import S3Url, parse_s3_url
 
 
 @pytest.fixture(autouse=True)

@@ -13,11 +13,11 @@ import click
 from tritonkit.cli.output import emit_json, json_option, reports_errors
 from tritonkit.cli.terminal import StatusLine
 from tritonkit.errors import TritonkitError
-from tritonkit.publish.s3url import parse_s3_url
 from tritonkit.serve.background import running_state, stale_message, start_background, take_stale
 from tritonkit.serve.ports import exposure_warning
 from tritonkit.serve.server import EmbeddedServer, Progress, ServerExited
 from tritonkit.serve.state import STATE_DIR, clear_state, read_state, state_path, write_state
+from tritonkit.triton.s3url import parse_s3_url
 
 
 class _Port(click.IntRange):

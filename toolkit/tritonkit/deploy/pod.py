@@ -20,11 +20,8 @@ READY_SCRIPT = 'for m in "$@"; do curl -fsS -m 2 -o /dev/null "http://127.0.0.1:
 
 
 def server_args(t: Target, repository: str, http_port: int, grpc_port: int, metrics_port: int) -> list[str]:
-    """tritonserver's arguments: explicit mode loading the spec's models (+ BLS callees) from `repository`.
-
-    Load/unload requests need the admin key, which Kubernetes substitutes from the container's
-    environment (`$(VAR)`, filled from a Secret): the key is never in a manifest.
-    """
+    """tritonserver's arguments: explicit mode loading the spec's models (+ BLS callees) from `repository`. The admin
+    key is a `$(VAR)` reference Kubernetes fills from the container's environment (a Secret), never in a manifest."""
     return tritonserver_args(KUBERNETES, Launch(
         repository, {"http": http_port, "grpc": grpc_port, "metrics": metrics_port}, loads=t.models,
         cache_bytes=t.cache_bytes, admin_key=f"$({t.admin_key_env})", log_verbose=t.project.deploy.log_verbose))

@@ -25,7 +25,7 @@ from pathlib import Path
 from tritonkit.errors import TritonkitError
 from tritonkit.triton.instance_counts import group_count, instance_groups
 from tritonkit.triton.layout import NOT_LOADED, loaded_versions, read_versions
-from tritonkit.triton.model_config import pb
+from tritonkit.triton.model_config import int_parameter, pb
 
 MIB = 1024 * 1024
 SERVER_CPU_MILLIS = 500
@@ -75,15 +75,8 @@ def parse_size(text: str, field: str, file: str) -> int:
     return int(float(m.group(1)) * 1024 ** "bkmg".index((m.group(2) or "b").lower()))
 
 
-def _int_parameter(config: pb.ModelConfig, key: str) -> int:
-    """A positive integer `parameters` value of the config, else 0."""
-    param = config.parameters.get(key)
-    value = param.string_value.strip() if param is not None else ""
-    return int(value) if value.isdigit() else 0
-
-
 def _threads(config: pb.ModelConfig) -> int:
-    return _int_parameter(config, "intra_op_thread_count") or 1
+    return int_parameter(config, "intra_op_thread_count") or 1
 
 
 def _loaded_file_bytes(model_dir: Path, config: pb.ModelConfig) -> int:
@@ -106,7 +99,7 @@ def footprint(name: str, config: pb.ModelConfig, model_dir: Path) -> Footprint:
     return Footprint(name=name, file_bytes=_loaded_file_bytes(model_dir, config), cpu_threads=cpu_instances * _threads(config),
                      cpu_instances=cpu_instances, gpu_instances=sum(group_count(config, g) for g in gpu_groups),
                      gpus=(len(named) or 1) if gpu_groups else 0, python=config.backend == "python",
-                     kv_cache_bytes=_int_parameter(config, "kv_cache_bytes"))
+                     kv_cache_bytes=int_parameter(config, "kv_cache_bytes"))
 
 
 def size(models: list[Footprint], shm_bytes: int, load_seconds: float, cache_bytes: int = 0) -> Sizing:

@@ -13,12 +13,12 @@ from pathlib import Path
 from tritonkit.deploy.load_time import LoadTime, measured_load_time
 from tritonkit.deploy.sizing import Footprint, Sizing, footprint, parse_size, size
 from tritonkit.errors import Problem, TritonkitError, shown_path
-from tritonkit.publish.s3url import parse_s3_url
 from tritonkit.repository.compose import python_requirements, system_packages
 from tritonkit.spec.loader import load_project
 from tritonkit.spec.project import Project
 from tritonkit.triton.model_config import pb
 from tritonkit.triton.model_graph import with_callees
+from tritonkit.triton.s3url import parse_s3_url
 from tritonkit.triton.server_args import response_cache_bytes
 from tritonkit.validate.repository_check import validate_repository
 

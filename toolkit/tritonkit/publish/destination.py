@@ -19,7 +19,7 @@ from typing import Any, BinaryIO, Protocol
 
 from tritonkit.errors import TritonkitError
 from tritonkit.files import sha256_bytes, sha256_file, write_atomically
-from tritonkit.publish.s3url import S3Url, parse_s3_url
+from tritonkit.triton.s3url import S3Url, parse_s3_url
 
 #: S3 object metadata key holding the sha256 of the object's bytes.
 SHA_META = "sha256"

@@ -35,7 +35,7 @@ from tritonkit.files import sha256_bytes, sha256_file
 from tritonkit.publish.destination import MULTIPART_THRESHOLD, Destination, Stored
 from tritonkit.publish.manifest import MANIFEST, Manifest, ModelEntry, Release, pinned, read_manifest, require_manifest, write_manifest
 from tritonkit.publish.repair import Source, find_damage, restore
-from tritonkit.triton.layout import NOT_LOADED
+from tritonkit.triton.layout import NOT_LOADED, loaded_versions
 from tritonkit.triton.model_config import pb
 from tritonkit.validate.repository_check import validate_repository
 
@@ -94,16 +94,6 @@ class Outcome:
     bytes_uploaded: int
     repaired: list[str] = field(default_factory=list)   # objects that differed from the manifest, put back
     verified: bool | None = None
-
-
-def _selected(config: pb.ModelConfig, local: list[int]) -> list[int]:
-    """The local versions the built config's own policy loads."""
-    policy = config.version_policy
-    if policy.HasField("specific"):
-        return [v for v in local if v in set(policy.specific.versions)]
-    if policy.HasField("all"):
-        return local
-    return local[-(policy.latest.num_versions or 1):]
 
 
 def _model_files(model_dir: Path) -> tuple[dict[int, list[Path]], list[Path]]:
@@ -216,7 +206,7 @@ def plan_publish(local: dict[str, LocalModel], dest: Destination, listing: dict[
         base = max([*entry.live.versions, *(entry.candidate.versions if entry.candidate else [])]) if entry else 0
         numbers = list(range(base + 1, base + 1 + len(local_versions)))
         mapping = dict(zip(local_versions, numbers))
-        served = [mapping[v] for v in _selected(model.config, local_versions)]
+        served = [mapping[v] for v in sorted(loaded_versions(model.config, local_versions))]  # as the built config loads them
         release = Release(served, text_format.MessageToString(pinned(model.config, served)), model.fingerprint)
         releases[name] = release
         items: list[Item] = []

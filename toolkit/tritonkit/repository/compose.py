@@ -41,11 +41,8 @@ def system_packages(project: Project) -> list[str]:
 
 
 def server_command(plan: BuildPlan) -> list[str]:
-    """tritonserver's arguments inside the container.
-
-    The admin key is a `${VAR:?...}` reference: compose substitutes it at `docker compose up` and refuses to
-    start without it, so the value never lands in a generated file.
-    """
+    """tritonserver's arguments inside the container. The admin key is a `${VAR:?...}` reference: compose substitutes
+    it at `docker compose up` and refuses to start without it, so the value never lands in a generated file."""
     deploy = plan.project.deploy
     configs = {name: model.config for name, model in plan.models.items()}
     loads = ["*"] if deploy.load_models is None else with_callees(configs, deploy.load_models)

@@ -14,18 +14,15 @@ from pathlib import Path
 from tritonkit.errors import Problem
 from tritonkit.serve.onnx_model import ONNX_FILE_PARAMETER
 from tritonkit.triton.instance_counts import group_count, instance_groups
-from tritonkit.triton.layout import read_config, version_dirs
+from tritonkit.triton.layout import PLATFORMS, read_config, version_dirs
+from tritonkit.triton.model_config import int_parameter
 from tritonkit.triton.model_config import pb as mc
 
 _HERE = Path(__file__).parent
 ADAPTER, RUNNER = _HERE / "onnx_model.py", _HERE / "onnx_runner.py"
 RUNNER_MODULE_FILE = "tritonkit_onnx_runner.py"
 #: Backend/platform names (and the file they load by default) that the fallback replaces.
-FALLBACK_KINDS = {
-    "onnxruntime_onnx": ("onnxruntime", "model.onnx"),
-    "tensorrt_plan": ("tensorrt", "model.plan"),
-    "pytorch_libtorch": ("pytorch", "model.pt"),
-}
+FALLBACK_KINDS = {platform: PLATFORMS[platform] for platform in ("onnxruntime_onnx", "tensorrt_plan", "pytorch_libtorch")}
 _NATIVE_BACKENDS = {"python"}
 #: The stand-in backend directory for a published repository, under the server's work directory.
 STAND_IN_BACKENDS = "backends"
@@ -121,15 +118,9 @@ def plan(repository: Path, threads: int | None = None) -> tuple[Planned, list[Pr
                                      "export the model to ONNX and keep model.onnx beside the "
                                      f"{FALLBACK_KINDS[kind][1]} (tritonkit build does this)"))
             continue
-        chosen = threads if threads is not None else _config_threads(config)
+        chosen = threads if threads is not None else int_parameter(config, "intra_op_thread_count")
         fallbacks[model_dir.name] = (config, Fallback(model_dir.name, kind, onnx_file, chosen))
     return fallbacks, problems
-
-
-def _config_threads(config: mc.ModelConfig) -> int:
-    key = "intra_op_thread_count"
-    value = config.parameters[key].string_value if key in config.parameters else ""
-    return int(value) if value.isdigit() else 0
 
 
 def fallback_config(config: mc.ModelConfig, fallback: Fallback, gpu: bool) -> mc.ModelConfig:

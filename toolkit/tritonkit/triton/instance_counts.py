@@ -7,17 +7,17 @@ groups gets one such group. Deploy sizing and the embedded server's fallback mus
 """
 from __future__ import annotations
 
+from tritonkit.triton.layout import PLATFORMS
 from tritonkit.triton.model_config import pb
 
-#: Backends whose CPU groups default to two instances, and the platforms that select them.
+#: Backends whose CPU groups default to two instances (a platform selects its backend: `PLATFORMS`).
 _TWO_ON_CPU = ("onnxruntime", "tensorflow")
-_PLATFORMS = {"onnxruntime_onnx": "onnxruntime", "tensorflow_graphdef": "tensorflow", "tensorflow_savedmodel": "tensorflow"}
 _CPU_KINDS = (pb.ModelInstanceGroup.KIND_CPU, pb.ModelInstanceGroup.KIND_AUTO)
 
 
 def backend_of(config: pb.ModelConfig) -> str:
     """The backend Triton runs the model with: `backend`, else the one its `platform` names."""
-    return config.backend or _PLATFORMS.get(config.platform, config.platform)
+    return config.backend or PLATFORMS.get(config.platform, (config.platform, ""))[0]
 
 
 def group_count(config: pb.ModelConfig, group: pb.ModelInstanceGroup) -> int:

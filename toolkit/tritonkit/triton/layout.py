@@ -33,6 +33,10 @@ _AUTOFILL: tuple[tuple[str, str, str, bool | None], ...] = (
     ("pytorch", "model.pt", "pytorch_libtorch", False),
     ("python", "model.py", "", None),
 )
+#: Platforms and the backend and default model file Triton gives each.
+PLATFORMS = {"tensorflow_graphdef": ("tensorflow", "model.graphdef"),
+             "tensorflow_savedmodel": ("tensorflow", "model.savedmodel"), "tensorrt_plan": ("tensorrt", "model.plan"),
+             "onnxruntime_onnx": ("onnxruntime", "model.onnx"), "pytorch_libtorch": ("pytorch", "model.pt")}
 _TF_PLATFORMS = {"tensorflow_savedmodel": ("model.savedmodel", True), "tensorflow_graphdef": ("model.graphdef", False)}
 #: Backends whose model file Triton's backend loads from `<version>/<default_model_filename>`.
 FILE_BACKENDS = frozenset({"tensorflow", *(entry[0] for entry in _AUTOFILL)})

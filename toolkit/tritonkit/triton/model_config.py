@@ -36,3 +36,10 @@ if TYPE_CHECKING:
     from tritonclient.grpc import model_config_pb2 as pb
 else:
     pb = _load()
+
+
+def int_parameter(config: pb.ModelConfig, key: str) -> int:
+    """A non-negative integer `parameters` value of the config (surrounding spaces allowed), else 0."""
+    param = config.parameters.get(key)
+    value = param.string_value.strip() if param is not None else ""
+    return int(value) if value.isdigit() else 0

@@ -1,8 +1,5 @@
-"""tritonserver's command line for every target: embedded serve, docker compose, a Kubernetes Deployment and KServe.
-
-One builder, `tritonserver_args`; what differs between targets is data (`Target`), what a repository needs is a
-value the caller fills in (`Launch`: control mode, the models loaded at startup, the response cache).
-"""
+"""tritonserver's command line for every target (embedded serve, docker compose, Kubernetes, KServe) in one builder:
+the targets' differences are data (`Target`), what the repository needs is a value (`Launch`)."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
@@ -14,58 +11,61 @@ if TYPE_CHECKING:  # annotations only: `tritonkit serve` builds its command line
 
 #: Header that model load/unload requests carry in explicit mode (value: the admin key).
 ADMIN_HEADER = "admin-key"
-#: `--cache-config` size when the spec gives none and a model enables the response cache.
 DEFAULT_CACHE_BYTES = 64 * 1024 * 1024
 
 
 @dataclass(frozen=True)
 class Target:
-    """How one kind of target runs tritonserver: its own flags, and the flag groups in the order it has always
-    written them (Triton takes them in any order; kept so the generated files did not change with one builder)."""
+    """A target's own flags, and the flag groups in the order it always wrote them (Triton takes any order; kept so
+    the generated files did not change when the three builders became one)."""
 
     flags: tuple[str, ...]
     order: tuple[str, ...]
 
 
+_START = ("program", "repository", "runtime", "control")
 _CONTAINER = ("--exit-on-error=true", "--disable-auto-complete-config")  # a broken model stops it; no config guessed
-#: docker-compose.yml, in the spec's control mode.
-COMPOSE = Target(_CONTAINER, ("start", "flags", "ports", "log", "loads", "admin", "poll", "cache"))
-#: A Kubernetes Deployment and KServe's ServingRuntime (the same container): explicit, the models named.
-KUBERNETES = Target(_CONTAINER, ("start", "loads", "flags", "ports", "log", "admin", "cache"))
-#: `tritonkit serve`: runs on past a broken model to name them all; ready only when every model is.
-EMBEDDED = Target(("--exit-on-error=false", "--strict-readiness=true"), ("start", "loads", "flags", "ports", "cache", "admin"))
-#: The command `tritonkit publish` suggests: every model loaded in explicit mode (which alone loads none), for rollout.
-BY_HAND = Target((), ("start", "loads"))
+COMPOSE = Target(_CONTAINER, (*_START, "flags", "ports", "log", "loads", "admin", "poll", "cache"))
+#: A Kubernetes Deployment and KServe's ServingRuntime run the same container: explicit, the models named.
+KUBERNETES = Target(_CONTAINER, (*_START, "loads", "flags", "ports", "log", "admin", "cache"))
+_SERVE = ("--exit-on-error=false", "--strict-readiness=true")  # runs on past a broken model to name them all
+#: `tritonkit serve`, ready only when every model is.
+EMBEDDED = Target(_SERVE, (*_START, "loads", "flags", "ports", "cache", "admin"))
+#: What `tritonkit publish` suggests: explicit mode (for rollout) loading every model.
+BY_HAND = Target((), (*_START, "loads"))
+#: The wrapper `tritonkit tune` gives Model Analyzer, which adds the rest of the command line itself.
+MODEL_ANALYZER = Target((), ("program", "runtime"))
 
 
 @dataclass(frozen=True)
 class Launch:
-    """One server's values: the repository, its ports and what the repository needs."""
+    """One server: its repository and ports, and what the repository needs."""
 
     repository: str
     ports: Mapping[str, int]  # http, grpc, metrics -> port
     control: str = "explicit"  # none | poll | explicit
     loads: Sequence[str] = ("*",)  # explicit mode: the models loaded at startup (BLS callees included)
-    cache_bytes: int = 0  # response cache size; 0: no model enables it
-    admin_key: str | None = None  # restricts load/unload, spelled as the target substitutes it
+    cache_bytes: int = 0  # response cache size (`response_cache_bytes`)
+    admin_key: str | None = None  # restricts load/unload; spelled as the target substitutes it
     log_verbose: int | None = None
-    host: str | None = None  # every endpoint's address; None: Triton's default (all interfaces)
+    host: str | None = None  # every endpoint's address (default: all interfaces)
     program: str = "tritonserver"
-    runtime: tuple[str, str] | None = None  # (backend, cache) folders of a runtime not at /opt/tritonserver
+    runtime: tuple[str, str] | None = None  # (backend, cache) folders when not the image's /opt/tritonserver
     exit_timeout_s: int | None = None
 
 
 def tritonserver_args(target: Target, launch: Launch) -> list[str]:
-    """The program and its arguments for `launch` on `target`: the only place tritonserver's flags are written."""
-    runtime = [f"--backend-directory={launch.runtime[0]}", f"--cache-directory={launch.runtime[1]}"] if launch.runtime else []
-    explicit = launch.control == "explicit"  # load/unload requests exist only in explicit mode
-    key = launch.admin_key
+    """The program and its arguments: the one place tritonserver's flags are written."""
+    explicit, key, runtime = launch.control == "explicit", launch.admin_key, launch.runtime  # load/unload: explicit
     groups = {
-        "start": [launch.program, f"--model-repository={launch.repository}", *runtime, f"--model-control-mode={launch.control}"],
+        "program": [launch.program],
+        "repository": [f"--model-repository={launch.repository}"],
+        "runtime": [f"--backend-directory={runtime[0]}", f"--cache-directory={runtime[1]}"] if runtime else [],
+        "control": [f"--model-control-mode={launch.control}"],
         "loads": [f"--load-model={name}" for name in launch.loads] if explicit else [],
         "flags": [*target.flags, *([f"--exit-timeout-secs={launch.exit_timeout_s}"] if launch.exit_timeout_s else [])],
-        "ports": [arg for endpoint, port in launch.ports.items()
-                  for arg in [*([f"--{endpoint}-address={launch.host}"] if launch.host else []), f"--{endpoint}-port={port}"]],
+        "ports": [arg for endpoint, port in launch.ports.items() for arg in
+                  [*([f"--{endpoint}-address={launch.host}"] if launch.host else []), f"--{endpoint}-port={port}"]],
         "log": [f"--log-verbose={launch.log_verbose}"] if launch.log_verbose is not None else [],
         "admin": [f"--http-restricted-api=model-repository:{ADMIN_HEADER}={key}",
                   f"--grpc-restricted-protocol=model-repository:{ADMIN_HEADER}={key}"] if key and explicit else [],
@@ -76,9 +76,6 @@ def tritonserver_args(target: Target, launch: Launch) -> list[str]:
 
 
 def response_cache_bytes(configs: Iterable[pb.ModelConfig] | None, size: int = 0) -> int:
-    """`--cache-config`'s size: `size` (default 64 MiB) when any model of the repository enables the response cache
-    (Triton 2.51 loads such a model only with the flag, at startup or later), else 0. None (an s3:// repository,
-    not read here) counts as one that does."""
-    if configs is None or any(config.response_cache.enable for config in configs):
-        return size or DEFAULT_CACHE_BYTES
-    return 0
+    """`size` (default 64 MiB) when any model enables the response cache (without `--cache-config` Triton 2.51 serves
+    it with the cache silently off, also one loaded later), else 0; None (s3://, not read here) counts as one."""
+    return (size or DEFAULT_CACHE_BYTES) if configs is None or any(c.response_cache.enable for c in configs) else 0

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tritonkit.serve.runtime import Runtime, perf_analyzer_path
+from tritonkit.triton.server_args import MODEL_ANALYZER, Launch, tritonserver_args
 
 #: The runtime environment variables the binaries need; everything else is inherited from Model Analyzer.
 ENV_KEYS = ("LD_LIBRARY_PATH", "PATH", "PYTHONDONTWRITEBYTECODE")
@@ -45,7 +46,7 @@ def write_wrappers(runtime: Runtime, bin_dir: Path, pid_dir: Path) -> Wrappers:
     """Writes `bin/tritonserver` and `bin/perf_analyzer`; the server wrapper adds the backend and cache folders."""
     server = bin_dir / "tritonserver"
     perf = bin_dir / "perf_analyzer"
-    _write(server, _script(runtime.env, pid_dir, "tritonserver", [
-        str(runtime.tritonserver), f"--backend-directory={runtime.backends}", f"--cache-directory={runtime.caches}"]))
+    _write(server, _script(runtime.env, pid_dir, "tritonserver", tritonserver_args(MODEL_ANALYZER, Launch(
+        "", {}, program=str(runtime.tritonserver), runtime=(str(runtime.backends), str(runtime.caches))))))
     _write(perf, _script(runtime.env, pid_dir, "perf_analyzer", [str(perf_analyzer_path())]))
     return Wrappers(server, perf)

@@ -10,16 +10,13 @@ from __future__ import annotations
 import difflib
 import posixpath
 
-from tritonkit.triton.layout import complete_backend_fields
+from tritonkit.triton.layout import PLATFORMS, complete_backend_fields
 from tritonkit.triton.model_config import pb
 from tritonkit.validate.findings import Finding
 
 _TF = "tensorflow"
 # Backends whose platform Triton checks; any platform goes with any other backend.
-_BACKEND_OF_PLATFORM = {
-    "tensorflow_graphdef": _TF, "tensorflow_savedmodel": _TF, "tensorrt_plan": "tensorrt",
-    "onnxruntime_onnx": "onnxruntime", "pytorch_libtorch": "pytorch",
-}
+_BACKEND_OF_PLATFORM = {platform: backend for platform, (backend, _) in PLATFORMS.items()}
 _PLATFORMS = ", ".join([*_BACKEND_OF_PLATFORM, "ensemble"])
 # Backends of the Triton 24.10 images (/opt/tritonserver/backends; vllm and tensorrtllm ship in their own
 # images). Any other name loads only where a custom backend of that name is installed, so it is usually a typo.

@@ -81,7 +81,7 @@ def _version_folder(repository: Path) -> Path:
 def _fetched(url: str, into: Path) -> Path:
     """generation.json and tokenizer.json of the newest version that has them, copied from a published repository."""
     from tritonkit.publish.destination import S3Destination
-    from tritonkit.publish.s3url import parse_s3_url
+    from tritonkit.triton.s3url import parse_s3_url
 
     parsed = parse_s3_url(url)
     store = S3Destination(parsed.bucket, parsed.prefix, parsed.endpoint)
