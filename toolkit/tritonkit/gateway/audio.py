@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import struct
+from typing import BinaryIO
 
 import numpy as np
 
@@ -15,13 +16,14 @@ STREAMED_FORMATS = ("wav", "pcm")
 MEDIA_TYPES = {"wav": "audio/wav", "pcm": "audio/pcm", "flac": "audio/flac", "mp3": "audio/mpeg", "opus": "audio/ogg"}
 
 
-def decode(data: bytes, rate: int, param: str = "file") -> tuple[np.ndarray, float]:
-    """float32 mono PCM at `rate` Hz, and the upload's duration in seconds; a 400 naming `param` when unreadable."""
+def decode(file: BinaryIO, rate: int, param: str = "file") -> tuple[np.ndarray, float]:
+    """float32 mono PCM at `rate` Hz, and the upload's duration in seconds; a 400 naming `param` when unreadable.
+    `file` is read where it is (the upload's spooled file), not copied into memory first."""
     import soundfile
     import soxr
 
     try:
-        samples, source_rate = soundfile.read(io.BytesIO(data), dtype="float32", always_2d=True)
+        samples, source_rate = soundfile.read(file, dtype="float32", always_2d=True)
     except (soundfile.LibsndfileError, RuntimeError, TypeError) as exc:
         raise bad_request(f"could not decode the audio file ({exc}); send WAV, FLAC, OGG or MP3", param, "invalid_value") from None
     mono = samples.mean(axis=1) if samples.shape[1] > 1 else samples[:, 0]
