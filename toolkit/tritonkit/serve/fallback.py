@@ -14,7 +14,7 @@ from pathlib import Path
 from tritonkit.errors import Problem
 from tritonkit.serve.onnx_model import ONNX_FILE_PARAMETER
 from tritonkit.triton.instance_counts import group_count, instance_groups
-from tritonkit.triton.layout import PLATFORMS, read_config, version_dirs
+from tritonkit.triton.layout import PLATFORMS, complete_backend_fields, read_config, read_versions, version_dirs
 from tritonkit.triton.model_config import int_parameter
 from tritonkit.triton.model_config import pb as mc
 
@@ -68,17 +68,12 @@ def kind_of(model_dir: Path, config: mc.ModelConfig | None) -> str | None:
     """The fallback kind (a key of FALLBACK_KINDS), None for a model Triton runs as is, or another backend."""
     if config is None:
         return None
-    for kind, (backend, _) in FALLBACK_KINDS.items():
-        if config.platform == kind or config.backend == backend:
-            return kind
-    if config.backend in _NATIVE_BACKENDS or config.platform in _NATIVE_PLATFORMS:
-        return None
-    if config.backend or config.platform:
-        return config.backend or config.platform
-    for kind, (_, default_file) in FALLBACK_KINDS.items():  # neither set: Triton guesses from the files
-        if any((v / (config.default_model_filename or default_file)).exists() for v in version_dirs(model_dir)):
-            return kind
-    return None
+    folders = read_versions(model_dir).folders  # unset fields: Triton fills them in from the first folder's files
+    c = complete_backend_fields(model_dir.name, model_dir / folders[0] if folders else None, config)
+    kind = next((k for k, (backend, _) in FALLBACK_KINDS.items() if c.platform == k or c.backend == backend), None)
+    if kind or c.backend in _NATIVE_BACKENDS or c.platform in _NATIVE_PLATFORMS:
+        return kind
+    return config.backend or config.platform or c.backend or None  # as written, else as Triton fills it in
 
 
 def gpu_available() -> bool:
