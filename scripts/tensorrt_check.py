@@ -22,10 +22,11 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))
 
 from examples.models.catalog import EXAMPLES  # noqa: E402
-from tritonkit.export import export_model, onnx2trt  # noqa: E402
+from tritonkit.export import ExportJob, export_model, onnx2trt  # noqa: E402
 from tritonkit.export.progress import SilentProgress  # noqa: E402
 from tritonkit.export.verify import differences  # noqa: E402
 from tritonkit.golden import read_cases  # noqa: E402
+from tritonkit.spec.export import ExportSpec, SourceSpec  # noqa: E402
 
 TOLERANCE = {"fp32": {"atol": 5e-3, "rtol": 5e-3}, "fp16": {"atol": 5e-2, "rtol": 5e-2}}
 Row = tuple[str, str, str, str, float, str]
@@ -34,8 +35,9 @@ Row = tuple[str, str, str, str, float, str]
 def _export(root: Path, name: str, label: str, overrides: dict[str, Any]):
     spec = EXAMPLES[name]
     options = {**spec["export"], **overrides}
-    return export_model(f"{name}_{label}", spec["source"], options, spec["max_batch_size"], root / name / label / "1",
-                        root / name / label / "golden", root / "cache", SilentProgress(), project_dir=REPO_ROOT)
+    job = ExportJob(f"{name}_{label}", SourceSpec.model_validate(spec["source"]), ExportSpec.model_validate(options),
+                    spec["max_batch_size"], REPO_ROOT)
+    return export_model(job, root / name / label / "1", root / name / label / "golden", root / "cache", SilentProgress())
 
 
 def local_build(root: Path, name: str, precision: str) -> tuple[str, str]:

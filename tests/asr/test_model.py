@@ -11,11 +11,12 @@ from examples.asr import corpus
 from examples.asr.heldout import read_heldout, read_wav, word_error_rate
 from tests.asr.conftest import heldout_features
 from tests.conftest import REPO_ROOT
-from tritonkit.export import export_model
+from tritonkit.export import ExportJob, export_model
 from tritonkit.export.progress import SilentProgress
 from tritonkit.pipelines.asr.commands_ctc.model import HERE, RECEPTIVE_FRAMES, SUBSAMPLING, TOKENS, WEIGHTS, greedy_decode, transcribe
 from tritonkit.pipelines.asr.commands_ctc.vocabulary import WORDS
 from tritonkit.pipelines.asr.runtime.features import compute_fbank
+from tritonkit.spec.export import ExportSpec, SourceSpec
 
 PROVENANCE = json.loads(WEIGHTS.with_suffix(".json").read_text())
 
@@ -58,10 +59,11 @@ def test_a_chunk_with_receptive_context_gives_the_offline_frames(model):
 
 
 def test_exports_to_onnx_with_a_dynamic_time_axis(tmp_path, model):
-    result = export_model("acoustic", {"python": "tritonkit.pipelines.asr.commands_ctc.model:build"},
-                          {"output_names": ["log_probs"], "dynamic_axes": {"features": {1: "frames"}}}, 8,
-                          tmp_path / "acoustic" / "1", tmp_path / "acoustic" / "golden", tmp_path / "cache", SilentProgress(),
-                          project_dir=REPO_ROOT)
+    job = ExportJob("acoustic", SourceSpec(python="tritonkit.pipelines.asr.commands_ctc.model:build"),
+                    ExportSpec.model_validate({"output_names": ["log_probs"], "dynamic_axes": {"features": {1: "frames"}}}), 8,
+                    REPO_ROOT)
+    result = export_model(job, tmp_path / "acoustic" / "1", tmp_path / "acoustic" / "golden", tmp_path / "cache",
+                          SilentProgress())
     assert {t["name"]: t["dims"] for t in result.outputs} == {"log_probs": [-1, len(TOKENS)]}
     session = ort.InferenceSession(str(result.onnx_path), providers=["CPUExecutionProvider"])
     for index in (1, 2):

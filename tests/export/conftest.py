@@ -14,8 +14,9 @@ if str(REPO_ROOT) not in sys.path:  # `examples` is a package at the repository 
     sys.path.insert(0, str(REPO_ROOT))
 
 from examples.models.catalog import EXAMPLES as CATALOG  # noqa: E402
-from tritonkit.export import ExportResult, export_model  # noqa: E402
+from tritonkit.export import ExportJob, ExportResult, export_model  # noqa: E402
 from tritonkit.export.progress import SilentProgress  # noqa: E402
+from tritonkit.spec.export import ExportSpec, SourceSpec  # noqa: E402
 
 #: The example models (MiniLM has its own slow test): (source, export options, max_batch_size).
 EXAMPLES: dict[str, tuple[dict[str, Any], dict[str, Any], int]] = {
@@ -33,9 +34,10 @@ class Exporter:
 
     def __call__(self, name: str, source: dict[str, Any], options: dict[str, Any], max_batch_size: int,
                  project_dir: Path = REPO_ROOT, cache_dir: Path | None = None, **kwargs: Any) -> ExportResult:
-        return export_model(name, source, options, max_batch_size, self.root / "repo" / name / "1",
-                            self.root / "repo" / name / "golden", cache_dir or self.cache_dir, SilentProgress(),
-                            project_dir=project_dir, **kwargs)
+        job = ExportJob(name, SourceSpec.model_validate(source), ExportSpec.model_validate(options), max_batch_size,
+                        project_dir)
+        return export_model(job, self.root / "repo" / name / "1", self.root / "repo" / name / "golden",
+                            cache_dir or self.cache_dir, SilentProgress(), **kwargs)
 
     def example(self, name: str) -> ExportResult:
         if name not in self.results:

@@ -16,8 +16,9 @@ from .test_cache import export
 PACKAGE = Path(tritonkit.__file__).resolve().parent
 KEY = (
     "from pathlib import Path; import tritonkit; from tritonkit.export.api import cache_payload; "
-    "from tritonkit.export.cache import key_of; from tritonkit.spec.export import ExportSpec, SourceSpec; "
-    "print(tritonkit.__file__); print(key_of(cache_payload('m', SourceSpec(python='m:build'), ExportSpec(), 4, Path('.'))))"
+    "from tritonkit.export.cache import key_of; from tritonkit.export.job import ExportJob; "
+    "from tritonkit.spec.export import ExportSpec, SourceSpec; print(tritonkit.__file__); "
+    "print(key_of(cache_payload(ExportJob('m', SourceSpec(python='m:build'), ExportSpec(), 4, Path('.')))))"
 )
 
 

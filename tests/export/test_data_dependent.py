@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tritonkit.errors import Where
 from tritonkit.export import ExportResult, SignatureError, VerificationError
 from tritonkit.export.cases import Case
 from tritonkit.export.verify import session, verify
@@ -67,11 +68,11 @@ def test_a_flipped_duration_is_named_before_the_mel_length(acoustic: ExportResul
     case = Case("example", {"tokens": np.arange(1, 9, dtype=np.int64), "pace": np.ones(1, np.float32)})
     with pytest.raises(VerificationError) as info:
         verify(onnx_path, _flipped(onnx_path), [case], ["mel", "durations"], ToleranceSpec(), model="acoustic",
-               file="tritonkit.yaml", where="models.acoustic.export")
+               where=Where("tritonkit.yaml", "models.acoustic.export"))
     assert "output 'durations' [8] differs from PyTorch" in info.value.problem
     # without the durations among the outputs, the mel's length is the mismatch, with the hint to return them
     with pytest.raises(VerificationError) as info:
         verify(onnx_path, _flipped(onnx_path), [case], ["mel"], ToleranceSpec(), model="acoustic",
-               file="tritonkit.yaml", where="models.acoustic.export")
+               where=Where("tritonkit.yaml", "models.acoustic.export"))
     assert "output 'mel' is float32[" in info.value.problem and "in onnxruntime but float32[" in info.value.problem
     assert "computed from values (e.g. rounded durations)" in info.value.fix

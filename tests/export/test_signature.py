@@ -6,7 +6,9 @@ from pathlib import Path
 import onnx
 import pytest
 from onnx import TensorProto, helper
+from pydantic import TypeAdapter
 
+from tritonkit.errors import Where
 from tritonkit.export import SignatureError, read_signature, reconcile
 from tritonkit.export.signature import Signature, TensorSig
 from tritonkit.spec.tensors import TensorInput
@@ -44,7 +46,7 @@ def test_read_signature_drops_batch_and_maps_types(graph):
 def test_fixed_first_dim_cannot_be_the_batch_axis(tmp_path):
     path = write_graph(tmp_path / "fixed.onnx", [("x", TensorProto.FLOAT, [1, 4])], [("y", TensorProto.FLOAT, [1, 4])])
     with pytest.raises(SignatureError) as info:
-        read_signature(path, 4, file="tritonkit.yaml", field="models.fixed")
+        read_signature(path, 4, Where("tritonkit.yaml", "models.fixed"))
     assert info.value.field == "models.fixed.max_batch_size"
     assert "fixed first dim 1" in info.value.problem and "set max_batch_size: 0" in info.value.fix
     assert read_signature(path, 0).inputs == [TensorSig("x", "TYPE_FP32", [1, 4])]
@@ -73,7 +75,7 @@ def test_reconcile_fills_in_and_narrows(graph):
 )
 def test_contradictions_name_field_and_fix(graph, entry, field, problem, fix):
     with pytest.raises(SignatureError) as info:
-        reconcile(read_signature(graph, 8), [entry], file="tritonkit.yaml", field="models.enc")
+        reconcile(read_signature(graph, 8), [entry], where=Where("tritonkit.yaml", "models.enc"))
     err = info.value
     assert err.field == f"models.enc.{field}"
     assert problem in err.problem and fix in err.fix
@@ -86,6 +88,7 @@ def test_unknown_output_lists_the_graph_outputs(graph):
     assert info.value.fix == "the graph's outputs are: probs"
 
 
-def test_signature_round_trips_through_dict(graph):
+def test_signature_round_trips_through_json(graph):  # as the export child's result.json carries it
     sig = read_signature(graph, 8)
-    assert Signature.from_dict(sig.as_dict()) == sig
+    adapter = TypeAdapter(Signature)
+    assert adapter.validate_json(adapter.dump_json(sig)) == sig

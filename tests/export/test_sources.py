@@ -11,6 +11,7 @@ import torch
 
 from examples.models import ctc_acoustic, mlp
 from tritonkit.export import ExportError
+from tritonkit.spec.export import ExportSpec, SourceSpec
 
 from .conftest import REPO_ROOT
 
@@ -64,6 +65,7 @@ def test_external_data_always_writes_model_onnx_data(exporter):
         ({"dynamic_axes": {"features": {0: "n"}}}, "models.bad.export.dynamic_axes.features", "axis 0 is the batch axis"),
         ({"verify": {"lengths": {"seq": [4]}}}, "models.bad.export.verify.lengths.seq", "'seq' is not a dynamic dim name"),
         ({"output_names": ["a", "b"]}, "models.bad.export.output_names", "2 names but the model returns 1 tensors"),
+        ({"input_names": ["a", "b"]}, "models.bad.export.input_names", "2 names for 1 inputs ['features']"),
     ],
 )
 def test_option_errors_are_located(exporter, options, field, text):
@@ -74,12 +76,12 @@ def test_option_errors_are_located(exporter, options, field, text):
 
 
 def test_rename_and_progress_on_stderr(exporter, capsys):
-    from tritonkit.export import export_model
+    from tritonkit.export import ExportJob, export_model
 
     root = exporter.root / "renamed"
-    result = export_model("renamed", {"python": "examples.models.mlp:build"},
-                          {"exporter": "torchscript", "input_names": ["x"], "output_names": ["scores"], "opset": 17}, 2,
-                          root / "1", root / "golden", exporter.cache_dir, project_dir=REPO_ROOT)
+    job = ExportJob("renamed", SourceSpec(python="examples.models.mlp:build"),
+                    ExportSpec(exporter="torchscript", input_names=["x"], output_names=["scores"], opset=17), 2, REPO_ROOT)
+    result = export_model(job, root / "1", root / "golden", exporter.cache_dir)
     assert [t["name"] for t in result.inputs] == ["x"] and [t["name"] for t in result.outputs] == ["scores"]
     assert onnx.load(str(result.onnx_path)).opset_import[0].version == 17
     err = capsys.readouterr().err

@@ -12,6 +12,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper
 
+from tritonkit.errors import Where
 from tritonkit.export import VerificationError
 from tritonkit.export.cases import Case
 from tritonkit.export.verify import verify
@@ -34,7 +35,7 @@ def identity(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def _verify(path: Path, ours: list[float], torch: list[float]) -> None:
     case = Case("example", {"x": np.array(ours, np.float32)})
     verify(path, lambda _inputs: {"y": np.array(torch, np.float32)}, [case], ["y"], ToleranceSpec(), model="m",
-           file="tritonkit.yaml", where="models.m.export")
+           where=Where("tritonkit.yaml", "models.m.export"))
 
 
 @pytest.mark.parametrize(("ours", "torch"), [([1.0, 2.0, 3.0], [1.0, 2.0, INF]), ([1.0, 2.0, -INF], [1.0, 2.0, INF]),

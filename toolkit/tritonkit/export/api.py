@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import shutil
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -15,10 +15,11 @@ from tritonkit import golden
 from tritonkit.export import onnx2trt
 from tritonkit.export.cache import CACHE_FORMAT, ExportCache, code_fingerprint, key_of, tool_versions
 from tritonkit.export.isolation import run_child
+from tritonkit.export.job import ExportJob
 from tritonkit.export.progress import Progress, StderrProgress
 from tritonkit.export.signature import Signature, check_output_sizes, reconcile
 from tritonkit.files import sha256_file
-from tritonkit.spec.export import ExportSpec, SourceSpec
+from tritonkit.spec.export import SourceSpec
 
 #: Files an export may own inside a version directory (stale ones are removed when not produced again).
 MODEL_FILES = ("model.onnx", "model.onnx.data", onnx2trt.ENGINE_FILE, "model.pt")
@@ -39,7 +40,7 @@ class ExportResult:
     cache_hit: bool
     cache_key: str
     work_dir: Path
-    attempts: list[dict[str, Any]] = field(default_factory=list)
+    attempts: list[dict[str, str]] = field(default_factory=list)
     tensorrt: dict[str, Any] | None = None
     elapsed_s: float = 0.0
 
@@ -95,13 +96,13 @@ def _source_files(source: SourceSpec, project_dir: Path) -> list[Path]:
     return files
 
 
-def cache_payload(name: str, source: SourceSpec, options: ExportSpec, max_batch_size: int, project_dir: Path) -> dict[str, Any]:
+def cache_payload(job: ExportJob) -> dict[str, Any]:
     """Everything known before running user code that decides the export's output."""
     return {
-        "format": CACHE_FORMAT, "name": name, "source": source.model_dump(mode="json"),
-        "export": options.model_dump(mode="json", exclude={"config_io"}), "max_batch_size": max_batch_size,  # not the output's
-        "project_dir": str(project_dir.resolve()), "versions": tool_versions(), "code": code_fingerprint(),
-        "files": _hash_paths(_source_files(source, project_dir)),
+        "format": CACHE_FORMAT, "name": job.name, "source": job.source.model_dump(mode="json"),
+        "export": job.export.model_dump(mode="json", exclude={"config_io"}), "max_batch_size": job.max_batch_size,  # not the output's
+        "project_dir": str(job.project_dir.resolve()), "versions": tool_versions(), "code": code_fingerprint(),
+        "files": _hash_paths(_source_files(job.source, job.project_dir)),
     }
 
 
@@ -125,34 +126,29 @@ def _install(artifacts: Path, version_dir: Path, golden_dir: Path, wanted: list[
     return installed, copied
 
 
-def export_model(name: str, source: SourceSpec | dict[str, Any], export_options: ExportSpec | dict[str, Any] | None,
-                 max_batch_size: int, version_dir: Path, golden_dir: Path, cache_dir: Path,
-                 progress: Progress | None = None, *, project_dir: Path | None = None, spec_file: str = "tritonkit.yaml",
-                 inputs: list[Any] | None = None, outputs: list[Any] | None = None) -> ExportResult:
+def export_model(job: ExportJob, version_dir: Path, golden_dir: Path, cache_dir: Path, progress: Progress | None = None,
+                 *, inputs: list[Any] | None = None, outputs: list[Any] | None = None) -> ExportResult:
     """Exports, verifies and installs one model; raises a TritonkitError subclass with one line on failure.
 
-    `cache_dir` is the export cache root (e.g. `<project>/.tritonkit/cache/export`); `project_dir` is where
-    relative source paths and python_path resolve (default: the working directory); `inputs`/`outputs` are
+    `cache_dir` is the export cache root (e.g. `<project>/.tritonkit/cache/export`); `inputs`/`outputs` are
     the spec's config entries, checked against the graph (see `signature.reconcile`).
     """
     started = time.monotonic()
     progress = progress or StderrProgress()
-    source = source if isinstance(source, SourceSpec) else SourceSpec.model_validate(source)
-    options = export_options if isinstance(export_options, ExportSpec) else ExportSpec.model_validate(export_options or {})
-    project_dir = Path(project_dir or Path.cwd()).resolve()
-    where = f"models.{name}"
+    job = replace(job, project_dir=job.project_dir.resolve())
+    options, where, max_batch_size = job.export, job.where, job.max_batch_size
 
     def report(stage: str) -> None:
-        progress(name, stage, time.monotonic() - started)
+        progress(job.name, stage, time.monotonic() - started)
 
     if options.format == "tensorrt" and options.tensorrt.mode == "local":
-        onnx2trt.require_local_tensorrt(name, spec_file, where)
+        onnx2trt.require_local_tensorrt(job.name, where)
     if options.format == "torch_tensorrt":
         from tritonkit.export.torch2trt import require_torch_tensorrt
 
-        require_torch_tensorrt(name, spec_file, where)
-    cache = ExportCache(Path(cache_dir))
-    payload = cache_payload(name, source, options, max_batch_size, project_dir)
+        require_torch_tensorrt(job.name, where)
+    cache = ExportCache(cache_dir)
+    payload = cache_payload(job)
     key = key_of(payload)
     entry = cache.lookup(key)
     hit = entry is not None
@@ -161,30 +157,23 @@ def export_model(name: str, source: SourceSpec | dict[str, Any], export_options:
     else:
         report(f"cache miss ({key}): exporting in a child process")
         entry = cache.prepare(key)
-        job = {
-            "name": name, "source": payload["source"], "export": payload["export"], "max_batch_size": max_batch_size,
-            "project_dir": str(project_dir), "out_dir": str(entry.artifacts), "spec_file": spec_file, "field": where,
-            "progress_file": str(entry.dir / "progress.jsonl"), "result_file": str(entry.artifacts / "result.json"),
-            "error_file": str(entry.dir / "error.json"),
-        }
-        extra = [str((project_dir / p).resolve()) for p in source.python_path]
-        run_child(job, entry.dir, options.timeout_s, report, extra)
-        cache.commit(entry, payload, entry.result()["deps"])
+        run_child(job, entry, report)
+        cache.commit(entry, payload, entry.result().deps)
     result = entry.result()
-    tensorrt = result.get("tensorrt")
+    tensorrt = result.tensorrt
     if options.format == "tensorrt" and options.tensorrt.mode == "deferred":
         tensorrt = onnx2trt.deferred_plan(result, options, max_batch_size)
-    wanted = list(result["files"])  # model.onnx stays beside a plan: the embedded server falls back to it
+    wanted = list(result.files)  # model.onnx stays beside a plan: the embedded server falls back to it
     if tensorrt and tensorrt["mode"] == "local":
         wanted.append(tensorrt["engine"])
-    model_files, golden_files = _install(entry.artifacts, Path(version_dir), Path(golden_dir), wanted)
-    signature = reconcile(Signature.from_dict(result["signature"]), inputs, outputs, file=spec_file, field=where)
-    check_output_sizes(signature, result.get("output_sizes", {}), max_batch_size, outputs, file=spec_file, field=where)
+    model_files, golden_files = _install(entry.artifacts, version_dir, golden_dir, wanted)
+    signature = reconcile(result.signature, inputs, outputs, where)
+    check_output_sizes(signature, result.output_sizes, max_batch_size, outputs, where)
     report("installed " + ", ".join(p.name for p in model_files))
     return ExportResult(
-        name=name, model_files=model_files, signature=signature, exporter=result["exporter"],
-        exporter_reason=result["exporter_reason"], max_errors=result["max_errors"], cases=result["cases"],
+        name=job.name, model_files=model_files, signature=signature, exporter=result.exporter,
+        exporter_reason=result.exporter_reason, max_errors=result.max_errors, cases=result.cases,
         golden_files=golden_files, cache_hit=hit,
-        cache_key=key, work_dir=entry.dir, attempts=result["attempts"], tensorrt=tensorrt,
+        cache_key=key, work_dir=entry.dir, attempts=result.attempts, tensorrt=tensorrt,
         elapsed_s=round(time.monotonic() - started, 3),
     )

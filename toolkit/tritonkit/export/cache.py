@@ -5,7 +5,8 @@ Two levels, like a compiler cache's "direct mode": the key hashes what the paren
 source files); the entry's manifest lists what the child saw while building the model (project code
 files, data and weight files it read, versions of packages it imported) and each is re-hashed on lookup.
 
-Layout: `<cache root>/<key>/` = job.json, export.log, reproduce.sh, manifest.json, artifacts/.
+Layout: `<cache root>/<key>/` = job.json, progress.jsonl, error.json, export.log, reproduce.sh, manifest.json,
+artifacts/ (result.json, model files, golden/).
 """
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from tritonkit.export.job import ExportOutcome, read
 from tritonkit.files import sha256_file
 
 CACHE_FORMAT = 1
@@ -125,7 +127,7 @@ def dep_unchanged(dep: dict[str, str]) -> bool:
 
 @dataclass
 class Entry:
-    """One cache slot; `artifacts` holds model files, golden/ and result.json once committed."""
+    """One cache slot, named by its key; the export child is given its job.json and finds the other files by name."""
 
     key: str
     dir: Path
@@ -138,9 +140,13 @@ class Entry:
     def manifest_path(self) -> Path:
         return self.dir / "manifest.json"
 
-    def result(self) -> dict[str, Any]:
+    def file(self, name: str) -> Path:
+        """`job.json`, `progress.jsonl`, `error.json` or `export.log` of this slot; `result.json` is in artifacts/."""
+        return (self.artifacts if name == "result.json" else self.dir) / name
+
+    def result(self) -> ExportOutcome:
         """The child's result.json."""
-        return json.loads((self.artifacts / "result.json").read_text())
+        return read(ExportOutcome, self.file("result.json"))
 
 
 class ExportCache:
@@ -159,7 +165,7 @@ class ExportCache:
             manifest = json.loads(entry.manifest_path.read_text())
         except (OSError, ValueError):
             return None
-        if manifest.get("format") != CACHE_FORMAT or not (entry.artifacts / "result.json").is_file():
+        if manifest.get("format") != CACHE_FORMAT or not entry.file("result.json").is_file():
             return None
         if not all(dep_unchanged(dep) for dep in manifest.get("deps", [])):
             return None
@@ -171,7 +177,7 @@ class ExportCache:
         entry.manifest_path.unlink(missing_ok=True)
         shutil.rmtree(entry.artifacts, ignore_errors=True)
         for name in ("error.json", "progress.jsonl"):
-            (entry.dir / name).unlink(missing_ok=True)
+            entry.file(name).unlink(missing_ok=True)
         entry.artifacts.mkdir(parents=True, exist_ok=True)
         return entry
 

@@ -1,7 +1,7 @@
-"""Entry point of the isolated export process: `python -m tritonkit.export.child JOB.json`.
+"""Entry point of the isolated export process: `python -m tritonkit.export.child <cache slot>/job.json`.
 
-Writes result.json on success, error.json for a located error (re-raised by the parent), and progress
-events (one JSON line per stage) that the parent relays to the terminal. Exit codes: 0 ok, 3 located
+Writes result.json on success, error.json for a located error (re-raised by the parent; a malformed job is one),
+and progress events (one JSON line per stage) that the parent relays to the terminal. Exit codes: 0 ok, 3 located
 error, 1 unexpected exception (traceback in the log).
 """
 from __future__ import annotations
@@ -30,25 +30,28 @@ def main(argv: list[str]) -> int:
     if len(argv) != 2:
         print("usage: python -m tritonkit.export.child JOB.json", file=sys.stderr)
         return 2
-    job = json.loads(Path(argv[1]).read_text())
     from tritonkit.errors import TritonkitError
+    from tritonkit.export.cache import Entry
     from tritonkit.export.errors import ExportError
+    from tritonkit.export.job import ExportJob, read, write
 
-    error_file = Path(job["error_file"])
-    progress = FileProgress(Path(job["progress_file"]))
+    job_path = Path(argv[1])
+    entry = Entry(job_path.parent.name, job_path.parent)  # the job's cache slot: its other files are found by name
+    progress = FileProgress(entry.file("progress.jsonl"))
     try:
         from tritonkit.export.pipeline import run_job
 
-        result = run_job(job, progress)
+        outcome = run_job(read(ExportJob, job_path), entry.artifacts, progress)
     except TritonkitError as err:
         kind = type(err).__name__ if isinstance(err, ExportError) else "ExportError"
-        error_file.write_text(json.dumps({"kind": kind, "file": err.file, "field": err.field, "problem": err.problem, "fix": err.fix}))
+        entry.file("error.json").write_text(json.dumps({"kind": kind, "file": err.file, "field": err.field,
+                                                        "problem": err.problem, "fix": err.fix}))
         traceback.print_exc()
         return 3
     except BaseException:
         traceback.print_exc()
         return 1
-    Path(job["result_file"]).write_text(json.dumps(result, indent=2, default=str) + "\n")
+    write(outcome, entry.file("result.json"))
     progress("done")
     return 0
 

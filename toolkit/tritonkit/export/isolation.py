@@ -1,6 +1,6 @@
 """Runs an export job in a child process with a timeout, so a crashing exporter cannot take the CLI down.
 
-The child (`python -m tritonkit.export.child job.json`) writes its whole output to export.log; a
+The child (`python -m tritonkit.export.child <cache slot>/job.json`) writes its whole output to export.log; a
 reproduce.sh next to it replays the same job by hand. Stages the child reports are relayed as they come.
 """
 from __future__ import annotations
@@ -14,9 +14,10 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
+from tritonkit.export.cache import Entry
 from tritonkit.export.errors import BY_NAME, ExportCrashed, ExportError
+from tritonkit.export.job import ExportJob, write
 from tritonkit.extras import install_command, missing_module
 
 POLL_S = 0.1
@@ -81,20 +82,18 @@ def _last_line(path: Path) -> str:
     return lines[-1][:300] if lines else ""
 
 
-def run_child(job: dict[str, Any], work_dir: Path, timeout_s: float, progress: Callable[[str], None],
-              extra_paths: list[str]) -> None:
-    """Runs the job; returns when result.json exists, raises the child's error or ExportCrashed otherwise."""
-    work_dir.mkdir(parents=True, exist_ok=True)
-    job_path, log_path = work_dir / "job.json", work_dir / "export.log"
-    progress_path, error_path = Path(job["progress_file"]), Path(job["error_file"])
-    job_path.write_text(json.dumps(job, indent=2) + "\n")
-    env = child_env(extra_paths)
-    cwd = Path(job["project_dir"])
-    reproduce = write_reproduce(work_dir, job_path, cwd, env)
+def run_child(job: ExportJob, entry: Entry, progress: Callable[[str], None]) -> None:
+    """Runs the job in its cache slot; returns when result.json exists, raises the child's error or ExportCrashed otherwise."""
+    entry.dir.mkdir(parents=True, exist_ok=True)
+    job_path, log_path = entry.file("job.json"), entry.file("export.log")
+    progress_path, error_path, timeout_s = entry.file("progress.jsonl"), entry.file("error.json"), job.export.timeout_s
+    write(job, job_path)
+    env = child_env([str((job.project_dir / p).resolve()) for p in job.source.python_path])
+    reproduce = write_reproduce(entry.dir, job_path, job.project_dir, env)
     stage, seen = "start", 0
     started = time.monotonic()
     with open(log_path, "wb") as log:
-        proc = subprocess.Popen(command(job_path), cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT,
+        proc = subprocess.Popen(command(job_path), cwd=job.project_dir, env=env, stdout=log, stderr=subprocess.STDOUT,
                                 stdin=subprocess.DEVNULL, start_new_session=True)
         timed_out = False
         while proc.poll() is None:
@@ -105,12 +104,12 @@ def run_child(job: dict[str, Any], work_dir: Path, timeout_s: float, progress: C
             time.sleep(POLL_S)
             stage, seen = _relay(progress_path, seen, stage, progress)
         stage, seen = _relay(progress_path, seen, stage, progress)
-    name, file, field = job["name"], job["spec_file"], job["field"]
+    name, file, field = job.name, job.where.file, job.where.field
     where = f"see {log_path}; replay with: bash {reproduce}"
     if timed_out:
         raise ExportCrashed(file, f"{field}.export.timeout_s", f"export of model '{name}' timed out after {timeout_s:g} s "
                             f"in stage '{stage}'", f"raise export.timeout_s or {where}", str(log_path), str(reproduce))
-    if proc.returncode == 0 and Path(job["result_file"]).is_file():
+    if proc.returncode == 0 and entry.file("result.json").is_file():
         return
     if error_path.is_file():
         data = json.loads(error_path.read_text())
@@ -120,8 +119,8 @@ def run_child(job: dict[str, Any], work_dir: Path, timeout_s: float, progress: C
     detail = _last_line(log_path)
     module = missing_module(detail) if code > 0 else None
     if module is not None and (install := install_command(module, prefer="export")) is not None:
-        raise ExportError(file, f"{field}.export", f"exporting model '{name}' needs the Python module '{module}', "
-                          "which is not installed", install)
+        raise ExportError.at(job.where.at("export"), f"exporting model '{name}' needs the Python module '{module}', "
+                             "which is not installed", install)
     raise ExportCrashed(file, f"{field}.export", f"export process of model '{name}' {how} in stage '{stage}'"
                         + (f" ({detail})" if detail and code > 0 else ""), where, str(log_path), str(reproduce))
 

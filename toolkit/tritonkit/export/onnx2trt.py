@@ -10,11 +10,15 @@ import importlib.util
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from tritonkit.errors import Where
 from tritonkit.export.errors import TensorRTUnavailable, VerificationError
+
+if TYPE_CHECKING:
+    from tritonkit.export.job import ExportOutcome
 
 ENGINE_FILE = "model.plan"
 
@@ -33,11 +37,11 @@ def tensorrt_available() -> bool:
     return importlib.util.find_spec("tensorrt") is not None
 
 
-def require_local_tensorrt(model: str, file: str, where: str) -> None:
+def require_local_tensorrt(model: str, where: Where) -> None:
     """Fails fast, in one line that names the alternative, when a local engine build cannot run here."""
     if not tensorrt_available():
-        raise TensorRTUnavailable(
-            file, f"{where}.export.tensorrt.mode",
+        raise TensorRTUnavailable.at(
+            where.at("export.tensorrt.mode"),
             f"model '{model}' asks for a local TensorRT build but TensorRT is not installed here (no module 'tensorrt')",
             "set export.tensorrt.mode: deferred to build the engine with trtexec in the TensorRT container at deploy time")
 
@@ -61,12 +65,11 @@ def default_profile(example_shapes: dict[str, list[int]], axes: dict[str, dict[i
     return ShapeProfile(lo, mid, hi)
 
 
-def profiles_for(result: dict[str, Any], options: Any, max_batch_size: int) -> list[ShapeProfile]:
+def profiles_for(result: ExportOutcome, options: Any, max_batch_size: int) -> list[ShapeProfile]:
     """The spec's profiles, or the default one computed from the export's example shapes and dynamic axes."""
     if options.tensorrt.profiles:
         return [ShapeProfile(p.min, p.opt, p.max) for p in options.tensorrt.profiles]
-    axes = {n: {int(a): d for a, d in m.items()} for n, m in result["dynamic_axes"].items()}  # JSON keys are str
-    return [default_profile(result["example_shapes"], axes, max_batch_size, options.verify.lengths)]
+    return [default_profile(result.example_shapes, result.dynamic_axes, max_batch_size, options.verify.lengths)]
 
 
 def _shapes_arg(shapes: dict[str, list[int]]) -> str:
@@ -89,7 +92,7 @@ def trtexec_command(onnx_path: str, engine_path: str, profiles: list[ShapeProfil
     return argv
 
 
-def deferred_plan(result: dict[str, Any], options: Any, max_batch_size: int) -> dict[str, Any]:
+def deferred_plan(result: ExportOutcome, options: Any, max_batch_size: int) -> dict[str, Any]:
     """What the compose step needs to build the engine at deploy time (paths relative to the version dir)."""
     profiles = profiles_for(result, options, max_batch_size)
     trt = options.tensorrt
@@ -164,13 +167,13 @@ def run_engine(engine_path: Path, inputs: dict[str, np.ndarray]) -> dict[str, np
     return {name: tensor.cpu().numpy() for name, tensor in outputs.items()}
 
 
-def build_local(out_dir: Path, result: dict[str, Any], options: Any, max_batch_size: int,
-                pairs: list[tuple[dict[str, np.ndarray], dict[str, np.ndarray]]], *, file: str, where: str,
+def build_local(out_dir: Path, result: ExportOutcome, options: Any, max_batch_size: int,
+                pairs: list[tuple[dict[str, np.ndarray], dict[str, np.ndarray]]], *, where: Where,
                 progress: Callable[[str], None]) -> dict[str, Any]:
     """Builds model.plan next to model.onnx and replays the golden pairs through it within the spec's tolerance."""
     from tritonkit.export.verify import beyond_tolerance, differences
 
-    require_local_tensorrt(result["name"], file, where)
+    require_local_tensorrt(result.name, where)
     profiles = profiles_for(result, options, max_batch_size)
     trt_opts = options.tensorrt
     build_engine(out_dir / "model.onnx", out_dir / ENGINE_FILE, profiles, fp16=trt_opts.fp16, int8=trt_opts.int8,
@@ -186,9 +189,9 @@ def build_local(out_dir: Path, result: dict[str, Any], options: Any, max_batch_s
             entry["max_abs"], entry["max_rel"] = max(entry["max_abs"], max_abs), max(entry["max_rel"], max_rel)
             if beyond_tolerance(diff, ref, tol.atol, tol.rtol).any():
                 shapes = " ".join(f"{k}={list(v.shape)}" for k, v in inputs.items())
-                raise VerificationError(file, f"{where}.export.tolerance",
-                                        f"model '{result['name']}': TensorRT output '{name}' differs from PyTorch at inputs "
+                raise VerificationError.at(where.at("export.tolerance"),
+                                           f"model '{result.name}': TensorRT output '{name}' differs from PyTorch at inputs "
                                         f"{shapes}: max abs error {max_abs:.3g} > atol {tol.atol:g} + rtol {tol.rtol:g}",
-                                        "raise export.tolerance for fp16/int8 engines or build without fp16")
+                                           "raise export.tolerance for fp16/int8 engines or build without fp16")
     return {"mode": "local", "engine": ENGINE_FILE, "profiles": [asdict(p) for p in profiles], "max_errors": errors,
             "fp16": trt_opts.fp16, "int8": trt_opts.int8, "workspace_mb": trt_opts.workspace_mb}

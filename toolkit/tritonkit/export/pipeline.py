@@ -1,7 +1,7 @@
 """The export steps as run inside the isolated child: load, export (with fallback), verify, golden, signature.
 
 Everything crash-prone (user code, torch.export, the tracer, onnxruntime, TensorRT) happens here, never in
-the CLI's process. Input is a job dict (see `isolation.py`); output is result.json's dict.
+the CLI's process. Input is an `ExportJob` (job.json), output an `ExportOutcome` (result.json): see `job.py`.
 """
 from __future__ import annotations
 
@@ -15,13 +15,15 @@ from typing import Any
 import numpy as np
 
 from tritonkit import golden
+from tritonkit.errors import Where
 from tritonkit.export import cases as cases_mod
 from tritonkit.export import sources, torch2onnx
 from tritonkit.export.deps import Recorder
 from tritonkit.export.errors import ExportError, VerificationError
+from tritonkit.export.job import ExportJob, ExportOutcome
 from tritonkit.export.signature import graph_shapes, read_signature
 from tritonkit.export.verify import check_graph, verify
-from tritonkit.spec.export import ExportSpec, SourceSpec
+from tritonkit.spec.export import ExportSpec
 
 Progress = Callable[[str], None]
 
@@ -39,44 +41,44 @@ def weights_digest(module: Any) -> str:
 
 
 def dynamic_axes(ranks: dict[str, int], inputs: list[str], requested: dict[str, dict[int, str]], max_batch_size: int,
-                 file: str, where: str) -> dict[str, dict[int, str]]:
+                 model: Where) -> dict[str, dict[int, str]]:
     """{tensor: {axis: dim name}} for inputs and outputs: the batch axis plus the spec's named dims, checked."""
-    field = f"{where}.export.dynamic_axes"
+    where = model.at("export.dynamic_axes")
     axes: dict[str, dict[int, str]] = {name: ({0: "batch"} if max_batch_size > 0 else {}) for name in ranks}
     for tensor, mapping in requested.items():
         if tensor not in ranks:
-            raise ExportError(file, f"{field}.{tensor}", f"'{tensor}' is not an input or output of the model",
-                              f"use one of: {', '.join(ranks)}")
+            raise ExportError.at(where.at(tensor), f"'{tensor}' is not an input or output of the model",
+                                 f"use one of: {', '.join(ranks)}")
         for axis, dim in mapping.items():
             if axis >= ranks[tensor]:
-                raise ExportError(file, f"{field}.{tensor}", f"axis {axis} is out of range for rank {ranks[tensor]}",
-                                  f"use an axis below {ranks[tensor]}")
+                raise ExportError.at(where.at(tensor), f"axis {axis} is out of range for rank {ranks[tensor]}",
+                                     f"use an axis below {ranks[tensor]}")
             if max_batch_size > 0 and axis == 0:
-                raise ExportError(file, f"{field}.{tensor}", "axis 0 is the batch axis (max_batch_size > 0) and is always dynamic",
-                                  "remove it, or set max_batch_size: 0 to name axis 0 yourself")
+                raise ExportError.at(where.at(tensor), "axis 0 is the batch axis (max_batch_size > 0) and is always dynamic",
+                                     "remove it, or set max_batch_size: 0 to name axis 0 yourself")
             axes[tensor][axis] = dim
     return axes
 
 
-def _batched_example(example: dict[str, Any], max_batch_size: int, file: str, where: str) -> dict[str, Any]:
+def _batched_example(example: dict[str, Any], max_batch_size: int, model: Where) -> dict[str, Any]:
     """Checks the batch axis agrees across inputs; a batch of 1 is repeated to 2 (torch.export specializes 1)."""
     if max_batch_size <= 0:
         return example
     sizes = {n: (t.shape[0] if t.dim() else None) for n, t in example.items()}
     if len(set(sizes.values())) != 1 or None in sizes.values():
-        raise ExportError(file, f"{where}.source", f"example inputs disagree on the batch axis: {sizes}",
-                          "give every example input the same first dim, or set max_batch_size: 0")
+        raise ExportError.at(model.at("source"), f"example inputs disagree on the batch axis: {sizes}",
+                             "give every example input the same first dim, or set max_batch_size: 0")
     if next(iter(sizes.values())) == 1:
         return {n: t.repeat(2, *([1] * (t.dim() - 1))) for n, t in example.items()}
     return example
 
 
-def _check_lengths(options: ExportSpec, axes: dict[str, dict[int, str]], file: str, where: str) -> None:
+def _check_lengths(options: ExportSpec, axes: dict[str, dict[int, str]], model: Where) -> None:
     names = {d for mapping in axes.values() for d in mapping.values()} - {"batch"}
     for dim in options.verify.lengths:
         if dim not in names:
-            raise ExportError(file, f"{where}.export.verify.lengths.{dim}", f"'{dim}' is not a dynamic dim name",
-                              f"name one from export.dynamic_axes: {', '.join(sorted(names)) or '(none declared)'}")
+            raise ExportError.at(model.at(f"export.verify.lengths.{dim}"), f"'{dim}' is not a dynamic dim name",
+                                 f"name one from export.dynamic_axes: {', '.join(sorted(names)) or '(none declared)'}")
 
 
 def _plan(options: ExportSpec) -> list[tuple[str, str]]:
@@ -85,26 +87,26 @@ def _plan(options: ExportSpec) -> list[tuple[str, str]]:
     return [(options.exporter, f"chosen in the spec (export.exporter: {options.exporter})")]
 
 
-def _export_torch(job: dict[str, Any], loaded: sources.Loaded, options: ExportSpec, out_dir: Path,
+def _export_torch(job: ExportJob, loaded: sources.Loaded, options: ExportSpec, out_dir: Path,
                   progress: Progress) -> dict[str, Any]:
     """Exports with the planned exporters until one produces a graph that verifies."""
     import torch
     from torch.utils._pytree import tree_leaves
 
-    name, file, where, mbs = job["name"], job["spec_file"], job["field"], job["max_batch_size"]
-    example = _batched_example(loaded.example, mbs, file, where)
+    name, where, mbs = job.name, job.where, job.max_batch_size
+    example = _batched_example(loaded.example, mbs, where)
     try:
         output_names = torch2onnx.output_names_of(loaded.module, example, loaded.call_names, options.output_names)
     except ValueError as exc:
-        raise ExportError(file, f"{where}.export.output_names", str(exc), "list one name per returned tensor") from exc
+        raise ExportError.at(where.at("export.output_names"), str(exc), "list one name per returned tensor") from exc
     adapter = torch2onnx.make_adapter(loaded.module, loaded.call_names)
     input_names = list(example)
     args = tuple(example.values())
     with torch.no_grad():
         outs = tree_leaves(adapter(*args))
     ranks = {n: t.dim() for n, t in example.items()} | {n: t.dim() for n, t in zip(output_names, outs)}
-    axes = dynamic_axes(ranks, input_names, options.dynamic_axes, mbs, file, where)
-    _check_lengths(options, axes, file, where)
+    axes = dynamic_axes(ranks, input_names, options.dynamic_axes, mbs, where)
+    _check_lengths(options, axes, where)
 
     def reference(inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         tensors = tuple(torch.from_numpy(np.ascontiguousarray(inputs[n])) for n in input_names)
@@ -128,9 +130,9 @@ def _export_torch(job: dict[str, Any], loaded: sources.Loaded, options: ExportSp
             continue
         try:
             progress("check model")
-            check_graph(out_dir / "model.onnx", name, file, f"{where}.export")
+            check_graph(out_dir / "model.onnx", name, where.at("export"))
             report = verify(out_dir / "model.onnx", reference, cases, output_names, options.tolerance, model=name,
-                            file=file, where=f"{where}.export", keep=options.verify.golden_samples, progress=progress)
+                            where=where.at("export"), keep=options.verify.golden_samples, progress=progress)
         except VerificationError as err:
             attempts.append({"exporter": exporter, "reason": reason, "stage": "verification", "error": err.problem})
             failure = err
@@ -142,79 +144,72 @@ def _export_torch(job: dict[str, Any], loaded: sources.Loaded, options: ExportSp
     if failure is not None:
         raise failure
     summary = "; ".join(f"{a['exporter']}: {a['error']}" for a in attempts)
-    raise ExportError(file, f"{where}.export.exporter", f"model '{name}': no exporter produced a graph ({summary})",
-                      "see the export log; fix the model code or choose the other exporter")
+    raise ExportError.at(where.at("export.exporter"), f"model '{name}': no exporter produced a graph ({summary})",
+                         "see the export log; fix the model code or choose the other exporter")
 
 
-def _export_onnx_source(job: dict[str, Any], loaded: sources.Loaded, options: ExportSpec, out_dir: Path,
+def _export_onnx_source(job: ExportJob, loaded: sources.Loaded, options: ExportSpec, out_dir: Path,
                         progress: Progress) -> dict[str, Any]:
     """An ONNX source: normalized into out_dir, checked, and run at several shapes (no PyTorch to compare with)."""
-    name, file, where, mbs = job["name"], job["spec_file"], job["field"], job["max_batch_size"]
+    name, where, mbs = job.name, job.where, job.max_batch_size
     progress("copy onnx")
     assert loaded.onnx_path is not None, "an ONNX source always loads with its path"
     files = torch2onnx.finalize(loaded.onnx_path, out_dir, options.external_data)
-    check_graph(out_dir / "model.onnx", name, file, f"{where}.source.onnx")
+    check_graph(out_dir / "model.onnx", name, where.at("source.onnx"))
     shapes = graph_shapes(out_dir / "model.onnx")
     axes = {n: {i: d for i, d in enumerate(shapes[n][1]) if isinstance(d, str) and not (mbs > 0 and i == 0)}
             for n in loaded.example}
-    _check_lengths(options, axes, file, where)
+    _check_lengths(options, axes, where)
     cases = cases_mod.make_cases(loaded.example, axes, mbs, options.verify.batch_sizes, options.verify.lengths,
                                  options.verify.seed)
     import onnx
 
     output_names = [o.name for o in onnx.load(str(out_dir / "model.onnx"), load_external_data=False).graph.output]
-    report = verify(out_dir / "model.onnx", None, cases, output_names, options.tolerance, model=name, file=file,
-                    where=f"{where}.export", keep=options.verify.golden_samples, progress=progress)
+    report = verify(out_dir / "model.onnx", None, cases, output_names, options.tolerance, model=name,
+                    where=where.at("export"), keep=options.verify.golden_samples, progress=progress)
     reason = "onnx source: used as given, run at every verify shape (no PyTorch reference to compare with)"
     return {"exporter": "none", "exporter_reason": reason, "attempts": [], "files": [p.name for p in files],
             "report": report, "output_names": output_names, "axes": axes, "example": loaded.example, "weights_sha256": ""}
 
 
-def run_job(job: dict[str, Any], progress: Progress) -> dict[str, Any]:
-    """Runs one export job; returns the result dict (also written as result.json by the child)."""
+def run_job(job: ExportJob, out_dir: Path, progress: Progress) -> ExportOutcome:
+    """Runs one export job, leaving its files in `out_dir`; returns what it made (result.json in the child)."""
     started = time.monotonic()
-    source = SourceSpec.model_validate(job["source"])
-    options = ExportSpec.model_validate(job["export"])
-    project_dir, out_dir = Path(job["project_dir"]), Path(job["out_dir"])
-    file, where = job["spec_file"], job["field"]
+    source, options, mbs, where = job.source, job.export, job.max_batch_size, job.where
     progress("load source")
     with Recorder() as recorder:
         if source.kind == "python":
-            loaded = sources.from_entry_point(source, project_dir, options.input_names, file, where)
+            loaded = sources.from_entry_point(source, job.project_dir, options.input_names, where)
         elif source.kind == "torchscript":
-            loaded = sources.from_torchscript(source, project_dir, options.verify.seed, file, where)
+            loaded = sources.from_torchscript(source, job.project_dir, options.verify.seed, where)
         else:
-            loaded = sources.from_onnx(source, project_dir, job["max_batch_size"], options.verify.seed, file, where)
+            loaded = sources.from_onnx(source, job.project_dir, mbs, options.verify.seed, where)
     deps = recorder.deps()
     if source.kind == "onnx":
-        outcome = _export_onnx_source(job, loaded, options, out_dir, progress)
+        made = _export_onnx_source(job, loaded, options, out_dir, progress)
     else:
-        outcome = _export_torch(job, loaded, options, out_dir, progress)
+        made = _export_torch(job, loaded, options, out_dir, progress)
     progress("golden samples")
-    report = outcome["report"]
-    tol = golden.tolerance_json(options.tolerance, outcome["output_names"])
+    report = made["report"]
+    tol = golden.tolerance_json(options.tolerance, made["output_names"])
     golden_files = golden.write_pairs(out_dir / "golden", report.pairs, tol)
-    signature = read_signature(out_dir / "model.onnx", job["max_batch_size"], file=file, field=where)
-    result = {
-        "name": job["name"], "source_kind": source.kind, "files": outcome["files"], "opset": options.opset,
-        "exporter": outcome["exporter"], "exporter_reason": outcome["exporter_reason"], "attempts": outcome["attempts"],
-        "signature": signature.as_dict(), "dynamic_axes": outcome["axes"],
-        "max_errors": {n: asdict(e) for n, e in report.errors.items()}, "cases": report.cases,
-        "output_sizes": report.output_sizes,
-        "golden": [p.name for p in golden_files], "weights_sha256": outcome["weights_sha256"], "deps": deps,
-        "example_shapes": {n: list(v.shape) for n, v in outcome["example"].items()},
-    }
+    outcome = ExportOutcome(
+        name=job.name, source_kind=source.kind, files=made["files"], opset=options.opset, exporter=made["exporter"],
+        exporter_reason=made["exporter_reason"], attempts=made["attempts"],
+        signature=read_signature(out_dir / "model.onnx", mbs, where), dynamic_axes=made["axes"],
+        max_errors={n: asdict(e) for n, e in report.errors.items()}, cases=report.cases, output_sizes=report.output_sizes,
+        golden=[p.name for p in golden_files], weights_sha256=made["weights_sha256"], deps=deps,
+        example_shapes={n: list(v.shape) for n, v in made["example"].items()},
+    )
     if options.format == "tensorrt" and options.tensorrt.mode == "local":
         from tritonkit.export import onnx2trt
 
         progress("tensorrt engine")
-        result["tensorrt"] = onnx2trt.build_local(out_dir, result, options, job["max_batch_size"], report.pairs,
-                                                  file=file, where=where, progress=progress)
+        outcome.tensorrt = onnx2trt.build_local(out_dir, outcome, options, mbs, report.pairs, where=where, progress=progress)
     elif options.format == "torch_tensorrt":
         from tritonkit.export import torch2trt
 
         progress("torch-tensorrt")
-        result["tensorrt"] = torch2trt.compile_local(loaded, result, options, job["max_batch_size"], out_dir,
-                                                     file=file, where=where)
-    result["elapsed_s"] = round(time.monotonic() - started, 3)
-    return result
+        outcome.tensorrt = torch2trt.compile_local(loaded, outcome, options, mbs, out_dir, where=where)
+    outcome.elapsed_s = round(time.monotonic() - started, 3)
+    return outcome

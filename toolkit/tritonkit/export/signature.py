@@ -10,6 +10,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tritonkit.errors import NOWHERE, Where
 from tritonkit.export.errors import SignatureError
 from tritonkit.triton.datatypes import ONNX_TO_TRITON
 
@@ -34,11 +35,6 @@ class Signature:
         """Plain lists of {name, data_type, dims} dicts, ready for the config renderer."""
         return {"inputs": [asdict(t) for t in self.inputs], "outputs": [asdict(t) for t in self.outputs]}
 
-    @classmethod
-    def from_dict(cls, data: dict[str, list[dict[str, Any]]]) -> Signature:
-        """Inverse of `as_dict` (used for cached results)."""
-        return cls([TensorSig(**t) for t in data["inputs"]], [TensorSig(**t) for t in data["outputs"]])
-
 
 def graph_shapes(onnx_path: Path) -> dict[str, tuple[str, list[int | str]]]:
     """name -> (ONNX element type name, full shape with dim_param strings) for graph inputs and outputs."""
@@ -57,7 +53,7 @@ def graph_shapes(onnx_path: Path) -> dict[str, tuple[str, list[int | str]]]:
     return shapes
 
 
-def read_signature(onnx_path: Path, max_batch_size: int, *, file: str = "", field: str = "") -> Signature:
+def read_signature(onnx_path: Path, max_batch_size: int, where: Where = NOWHERE) -> Signature:
     """Triton inputs/outputs of an ONNX file; the batch axis is dropped when max_batch_size > 0."""
     import onnx
 
@@ -71,18 +67,16 @@ def read_signature(onnx_path: Path, max_batch_size: int, *, file: str = "", fiel
                 continue
             elem, dims = shapes[value.name]
             if elem not in ONNX_TO_TRITON:
-                raise SignatureError(file, field, f"graph {kind} '{value.name}' has element type {elem}, which Triton cannot serve",
+                raise SignatureError.at(where, f"graph {kind} '{value.name}' has element type {elem}, which Triton cannot serve",
                                      "cast it to a supported type inside the model")
             triton_dims = [d if isinstance(d, int) and d > 0 else -1 for d in dims]
             if max_batch_size > 0:
                 if not dims:
-                    raise SignatureError(file, f"{field}.max_batch_size".lstrip("."),
-                                         f"graph {kind} '{value.name}' is a scalar, so it has no batch axis",
-                                         "set max_batch_size: 0")
+                    raise SignatureError.at(where.at("max_batch_size"), f"graph {kind} '{value.name}' is a scalar, so it has no batch axis",
+                                            "set max_batch_size: 0")
                 if triton_dims[0] != -1:
-                    raise SignatureError(
-                        file, f"{field}.max_batch_size".lstrip("."),
-                        f"graph {kind} '{value.name}' has a fixed first dim {dims[0]}, but max_batch_size "
+                    raise SignatureError.at(
+                        where.at("max_batch_size"), f"graph {kind} '{value.name}' has a fixed first dim {dims[0]}, but max_batch_size "
                         f"{max_batch_size} makes it the batch axis",
                         "export with a dynamic batch axis or set max_batch_size: 0")
                 triton_dims = triton_dims[1:]
@@ -95,47 +89,47 @@ def _get(entry: Any, key: str) -> Any:
     return entry.get(key) if isinstance(entry, dict) else getattr(entry, key, None)
 
 
-def _check_dims(graph: TensorSig, declared: list[int], where: str, file: str, what: str) -> None:
+def _check_dims(graph: TensorSig, declared: list[int], where: Where, what: str) -> None:
     """Same rank; each fixed graph dim repeated; a dynamic graph dim may be narrowed to a size."""
     if len(declared) != len(graph.dims):
-        raise SignatureError(file, where, f"{what} {declared} has rank {len(declared)} but the graph's '{graph.name}' "
-                             f"is {graph.dims} (rank {len(graph.dims)}, batch axis excluded)",
-                             f"write dims: {graph.dims}")
+        raise SignatureError.at(where, f"{what} {declared} has rank {len(declared)} but the graph's '{graph.name}' "
+                                f"is {graph.dims} (rank {len(graph.dims)}, batch axis excluded)",
+                                f"write dims: {graph.dims}")
     for axis, (want, have) in enumerate(zip(graph.dims, declared)):
         if want != -1 and have != want:
-            raise SignatureError(file, where, f"{what}[{axis}] is {have} but the graph fixes it to {want}",
-                                 f"write dims: {graph.dims}")
+            raise SignatureError.at(where, f"{what}[{axis}] is {have} but the graph fixes it to {want}",
+                                    f"write dims: {graph.dims}")
 
 
-def _reconcile_one(graph: list[TensorSig], declared: list[Any] | None, kind: str, file: str, field: str) -> list[TensorSig]:
+def _reconcile_one(graph: list[TensorSig], declared: list[Any] | None, kind: str, model: Where) -> list[TensorSig]:
     """Spec entries checked against the graph; graph entries the spec leaves out are filled in."""
     by_name = {t.name: t for t in graph}
     chosen: dict[str, TensorSig] = {}
     for index, entry in enumerate(declared or []):
-        where = f"{field}.{kind}[{index}]".lstrip(".")
+        where = model.at(f"{kind}[{index}]")
         name = _get(entry, "name")
         if name not in by_name:
             close = difflib.get_close_matches(str(name), list(by_name), n=1)
             hint = f"did you mean '{close[0]}'?" if close else f"the graph's {kind}s are: {', '.join(by_name)}"
-            raise SignatureError(file, f"{where}.name", f"{kind} '{name}' is not in the exported graph", hint)
+            raise SignatureError.at(where.at("name"), f"{kind} '{name}' is not in the exported graph", hint)
         want = by_name[name]
         data_type = _get(entry, "data_type")
         if data_type and data_type != want.data_type:
-            raise SignatureError(file, f"{where}.data_type", f"{data_type} but the graph's '{name}' is {want.data_type}",
-                                 f"write data_type: {want.data_type} (or cast inside the model)")
+            raise SignatureError.at(where.at("data_type"), f"{data_type} but the graph's '{name}' is {want.data_type}",
+                                    f"write data_type: {want.data_type} (or cast inside the model)")
         dims = _get(entry, "dims")
         reshape = _get(entry, "reshape")
         shape = _get(reshape, "shape") if reshape is not None else None
         if shape is not None:
-            _check_dims(want, list(shape), f"{where}.reshape.shape", file, "reshape.shape")
+            _check_dims(want, list(shape), where.at("reshape.shape"), "reshape.shape")
         elif dims is not None:
-            _check_dims(want, list(dims), f"{where}.dims", file, "dims")
+            _check_dims(want, list(dims), where.at("dims"), "dims")
         chosen[name] = TensorSig(name, want.data_type, list(dims) if dims is not None else want.dims)
     return [chosen.get(t.name, t) for t in graph]
 
 
 def check_output_sizes(sig: Signature, seen: dict[str, list[list[int]]], max_batch_size: int, outputs: list[Any] | None,
-                       *, file: str = "", field: str = "") -> None:
+                       where: Where) -> None:
     """A fixed output dim of the config must be the size verification saw in every case.
 
     The graph leaves a size dynamic when it depends on the inputs' lengths or values (a length regulator's frame
@@ -149,18 +143,18 @@ def check_output_sizes(sig: Signature, seen: dict[str, list[list[int]]], max_bat
             sizes = sorted({shape[axis] for shape in shapes if len(shape) == len(tensor.dims)})
             if dim == -1 or not sizes or sizes == [dim]:
                 continue
-            where = f"{field}.output[{index_of[tensor.name]}].dims".lstrip(".") if tensor.name in index_of else field
-            raise SignatureError(file, where, f"output '{tensor.name}' dims[{axis}] is {dim} but verification saw sizes "
-                                 f"{', '.join(map(str, sizes[:8]))} there (it depends on the inputs' lengths or values)",
-                                 f"write -1 at dims[{axis}]")
+            at = where.at(f"output[{index_of[tensor.name]}].dims") if tensor.name in index_of else where
+            raise SignatureError.at(at, f"output '{tensor.name}' dims[{axis}] is {dim} but verification saw sizes "
+                                    f"{', '.join(map(str, sizes[:8]))} there (it depends on the inputs' lengths or values)",
+                                    f"write -1 at dims[{axis}]")
 
 
 def reconcile(graph: Signature, inputs: list[Any] | None = None, outputs: list[Any] | None = None,
-              *, file: str = "", field: str = "") -> Signature:
+              where: Where = NOWHERE) -> Signature:
     """The config signature: the spec's `input`/`output` entries where given, checked against the graph.
 
     Entries may be dicts or the spec's pydantic tensors (name, data_type, dims, reshape). An unknown
     name, a different data type, a different rank or a different fixed dim raises `SignatureError`.
     """
-    return Signature(_reconcile_one(graph.inputs, inputs, "input", file, field),
-                     _reconcile_one(graph.outputs, outputs, "output", file, field))
+    return Signature(_reconcile_one(graph.inputs, inputs, "input", where),
+                     _reconcile_one(graph.outputs, outputs, "output", where))

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from tritonkit.errors import Where
 from tritonkit.export.errors import ExportError
 from tritonkit.spec.export import ExampleDType, ExampleTensor
 
@@ -36,11 +37,7 @@ class Loaded:
     onnx_path: Path | None = None
 
 
-def _fail(file: str, where: str, problem: str, fix: str) -> ExportError:
-    return ExportError(file, where, problem, fix)
-
-
-def resolve_entry_point(entry: str, project_dir: Path, python_path: list[str], file: str, where: str) -> Any:
+def resolve_entry_point(entry: str, project_dir: Path, python_path: list[str], where: Where) -> Any:
     """The function named by `package.module:function` or `path/to/file.py:function`."""
     module_part, func_name = entry.rsplit(":", 1)
     for folder in reversed(python_path):
@@ -59,11 +56,11 @@ def resolve_entry_point(entry: str, project_dir: Path, python_path: list[str], f
         else:
             module = importlib.import_module(module_part)
     except Exception as exc:
-        raise _fail(file, where, f"cannot import '{module_part}': {type(exc).__name__}: {exc}",
-                    "check the module path and source.python_path (folders relative to the spec)") from exc
+        raise ExportError.at(where, f"cannot import '{module_part}': {type(exc).__name__}: {exc}",
+                             "check the module path and source.python_path (folders relative to the spec)") from exc
     func = getattr(module, func_name, None)
     if not callable(func):
-        raise _fail(file, where, f"'{module_part}' has no function '{func_name}'", "name a function that returns (module, example_inputs)")
+        raise ExportError.at(where, f"'{module_part}' has no function '{func_name}'", "name a function that returns (module, example_inputs)")
     return func
 
 
@@ -80,8 +77,7 @@ def _positional_names(module: Any, count: int) -> list[str]:
     return names[:count] if len(names) >= count else [f"input_{i}" for i in range(count)]
 
 
-def name_inputs(module: Any, example: Any, rename: list[str] | None, file: str,
-                where: str) -> tuple[dict[str, Any], list[str] | None]:
+def name_inputs(module: Any, example: Any, rename: list[str] | None, model: Where) -> tuple[dict[str, Any], list[str] | None]:
     """(ordered {graph name: tensor}, call_names) from a tuple/list/dict/tensor example, with optional renaming."""
     import torch
 
@@ -90,33 +86,34 @@ def name_inputs(module: Any, example: Any, rename: list[str] | None, file: str,
         example = (example,)
     values = list(example.values()) if keyword else list(example)
     if not values or not all(isinstance(v, torch.Tensor) for v in values):
-        raise _fail(file, where, "example inputs must be a non-empty tuple or dict of tensors",
-                    "return (module, (tensor, ...)) or (module, {name: tensor})")
+        raise ExportError.at(model.at("source.python"), "example inputs must be a non-empty tuple or dict of tensors",
+                             "return (module, (tensor, ...)) or (module, {name: tensor})")
     names = list(example) if keyword else _positional_names(module, len(values))
     if rename is not None:
         if len(rename) != len(values):
-            raise _fail(file, f"{where.rsplit('.', 1)[0]}.export.input_names", f"{len(rename)} names for {len(values)} inputs {names}",
-                        f"give exactly {len(values)} names")
+            raise ExportError.at(model.at("export.input_names"), f"{len(rename)} names for {len(values)} inputs {names}",
+                                 f"give exactly {len(values)} names")
         return dict(zip(rename, values)), (names if keyword else None)
     return dict(zip(names, values)), (names if keyword else None)
 
 
-def from_entry_point(source: Any, project_dir: Path, rename: list[str] | None, file: str, where: str) -> Loaded:
+def from_entry_point(source: Any, project_dir: Path, rename: list[str] | None, model: Where) -> Loaded:
     """Imports and calls the entry point; the module is put in eval mode."""
     import torch
 
-    func = resolve_entry_point(source.python, project_dir, source.python_path, file, f"{where}.source.python")
+    where = model.at("source.python")
+    func = resolve_entry_point(source.python, project_dir, source.python_path, where)
     try:
         built = func(**source.kwargs)
     except Exception as exc:
         detail = " ".join(str(exc).split())[:300]
-        raise _fail(file, f"{where}.source.python", f"{source.python} raised {type(exc).__name__}: {detail}",
-                    "fix the entry point (the export log has the traceback)") from exc
+        raise ExportError.at(where, f"{source.python} raised {type(exc).__name__}: {detail}",
+                             "fix the entry point (the export log has the traceback)") from exc
     if not (isinstance(built, tuple) and len(built) == 2 and isinstance(built[0], torch.nn.Module)):
-        raise _fail(file, f"{where}.source.python", f"{source.python} returned {type(built).__name__}, not (torch.nn.Module, example_inputs)",
-                    "return a pair (module, example_inputs)")
+        raise ExportError.at(where, f"{source.python} returned {type(built).__name__}, not (torch.nn.Module, example_inputs)",
+                             "return a pair (module, example_inputs)")
     module = built[0].eval()
-    example, call_names = name_inputs(module, built[1], rename, file, f"{where}.source.python")
+    example, call_names = name_inputs(module, built[1], rename, model)
     return Loaded(module, example, call_names)
 
 
@@ -137,30 +134,30 @@ def random_examples(specs: dict[str, Any], seed: int) -> dict[str, np.ndarray]:
     return out
 
 
-def from_torchscript(source: Any, project_dir: Path, seed: int, file: str, where: str) -> Loaded:
+def from_torchscript(source: Any, project_dir: Path, seed: int, model: Where) -> Loaded:
     """torch.jit.load on CPU, with random example inputs from `source.example_inputs`."""
     import torch
 
     path = (project_dir / source.torchscript).resolve()
     if not source.example_inputs:
-        raise _fail(file, f"{where}.source.example_inputs", "a TorchScript source needs example inputs to export and verify",
-                    "add example_inputs: {name: {shape: [...], dtype: float32}} in forward order")
+        raise ExportError.at(model.at("source.example_inputs"), "a TorchScript source needs example inputs to export and verify",
+                             "add example_inputs: {name: {shape: [...], dtype: float32}} in forward order")
     try:
         module = torch.jit.load(str(path), map_location="cpu").eval()
     except Exception as exc:
-        raise _fail(file, f"{where}.source.torchscript", f"cannot load {path}: {exc}".splitlines()[0],
-                    "point at a file written by torch.jit.save") from exc
+        raise ExportError.at(model.at("source.torchscript"), f"cannot load {path}: {exc}".splitlines()[0],
+                             "point at a file written by torch.jit.save") from exc
     example = {k: torch.from_numpy(v) for k, v in random_examples(source.example_inputs, seed).items()}
     return Loaded(module, example, call_names=None)
 
 
-def from_onnx(source: Any, project_dir: Path, max_batch_size: int, seed: int, file: str, where: str) -> Loaded:
+def from_onnx(source: Any, project_dir: Path, max_batch_size: int, seed: int, model: Where) -> Loaded:
     """An ONNX file; example inputs from the spec, else from the graph (dynamic dims: batch 2, others 4)."""
     import onnx
 
     path = (project_dir / source.onnx).resolve()
     if not path.is_file():
-        raise _fail(file, f"{where}.source.onnx", f"ONNX file {path} not found", "give a path relative to the spec")
+        raise ExportError.at(model.at("source.onnx"), f"ONNX file {path} not found", "give a path relative to the spec")
     if source.example_inputs:
         return Loaded(None, random_examples(source.example_inputs, seed), None, path)
     graph = onnx.load(str(path), load_external_data=False).graph
@@ -171,8 +168,8 @@ def from_onnx(source: Any, project_dir: Path, max_batch_size: int, seed: int, fi
             continue
         elem = onnx.TensorProto.DataType.Name(value.type.tensor_type.elem_type)
         if elem not in _NUMPY_OF_ONNX:
-            raise _fail(file, f"{where}.source.example_inputs", f"cannot invent values for input '{value.name}' of type {elem}",
-                        "give example_inputs for it")
+            raise ExportError.at(model.at("source.example_inputs"), f"cannot invent values for input '{value.name}' of type {elem}",
+                                 "give example_inputs for it")
         dims = value.type.tensor_type.shape.dim
         shape = [d.dim_value if d.HasField("dim_value") else (2 if i == 0 and max_batch_size > 0 else 4) for i, d in enumerate(dims)]
         specs[value.name] = ExampleTensor(shape=shape, dtype=_NUMPY_OF_ONNX[elem])

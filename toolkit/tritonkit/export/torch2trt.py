@@ -7,23 +7,18 @@ from __future__ import annotations
 
 import importlib.util
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from tritonkit.errors import Where
 from tritonkit.export.errors import TensorRTUnavailable, VerificationError
+
+if TYPE_CHECKING:
+    from tritonkit.export.job import ExportOutcome
 
 TORCHSCRIPT_FILE = "model.pt"
 
 
-def torch_tensorrt_available() -> bool:
-    """Whether `torch_tensorrt` imports here and torch sees a CUDA device."""
-    if importlib.util.find_spec("torch_tensorrt") is None:
-        return False
-    import torch
-
-    return bool(torch.cuda.is_available())
-
-
-def require_torch_tensorrt(model: str, file: str, where: str) -> None:
+def require_torch_tensorrt(model: str, where: Where) -> None:
     """One clear line when Torch-TensorRT cannot run here."""
     if importlib.util.find_spec("torch_tensorrt") is None:
         missing = "the torch_tensorrt package is not installed here"
@@ -33,13 +28,13 @@ def require_torch_tensorrt(model: str, file: str, where: str) -> None:
         if torch.cuda.is_available():
             return
         missing = "no CUDA GPU is visible here"
-    raise TensorRTUnavailable(
-        file, f"{where}.export.format", f"model '{model}' asks for format torch_tensorrt but {missing}",
+    raise TensorRTUnavailable.at(
+        where.at("export.format"), f"model '{model}' asks for format torch_tensorrt but {missing}",
         "use format: tensorrt with export.tensorrt.mode: deferred (trtexec builds the engine in the TensorRT container)")
 
 
-def compile_local(loaded: Any, result: dict[str, Any], options: Any, max_batch_size: int, out_dir: Path, *,
-                  file: str, where: str) -> dict[str, Any]:
+def compile_local(loaded: Any, result: ExportOutcome, options: Any, max_batch_size: int, out_dir: Path, *,
+                  where: Where) -> dict[str, Any]:
     """Compiles the module with min/opt/max shapes from the TensorRT profile, checks it on the example, saves model.pt."""
     import numpy as np
     import torch
@@ -49,7 +44,7 @@ def compile_local(loaded: Any, result: dict[str, Any], options: Any, max_batch_s
     from tritonkit.export.onnx2trt import profiles_for
     from tritonkit.export.torch2onnx import make_adapter
 
-    require_torch_tensorrt(result["name"], file, where)
+    require_torch_tensorrt(result.name, where)
     profile = profiles_for(result, options, max_batch_size)[0]
     example = {n: (v if isinstance(v, torch.Tensor) else torch.from_numpy(np.ascontiguousarray(v))).cuda()
                for n, v in loaded.example.items()}
@@ -61,15 +56,15 @@ def compile_local(loaded: Any, result: dict[str, Any], options: Any, max_batch_s
     with torch.no_grad():
         want = adapter(*example.values())
         got = compiled(*example.values())
-    names = [o["name"] for o in result["signature"]["outputs"]]
+    names = [o.name for o in result.signature.outputs]
     errors: dict[str, dict[str, float]] = {}
     for name, ref, out in zip(names, tree_leaves(want), tree_leaves(got)):
         tol = options.tolerance.for_output(name)
         err = (out.float() - ref.float()).abs().max().item()
         errors[name] = {"max_abs": err}
         if not torch.allclose(out.float(), ref.float(), atol=tol.atol, rtol=tol.rtol):
-            raise VerificationError(file, f"{where}.export.tolerance", f"model '{result['name']}': Torch-TensorRT output "
-                                    f"'{name}' differs from PyTorch by {err:.3g}", "raise export.tolerance or disable fp16")
+            raise VerificationError.at(where.at("export.tolerance"), f"model '{result.name}': Torch-TensorRT output "
+                                       f"'{name}' differs from PyTorch by {err:.3g}", "raise export.tolerance or disable fp16")
     torch_tensorrt.save(compiled, str(out_dir / TORCHSCRIPT_FILE), output_format="torchscript",
                         inputs=list(example.values()))
     return {"mode": "local", "engine": TORCHSCRIPT_FILE, "format": "torch_tensorrt", "max_errors": errors}

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
+from tritonkit.errors import NOWHERE, Where
 from tritonkit.export.cases import Case
 from tritonkit.export.errors import VerificationError
 from tritonkit.export.signature import graph_shapes
@@ -39,7 +40,7 @@ class VerifyReport:
     output_sizes: dict[str, list[list[int]]] = field(default_factory=dict)
 
 
-def check_graph(onnx_path: Path, model: str, file: str, where: str) -> None:
+def check_graph(onnx_path: Path, model: str, where: Where) -> None:
     """`onnx.checker.check_model(full_check=True)` (with shape inference), as a located error."""
     import onnx
 
@@ -47,8 +48,8 @@ def check_graph(onnx_path: Path, model: str, file: str, where: str) -> None:
         onnx.checker.check_model(str(onnx_path), full_check=True)
     except Exception as exc:  # the checker raises several unrelated types
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise VerificationError(file, where, f"model '{model}': ONNX checker rejects {onnx_path.name}: {first}",
-                                "try the other exporter (export.exporter) or another opset (export.opset)") from exc
+        raise VerificationError.at(where, f"model '{model}': ONNX checker rejects {onnx_path.name}: {first}",
+                                   "try the other exporter (export.exporter) or another opset (export.opset)") from exc
 
 
 def session(onnx_path: Path):
@@ -90,12 +91,12 @@ def _declared_ok(declared: list[int | str], actual: tuple[int, ...]) -> bool:
     return len(declared) == len(actual) and all(not isinstance(d, int) or d <= 0 or d == a for d, a in zip(declared, actual))
 
 
-def _shape_mismatch(name: str, outputs: dict[str, np.ndarray], expected: dict[str, np.ndarray], model: str, file: str,
-                    where: str, shape_note: str) -> VerificationError:
+def _shape_mismatch(name: str, outputs: dict[str, np.ndarray], expected: dict[str, np.ndarray], model: str,
+                    where: Where, shape_note: str) -> VerificationError:
     """An output whose size or dtype differs between onnxruntime and PyTorch while the others agree."""
     ours, ref = outputs[name], expected[name]
-    return VerificationError(
-        file, where, f"model '{model}': output '{name}' is {ours.dtype}{list(ours.shape)} in onnxruntime but "
+    return VerificationError.at(
+        where, f"model '{model}': output '{name}' is {ours.dtype}{list(ours.shape)} in onnxruntime but "
         f"{ref.dtype}{list(ref.shape)} in PyTorch {shape_note}",
         "if the size is computed from values (e.g. rounded durations), return those values as an output too so "
         "verification names the one that differs; otherwise make the size independent of the example values "
@@ -103,7 +104,7 @@ def _shape_mismatch(name: str, outputs: dict[str, np.ndarray], expected: dict[st
 
 
 def verify(onnx_path: Path, reference: Reference | None, cases: list[Case], output_names: list[str],
-           tolerance, *, model: str, file: str = "", where: str = "", keep: int = 4,
+           tolerance, *, model: str, where: Where = NOWHERE, keep: int = 4,
            progress: Callable[[str], None] = lambda _msg: None) -> VerifyReport:
     """Runs every case through onnxruntime (and `reference`), raising VerificationError on the first mismatch.
 
@@ -118,15 +119,15 @@ def verify(onnx_path: Path, reference: Reference | None, cases: list[Case], outp
         progress(f"verify {number}/{len(cases)} ({case.label})")
         missing = set(ort_inputs) - set(case.inputs)
         if missing:
-            raise VerificationError(file, where, f"model '{model}': graph expects inputs {sorted(missing)} that the "
-                                    f"example does not provide", "name the example inputs like the graph's inputs")
+            raise VerificationError.at(where, f"model '{model}': graph expects inputs {sorted(missing)} that the "
+                                       f"example does not provide", "name the example inputs like the graph's inputs")
         outputs = dict(zip(output_names, sess.run(output_names, {k: case.inputs[k] for k in ort_inputs})))
         expected = reference(case.inputs) if reference is not None else outputs
         shape_note = f"at inputs {case.shapes()} ({case.label})"
         for name in output_names:
             if not _declared_ok(declared[name][1], outputs[name].shape):
-                raise VerificationError(
-                    file, where, f"model '{model}': output '{name}' has shape {list(outputs[name].shape)} {shape_note} but "
+                raise VerificationError.at(
+                    where, f"model '{model}': output '{name}' has shape {list(outputs[name].shape)} {shape_note} but "
                     f"the graph declares {declared[name][1]}", "the exporter froze a size from the example; try "
                     "export.exporter: torchscript or name the dim in export.dynamic_axes")
         # outputs of the same shape first: when a size is computed from values (a length regulator repeating each
@@ -141,15 +142,15 @@ def verify(onnx_path: Path, reference: Reference | None, cases: list[Case], outp
             err.max_abs, err.max_rel = max(err.max_abs, max_abs), max(err.max_rel, max_rel)
             if bad.any():
                 index = tuple(int(i) for i in np.unravel_index(int(np.argmax(np.where(bad, diff, -1.0))), diff.shape))
-                raise VerificationError(
-                    file, f"{where}.tolerance".lstrip("."),
+                raise VerificationError.at(
+                    where.at("tolerance"),
                     f"model '{model}': output '{name}' {list(ours.shape)} differs from PyTorch {shape_note}: "
                     f"max abs error {max_abs:.3g}, max rel error {max_rel:.3g} > atol {tol.atol:g} + rtol {tol.rtol:g} "
                     f"({int(bad.sum())} of {bad.size} elements; at {list(index)} onnx {float(ours[index]):.6g} vs torch {float(ref[index]):.6g})",
                     "if the model branches on tensor values in Python, use torch.where/torch.cond; if this is float "
                     f"noise, raise export.tolerance.outputs.{name}.atol")
         if unequal:
-            raise _shape_mismatch(unequal[0], outputs, expected, model, file, where, shape_note)
+            raise _shape_mismatch(unequal[0], outputs, expected, model, where, shape_note)
         for name in output_names:
             seen = report.output_sizes.setdefault(name, [])
             if list(outputs[name].shape) not in seen:

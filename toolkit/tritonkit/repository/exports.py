@@ -12,7 +12,10 @@ from typing import Any
 
 from tritonkit.errors import shown_path
 from tritonkit.export.api import ExportResult, export_model
+from tritonkit.export.cache import default_root
+from tritonkit.export.job import ExportJob
 from tritonkit.export.progress import Progress
+from tritonkit.spec.export import ExportSpec
 from tritonkit.spec.model import ModelSpec
 from tritonkit.spec.project import Project
 
@@ -33,11 +36,10 @@ def run_exports(project: Project, progress: Progress | None = None) -> dict[str,
             continue
         staging = export_dir(project) / name
         graph_io = spec.export is None or spec.export.config_io == "graph"
+        job = ExportJob(name, spec.source, spec.export or ExportSpec(), spec.max_batch_size, project.origin(name).parent,
+                        shown_path(project.origin(name)))
         result = export_model(
-            name, spec.source, spec.export, spec.max_batch_size,
-            version_dir=staging / "version", golden_dir=staging / "golden",
-            cache_dir=project.root / ".tritonkit" / "cache" / "export", progress=progress,
-            project_dir=project.origin(name).parent, spec_file=shown_path(project.origin(name)),
+            job, staging / "version", staging / "golden", default_root(project.root), progress,
             inputs=(spec.input or None) if graph_io else None, outputs=(spec.output or None) if graph_io else None,
         )
         if not graph_io:  # the model's own inputs and outputs: the graph's golden samples would not replay through it

@@ -103,17 +103,17 @@ def write_assets(name: str, out_dir: Path) -> Path:
 
 def prepare(name: str, out_dir: Path, cache_dir: Path | None = None, progress: Any = None) -> dict[str, Any]:
     """Exports (or reuses from the cache) and writes the decoder folder; returns a summary dict."""
-    from tritonkit.export import export_model
+    from tritonkit.export import ExportJob, export_model
     from tritonkit.export.progress import SilentProgress
+    from tritonkit.spec.export import ExportSpec, SourceSpec
 
     recipe = RECIPES[name]
     out_dir = Path(out_dir).resolve()
     cache_dir = Path(cache_dir or Path.cwd() / ".tritonkit" / "cache" / "export")
     started = time.monotonic()
-    source = recipe.source()
-    result = export_model("decoder", source, recipe.export, recipe.max_batch_size, out_dir, out_dir / "golden",
-                          cache_dir, progress or SilentProgress(),
-                          spec_file=f"llm recipe '{name}'")
+    job = ExportJob("decoder", SourceSpec.model_validate(recipe.source()), ExportSpec.model_validate(recipe.export),
+                    recipe.max_batch_size, Path.cwd(), f"llm recipe '{name}'")
+    result = export_model(job, out_dir, out_dir / "golden", cache_dir, progress or SilentProgress())
     write_assets(name, out_dir)
     summary = {"model": name, "folder": str(out_dir), "exporter": result.exporter, "cache_hit": result.cache_hit,
                "max_errors": result.max_errors, "cases": result.cases, "files": [p.name for p in result.model_files],
