@@ -15,11 +15,11 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from tritonkit.gateway.app import create_app
-from tritonkit.gateway.asr.routes import answer, read_upload
-from tritonkit.gateway.asr.transcript import Transcript
 from tritonkit.gateway.catalog import GatewayConfig, Served
 from tritonkit.gateway.guard import Guard
 from tritonkit.gateway.server import serve_app
+from tritonkit.pipelines.asr.gateway.routes import answer, read_upload
+from tritonkit.pipelines.asr.gateway.transcript import Transcript
 
 PATH = "/v1/audio/transcriptions"
 TEXT = "open the menu"

@@ -47,6 +47,10 @@ class Guard:
         token_bytes = token.strip().encode()
         return any(hmac.compare_digest(token_bytes, key.encode()) for key in self.keys)
 
+    def _too_large(self) -> ApiError:
+        return ApiError(413, f"the request body is larger than this gateway's limit of {self.max_bytes} bytes "
+                             "(gateway.max_request_bytes)", code="request_too_large")
+
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
@@ -57,10 +61,8 @@ class Guard:
                               ((b"www-authenticate", b"Bearer"),))
             return
         length = _header(scope, b"content-length")
-        too_large = ApiError(413, f"the request body is larger than this gateway's limit of {self.max_bytes} bytes "
-                                  "(gateway.max_request_bytes)", code="request_too_large")
         if length is not None and length.isdigit() and int(length) > self.max_bytes:
-            await _send_error(send, too_large)
+            await _send_error(send, self._too_large())
             return
         received = 0
 
@@ -70,7 +72,7 @@ class Guard:
             if message["type"] == "http.request":
                 received += len(message.get("body", b""))
                 if received > self.max_bytes:
-                    raise too_large  # rendered by the app's ApiError handler
+                    raise self._too_large()  # rendered by the app's ApiError handler
             return message
 
         await self.app(scope, counted_receive, send)

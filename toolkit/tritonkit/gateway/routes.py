@@ -1,9 +1,8 @@
-"""The pipelines the gateway can front, by name: each brings its routes and what it knows of its tensors."""
+"""The pipelines the gateway can front, by name: those whose plugin declares routes (each brings its routes and what
+it knows of its tensors, in its folder's `gateway/`)."""
 from __future__ import annotations
 
-from tritonkit.gateway.asr import PIPELINE as ASR
 from tritonkit.gateway.catalog import GatewayPipeline
-from tritonkit.gateway.llm import PIPELINE as LLM
-from tritonkit.gateway.tts import PIPELINE as TTS
+from tritonkit.pipelines.registry import PIPELINES as REGISTERED
 
-PIPELINES: dict[str, GatewayPipeline] = {p.name: p for p in (LLM, TTS, ASR)}
+PIPELINES: dict[str, GatewayPipeline] = {name: p.gateway() for name, p in REGISTERED.items() if p.gateway is not None}

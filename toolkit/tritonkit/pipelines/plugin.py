@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Generic, TypeVar
 from tritonkit.spec.base import StrictModel
 
 if TYPE_CHECKING:
+    from tritonkit.gateway.catalog import GatewayPipeline
     from tritonkit.spec.project import Project
 
 
@@ -72,3 +73,4 @@ class Pipeline(Generic[S]):
     section: type[S] | None = None   # the model spec's `<name>:` section
     old_fields: dict[str, str] = field(default_factory=dict)  # model field of earlier releases -> its key in the section
     build: BuildStep[S] | None = None
+    gateway: Callable[[], GatewayPipeline] | None = None   # its OpenAI routes (`gateway/`), loaded when `tritonkit gateway` starts

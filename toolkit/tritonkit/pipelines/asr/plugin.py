@@ -7,6 +7,7 @@ from tritonkit.pipelines.asr.spec import AsrSection
 from tritonkit.pipelines.plugin import BuildStep, Made, Pipeline, Starter
 
 if TYPE_CHECKING:
+    from tritonkit.gateway.catalog import GatewayPipeline
     from tritonkit.spec.project import Project
 
 
@@ -17,9 +18,15 @@ def _graph(name: str, section: AsrSection, project: Project) -> Made:
     return graph_for(name, section.graph, project)
 
 
+def _gateway() -> GatewayPipeline:
+    from tritonkit.pipelines.asr.gateway import PIPELINE  # starlette (the `gateway` extra) only when the gateway starts
+
+    return PIPELINE
+
+
 PIPELINE = Pipeline(
     "asr", "speech recognition (fbank -> CTC -> WFST decoder, offline and streaming) on the shipped command-word model",
     Starter(needs={"torch": "tritonkit[export]", "onnxruntime": "tritonkit[export]", "kaldifst": "tritonkit[asr]",
                    "kaldi_decoder": "tritonkit[asr]", "kaldi_native_fbank": "tritonkit[asr]"}),
-    AsrSection, old_fields={"asr_graph": "graph"}, build=BuildStep("graphs", _graph),
+    AsrSection, old_fields={"asr_graph": "graph"}, build=BuildStep("graphs", _graph), gateway=_gateway,
 )

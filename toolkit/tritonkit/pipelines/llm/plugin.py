@@ -2,8 +2,12 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tritonkit.pipelines.plugin import Pipeline, Starter
+
+if TYPE_CHECKING:
+    from tritonkit.gateway.catalog import GatewayPipeline
 
 
 def _assets(root: Path) -> list[Path]:
@@ -14,8 +18,15 @@ def _assets(root: Path) -> list[Path]:
     return [root / "assets" / name for name in ASSET_FILES]
 
 
+def _gateway() -> GatewayPipeline:
+    from tritonkit.pipelines.llm.gateway import PIPELINE  # starlette (the `gateway` extra) only when the gateway starts
+
+    return PIPELINE
+
+
 PIPELINE: Pipeline = Pipeline(
     "llm", "the streaming LLM pipeline around a tiny GPT decoder (swap in SmolLM2: see the spec's comments)",
     Starter(needs={"torch": "tritonkit[export]", "tokenizers": "tritonkit[llm]", "onnxruntime": "tritonkit[export]"},
             generate=_assets, generate_command="python -m tritonkit.pipelines.llm.export.prepare tiny assets --assets-only"),
+    gateway=_gateway,
 )

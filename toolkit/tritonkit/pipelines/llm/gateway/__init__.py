@@ -2,11 +2,11 @@
 from __future__ import annotations
 
 from tritonkit.gateway.catalog import GatewayPipeline
-from tritonkit.gateway.llm.model import ENTRY_MODEL
+from tritonkit.pipelines.llm.gateway.model import ENTRY_MODEL
 
 
 def _routes() -> list:
-    from tritonkit.gateway.llm.routes import ROUTES
+    from tritonkit.pipelines.llm.gateway.routes import ROUTES
 
     return ROUTES
 
