@@ -18,7 +18,7 @@ from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
 from pydantic import BaseModel
 
-from tritonkit.errors import Problem
+from tritonkit.errors import Problem, Where
 
 #: (message type, field) -> the model sub-folder Triton reads that data file from ("": the model folder itself).
 DATA_FILE_FIELDS = {
@@ -33,52 +33,51 @@ _SCALAR_MESSAGES = {"inference.ModelParameter": "string_value"}
 DataFileRef = Callable[[str, str], str]
 
 
-def message_to_spec(message: Message, spec_cls: type[BaseModel], shown: str, path: str, data_file: DataFileRef,
+def message_to_spec(message: Message, spec_cls: type[BaseModel], where: Where, data_file: DataFileRef,
                     skip: frozenset[str] = frozenset()) -> tuple[dict[str, Any], list[Problem]]:
     """The spec mapping for `message` (fields of `spec_cls`), and a problem per field the spec cannot hold."""
-    converter = _Converter(shown, data_file)
-    return converter.message(message, spec_cls, path, skip), converter.problems
+    converter = _Converter(data_file)
+    return converter.message(message, spec_cls, where, skip), converter.problems
 
 
 class _Converter:
     """Walks one message; collects problems instead of stopping at the first."""
 
-    def __init__(self, shown: str, data_file: DataFileRef) -> None:
-        self.shown = shown
+    def __init__(self, data_file: DataFileRef) -> None:
         self.data_file = data_file
         self.problems: list[Problem] = []
 
-    def message(self, message: Message, spec_cls: type[BaseModel], path: str, skip: frozenset[str] = frozenset()) -> dict[str, Any]:
+    def message(self, message: Message, spec_cls: type[BaseModel], path: Where, skip: frozenset[str] = frozenset()) -> dict[str, Any]:
         fields = {(info.alias or name): name for name, info in spec_cls.model_fields.items()}
         out: dict[str, Any] = {}
         for fd, value in message.ListFields():
             if fd.name in skip:
                 continue
-            where = f"{path}.{fd.name}" if path else fd.name
+            where = path.at(fd.name)
             if fd.name not in fields:
-                self.problems.append(Problem(self.shown, where, "tritonkit.yaml has no field for this setting",
-                                             "remove it from config.pbtxt to import this model, or keep serving it from a hand-written repository"))
+                self.problems.append(Problem.at(where, "tritonkit.yaml has no field for this setting",
+                                                "remove it from config.pbtxt to import this model, or keep serving it from a hand-written repository"))
                 continue
             sub = _model_class(spec_cls.model_fields[fields[fd.name]].annotation)
             out[fd.name] = self.field(fd, value, sub, where)
         out.update(_unset_differing_defaults(message, spec_cls, out, skip))
         return {key: out[key] for key in fields if key in out}  # the spec's field order, as users write it
 
-    def field(self, fd: FieldDescriptor, value: Any, sub: type[BaseModel] | None, where: str) -> Any:
+    def field(self, fd: FieldDescriptor, value: Any, sub: type[BaseModel] | None, where: Where) -> Any:
         if fd.message_type is not None and fd.message_type.GetOptions().map_entry:
             value_fd = fd.message_type.fields_by_name["value"]
-            return {key: self.single(value_fd, item, sub, f"{where}.{key}") for key, item in value.items()}
+            return {key: self.single(value_fd, item, sub, where.at(str(key))) for key, item in value.items()}
         if fd.label == FieldDescriptor.LABEL_REPEATED:
-            return [self.single(fd, item, sub, f"{where}[{i}]") for i, item in enumerate(value)]
+            return [self.single(fd, item, sub, Where(where.file, f"{where.field}[{i}]")) for i, item in enumerate(value)]
         return self.single(fd, value, sub, where)
 
-    def single(self, fd: FieldDescriptor, value: Any, sub: type[BaseModel] | None, where: str) -> Any:
+    def single(self, fd: FieldDescriptor, value: Any, sub: type[BaseModel] | None, where: Where) -> Any:
         if fd.type == FieldDescriptor.TYPE_MESSAGE:
             scalar = _SCALAR_MESSAGES.get(fd.message_type.full_name)
             if scalar is not None:
                 return getattr(value, scalar)
             if sub is None:
-                raise TypeError(f"{where}: the spec has no model for {fd.message_type.full_name}")
+                raise TypeError(f"{where.field}: the spec has no model for {fd.message_type.full_name}")
             return self.message(value, sub, where)
         if fd.type == FieldDescriptor.TYPE_ENUM:
             return fd.enum_type.values_by_number[value].name

@@ -16,7 +16,7 @@ from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
 from pydantic import ValidationError
 
-from tritonkit.errors import Problem, TritonkitError
+from tritonkit.errors import Problem, TritonkitError, Where
 from tritonkit.files import write_text_atomically
 from tritonkit.importer.convert import message_to_spec
 from tritonkit.importer.source import SourceModel, read_repository
@@ -119,7 +119,7 @@ def import_model(source: SourceModel) -> tuple[ImportedModel, list[Problem]]:
             model.copies[rel] = source.folder / inside
         return rel
 
-    model.fields, problems = message_to_spec(source.config, ModelSpec, shown, "", data_file, skip=frozenset({"name"}))
+    model.fields, problems = message_to_spec(source.config, ModelSpec, Where(shown), data_file, skip=frozenset({"name"}))
     problems += outside
     model.fields.update(_version_files(source, model.copies))
     if problems:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tritonkit.errors import Problem
+from tritonkit.errors import Problem, Where
 from tritonkit.golden import GoldenCase, Tensors
 from tritonkit.package_files import resolve_spec_path
 from tritonkit.spec.loader import shown_path
@@ -34,31 +34,30 @@ def golden_from_spec(model: str, config: pb.ModelConfig, sources: list[SmokeCase
     problems: list[Problem] = []
     golden: list[GoldenCase] = []
 
-    def convert(values: dict, table: dict, where: str, kind: str, source: SmokeCases) -> Tensors:
-        shown = shown_path(source.file)
+    def convert(values: dict, table: dict, where: Where, kind: str, source: SmokeCases) -> Tensors:
         out: Tensors = {}
         for name, value in values.items():
             tensor = table.get(name)
             if tensor is None:
-                problems.append(Problem(shown, f"{where}.{name}", f"'{model}' has no {kind} '{name}'", f"use one of: {', '.join(table) or '(none)'}"))
+                problems.append(Problem.at(where.at(name), f"'{model}' has no {kind} '{name}'", f"use one of: {', '.join(table) or '(none)'}"))
                 continue
             written = tensor_file(value)
             if written is not None:
                 try:
                     value = read_tensor_file(resolve_spec_path(written, source.file.parent))
                 except (OSError, ValueError, EOFError, wave.Error) as exc:
-                    problems.append(Problem(shown, f"{where}.{name}.file", f"cannot read '{written}' ({exc})", f"give a .npy array or a mono 16-bit .wav, relative to {shown}"))
+                    problems.append(Problem.at(where.at(f"{name}.file"), f"cannot read '{written}' ({exc})", f"give a .npy array or a mono 16-bit .wav, relative to {where.file}"))
                     continue
                 if config.max_batch_size > 0:   # a file holds one request's tensor
                     value = value[None]
             try:
                 array = _as_type(value, numpy_dtype(tensor.data_type))
             except (OverflowError, Warning):
-                problems.append(Problem(shown, f"{where}.{name}", f"a value is out of range for {pb.DataType.Name(tensor.data_type)}",
-                                        "write values the type can hold, or declare a wider data_type"))
+                problems.append(Problem.at(where.at(name), f"a value is out of range for {pb.DataType.Name(tensor.data_type)}",
+                                           "write values the type can hold, or declare a wider data_type"))
                 continue
             except (TypeError, ValueError) as exc:
-                problems.append(Problem(shown, f"{where}.{name}", f"value does not convert to {pb.DataType.Name(tensor.data_type)} ({exc})", "write numbers (or strings) in nested lists"))
+                problems.append(Problem.at(where.at(name), f"value does not convert to {pb.DataType.Name(tensor.data_type)} ({exc})", "write numbers (or strings) in nested lists"))
                 continue
             dims = list(tensor.dims)
             if not dims or has_bad_dim(dims):
@@ -66,22 +65,22 @@ def golden_from_spec(model: str, config: pb.ModelConfig, sources: list[SmokeCase
             shape = list(array.shape[1:]) if config.max_batch_size > 0 else list(array.shape)
             if len(shape) != len(dims) or any(d != -1 and d != s for d, s in zip(dims, shape)):
                 batch = "[batch] + " if config.max_batch_size > 0 else ""
-                problems.append(Problem(shown, f"{where}.{name}", f"shape {list(array.shape)} does not fit {batch}dims {dims}", "nest the values to the declared shape" + (" with the batch dimension first" if batch else "")))
+                problems.append(Problem.at(where.at(name), f"shape {list(array.shape)} does not fit {batch}dims {dims}", "nest the values to the declared shape" + (" with the batch dimension first" if batch else "")))
                 continue
             out[name] = array
         return out
 
-    cases = [(source, f"{source.field}[{i}]", case) for source in sources for i, case in enumerate(source.cases)]
+    cases = [(source, Where(shown_path(source.file), f"{source.field}[{i}]"), case) for source in sources for i, case in enumerate(source.cases)]
     for number, (source, where, case) in enumerate(cases):
         name = f"case{number:03d}"
         if case.sequence:
-            steps = [(convert(s.inputs, inputs, f"{where}.sequence[{k}].inputs", "input", source), convert(s.outputs, outputs, f"{where}.sequence[{k}].outputs", "output", source)) for k, s in enumerate(case.sequence)]
+            steps = [(convert(s.inputs, inputs, where.at(f"sequence[{k}].inputs"), "input", source), convert(s.outputs, outputs, where.at(f"sequence[{k}].outputs"), "output", source)) for k, s in enumerate(case.sequence)]
             golden.append(GoldenCase(name, "sequence", steps, atol=case.atol, rtol=case.rtol))
         elif case.stream:
-            responses = [convert(r, outputs, f"{where}.stream[{k}]", "output", source) for k, r in enumerate(case.stream)]
-            golden.append(GoldenCase(name, "stream", [(convert(case.inputs, inputs, f"{where}.inputs", "input", source), {})], responses, case.atol, case.rtol))
+            responses = [convert(r, outputs, where.at(f"stream[{k}]"), "output", source) for k, r in enumerate(case.stream)]
+            golden.append(GoldenCase(name, "stream", [(convert(case.inputs, inputs, where.at("inputs"), "input", source), {})], responses, case.atol, case.rtol))
         else:
-            golden.append(GoldenCase(name, "request", [(convert(case.inputs, inputs, f"{where}.inputs", "input", source), convert(case.outputs, outputs, f"{where}.outputs", "output", source))], atol=case.atol, rtol=case.rtol))
+            golden.append(GoldenCase(name, "request", [(convert(case.inputs, inputs, where.at("inputs"), "input", source), convert(case.outputs, outputs, where.at("outputs"), "output", source))], atol=case.atol, rtol=case.rtol))
     return golden, problems
 
 

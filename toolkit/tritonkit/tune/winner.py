@@ -82,15 +82,16 @@ def _relax_fix(measurements: list[Measurement], constraints: Constraints) -> str
     return "relax the constraint, e.g. " + " or ".join(fixes)
 
 
-def choose(results: TuneResults, objective: Objective, constraints: Constraints, where: str) -> Choice:
-    """The winner, the default configuration and up to 3 runners-up; a clear error when nothing qualifies."""
+def choose(results: TuneResults, objective: Objective, constraints: Constraints, log: str) -> Choice:
+    """The winner, the default configuration and up to 3 runners-up; a clear error (located in Model Analyzer's
+    `log`) when nothing qualifies."""
     ranking = rank(results, objective, constraints)
     if not ranking:
-        raise TritonkitError(where, "results", "Model Analyzer recorded no measurement",
+        raise TritonkitError(log, "results", "Model Analyzer recorded no measurement",
                              "read the Model Analyzer log named above and run tune again")
     if not ranking[0].meets:
         raise TritonkitError(
-            where, "constraints",
+            log, "constraints",
             f"none of the {len(ranking)} configurations measured meets {describe_limits(constraints)}",
             _relax_fix(results.measurements, constraints))
     default = next((r for r in ranking if r.is_default), None)
