@@ -299,3 +299,45 @@ def test_a_prompt_longer_than_the_context_or_the_whole_budget_is_refused_not_tru
         small.admit("b", [65] * 120, SamplingParams(max_tokens=1))  # fits the context, never the budget
     assert not isinstance(big.value, CacheBudgetError) and "raise the model's kv_cache_bytes" in str(big.value)
     assert engine.pool.reserved_bytes == small.pool.reserved_bytes == 0
+
+
+def _held_by_decoder(snapshot: tracemalloc.Snapshot) -> int:
+    """Bytes still allocated by lines of decoder.py (its reused call buffers; numpy reports array data)."""
+    ours = [tracemalloc.Filter(True, str(Path(runtime.__file__).parent / "decoder.py"))]
+    return sum(stat.size for stat in snapshot.filter_traces(ours).statistics("filename"))
+
+
+def test_a_long_prompts_call_buffers_are_given_back(decoder, tiny, codec, monkeypatch):
+    """The padded past and present outputs of a 200-position call are not kept once calls are small again
+    (a short stream decodes on), and nothing is kept once every generation has finished; the arena shrink that
+    follows a large call leaves the session working. Before, the padded past buffer stayed at its peak for good
+    (1,211 MiB PSS for the SmolLM2 server after the long-prompt run)."""
+    from tritonkit.pipelines.llm.runtime import decoder as decoder_module
+
+    monkeypatch.setattr(decoder_module, "SHRINK_AFTER_BYTES", 64 * 1024)  # the tiny GPT's long call counts as large
+    shrinks = []
+    monkeypatch.setattr(decoder, "shrink_arena", lambda real=decoder.shrink_arena: shrinks.append(1) or real())
+    engine = make_engine(decoder, tiny, codec, prefill_chunk=16)
+    params = SamplingParams(max_tokens=8, ignore_eos=True)
+    tracemalloc.start()
+    try:
+        engine.admit("short", codec.encode("Hello"), SamplingParams(max_tokens=100, ignore_eos=True))
+        engine.step(["short"])
+        engine.admit("long", codec.encode("KV cache " * 22), params)  # 198 tokens
+        while "long" in engine:
+            engine.step(list(engine.generations))
+        at_peak = _held_by_decoder(tracemalloc.take_snapshot())
+        for _ in range(36):  # the short stream alone (one call a step): the long call leaves the last 32 calls
+            engine.step(["short"])
+        decoding = _held_by_decoder(tracemalloc.take_snapshot())
+        while engine.generations:
+            engine.step(list(engine.generations))
+        idle = _held_by_decoder(tracemalloc.take_snapshot())
+    finally:
+        tracemalloc.stop()
+    assert at_peak >= decoder.geometry.bytes_per_token * 200, at_peak  # the measure sees the long call's buffers
+    assert decoding < at_peak / 2, (decoding, at_peak)
+    assert idle < 16 * 1024, (idle, at_peak)  # small objects only: the buffers are gone
+    assert shrinks == [1] and decoder.largest_call == 0
+    params = SamplingParams(max_tokens=12, ignore_eos=True)
+    assert run_one(decoder, tiny, codec, "Hello", params)[0] == tiny_greedy(list(codec.encode("Hello")), 12)

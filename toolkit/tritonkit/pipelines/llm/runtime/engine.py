@@ -149,6 +149,7 @@ class Engine:
         if generation is None:
             return None
         self.pool.free(key)
+        self._release_when_idle()
         generation.finish_reason = CANCELLED
         return StepOutput(key, [], list(generation.generated), CANCELLED, generation.params.stop)
 
@@ -190,7 +191,14 @@ class Engine:
             g.pending = g.pending[n:]
             outputs.append(self._advance(g, row) if not len(g.pending) else
                            StepOutput(g.key, [], list(g.generated), None, g.params.stop))
+        self._release_when_idle()
         return outputs
+
+    def _release_when_idle(self) -> None:
+        """Nothing left to run: the decoder's call buffers go back (sized for the last calls, a long prompt's
+        up to 140 MB for SmolLM2); the next request allocates what it needs."""
+        if not self.generations:
+            self.decoder.release()
 
     def _advance(self, generation: Generation, logits: np.ndarray) -> StepOutput:
         token = generation.sampler.choose(logits)
