@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.spine.cli_contract import assert_one_line_errors, run_in_process, snapshot
+from tests.cli.cli_contract import assert_one_line_errors, run_in_process, snapshot
 from tritonkit.repository.plan import make_plan
 from tritonkit.spec.loader import load_project
 from tritonkit.triton.model_graph import load_order

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.spine.cli_contract import assert_one_line_errors, run_in_process, snapshot
-from tests.spine.test_compose_defaults import docker_compose
+from tests.cli.cli_contract import assert_one_line_errors, run_in_process, snapshot
+from tests.repository.test_compose_defaults import docker_compose
 
 
 def write_bls_project(root: Path, deploy: dict[str, Any]) -> None:

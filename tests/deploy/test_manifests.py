@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 import yaml
 
+from tests.cli.cli_contract import ERROR_LINE
 from tests.conftest import require, run_cli
 from tests.deploy.conftest import FAKE_ADMIN_KEY, FAKE_SECRET, PROMETHEUS_OPERATED, S3, containers, deploy, documents, init_and_build
-from tests.spine.cli_contract import ERROR_LINE
 
 require("kubernetes_validate", "pip install tritonkit[deploy]")
 

@@ -26,8 +26,8 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 from tritonclient.grpc import service_pb2, service_pb2_grpc
 
+from tests.cli.cli_contract import run_in_process
 from tests.conftest import REPO_ROOT
-from tests.spine.cli_contract import run_in_process
 from tritonkit.serve.server import EmbeddedServer
 from tritonkit.serve.stubs import stub_pids
 

@@ -26,8 +26,8 @@ import yaml
 from hypothesis import event, example, given
 from hypothesis import strategies as st
 
+from tests.cli.cli_contract import ERROR_LINE, Outcome, run_in_process, snapshot
 from tests.conftest import REPO_ROOT
-from tests.spine.cli_contract import ERROR_LINE, Outcome, run_in_process, snapshot
 from tritonkit.errors import Problem
 
 from .budget import fuzz_settings

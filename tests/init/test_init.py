@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.cli.cli_contract import ERROR_LINE
 from tests.conftest import require, run_cli
-from tests.spine.cli_contract import ERROR_LINE
 from tests.tts.conftest import espeak_or_skip
 from tritonkit.starters.project import STARTERS, init_project, next_steps
 

@@ -23,7 +23,7 @@ class LazyCommand:
     """Where a command lives (`module:attribute`) and the short help `tritonkit --help` lists for it.
 
     `short_help` is the first line of the command's docstring, kept here so that listing the commands
-    imports none of them; tests/spine/test_cli_imports.py keeps the two equal.
+    imports none of them; tests/cli/test_cli_imports.py keeps the two equal.
     """
 
     target: str

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import yaml
 
-from .cli_contract import assert_one_line_errors, run_in_process, run_subprocess, snapshot
+from tests.cli.cli_contract import assert_one_line_errors, run_in_process, run_subprocess, snapshot
 
 PYTHON_MODEL = '"""Stub Python model for the bad-input tests."""\n\n\nclass TritonPythonModel:\n    def execute(self, requests):\n        return []\n'
 

@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 import yaml
 
+from tests.cli.cli_contract import assert_one_line_errors, run_in_process, snapshot
 from tests.conftest import run_cli
 from tritonkit.package_files import package_path
 
-from .cli_contract import assert_one_line_errors, run_in_process, snapshot
 from .test_compose_defaults import write_project
 
 IMAGE = "nvcr.io/nvidia/tritonserver:24.10-py3"

@@ -12,10 +12,9 @@ import pytest
 from google.protobuf import text_format
 from tritonclient.grpc import model_config_pb2
 
+from tests.cli.cli_contract import assert_one_line_errors, run_subprocess
 from tritonkit.errors import TritonkitError
 from tritonkit.triton.config_parse import parse_model_config
-
-from .cli_contract import assert_one_line_errors, run_subprocess
 
 DOCS = Path(__file__).resolve().parents[1] / "data" / "triton_docs"
 

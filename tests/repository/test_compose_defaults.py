@@ -10,9 +10,8 @@ from typing import Any
 import pytest
 import yaml
 
+from tests.cli.cli_contract import assert_one_line_errors, run_in_process, snapshot
 from tests.conftest import missing
-
-from .cli_contract import assert_one_line_errors, run_in_process, snapshot
 
 MODEL = '"""Echo model for the compose tests."""\n\n\nclass TritonPythonModel:\n    def execute(self, requests):\n        return []\n'
 SECRET = "do-not-write-me-4711"

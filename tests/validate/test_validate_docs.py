@@ -16,7 +16,7 @@ import pytest
 from google.protobuf import text_format
 from tritonclient.grpc import model_config_pb2
 
-from .cli_contract import ERROR_LINE, assert_one_line_errors, run_in_process, run_subprocess
+from tests.cli.cli_contract import ERROR_LINE, assert_one_line_errors, run_in_process, run_subprocess
 
 DOCS = Path(__file__).resolve().parents[1] / "data" / "triton_docs"
 

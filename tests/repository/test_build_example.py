@@ -10,8 +10,8 @@ import pytest
 from google.protobuf import text_format
 from tritonclient.grpc import model_config_pb2
 
+from tests.cli.cli_contract import snapshot as every_path
 from tests.conftest import copy_example_project, missing, run_cli
-from tests.spine.cli_contract import snapshot as every_path
 
 
 @pytest.fixture()

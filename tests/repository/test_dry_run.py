@@ -9,7 +9,7 @@ import onnx
 import yaml
 from onnx import TensorProto, helper
 
-from .cli_contract import assert_one_line_errors, run_in_process, snapshot
+from tests.cli.cli_contract import assert_one_line_errors, run_in_process, snapshot
 
 
 def write_project(root: Path, step_model: str = "double") -> None:
