@@ -26,7 +26,10 @@ def decode(file: BinaryIO, rate: int, param: str = "file") -> tuple[np.ndarray, 
         samples, source_rate = soundfile.read(file, dtype="float32", always_2d=True)
     except (soundfile.LibsndfileError, RuntimeError, TypeError) as exc:
         raise bad_request(f"could not decode the audio file ({exc}); send WAV, FLAC, OGG or MP3", param, "invalid_value") from None
-    mono = samples.mean(axis=1) if samples.shape[1] > 1 else samples[:, 0]
+    channels = samples.shape[1]
+    # the channels' mean as one matrix-vector product: numpy's mean over a 2-wide axis is ~40x slower (0.2 s for 38 s of
+    # 96 kHz stereo here)
+    mono = samples @ np.full(channels, 1 / channels, dtype=np.float32) if channels > 1 else samples[:, 0]
     if mono.size == 0:
         raise bad_request("the audio file holds no samples", param, "invalid_value")
     duration = mono.size / source_rate

@@ -1,7 +1,6 @@
 """What the gateway offers: model ids, each naming the pipeline that serves it and the Triton model it calls."""
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from starlette.routing import Route
@@ -24,7 +23,7 @@ class GatewayPipeline:
     name: str
     entry_model: str
     default_id: str
-    routes: Callable[[], list[Route]]
+    routes: list[Route]
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,13 @@
-"""The pipelines the gateway can front, by name: those whose plugin declares routes (each brings its routes and what
-it knows of its tensors, in its folder's `gateway/`)."""
+"""The pipelines the gateway can front: those whose plugin declares routes (in its folder's `gateway/`)."""
 from __future__ import annotations
 
-from tritonkit.gateway.catalog import GatewayPipeline
-from tritonkit.pipelines.registry import PIPELINES as REGISTERED
+from functools import cache
 
-PIPELINES: dict[str, GatewayPipeline] = {name: p.gateway() for name, p in REGISTERED.items() if p.gateway is not None}
+from tritonkit.gateway.catalog import GatewayPipeline
+from tritonkit.pipelines.registry import PIPELINES
+
+
+@cache
+def gateway_pipelines() -> dict[str, GatewayPipeline]:
+    """By name; loaded on first use, as their routes import the app that asks for them."""
+    return {name: p.gateway() for name, p in PIPELINES.items() if p.gateway is not None}

@@ -7,7 +7,7 @@ from typing import Any
 
 from tritonkit.errors import TritonkitError
 from tritonkit.gateway.catalog import GatewayConfig, Served
-from tritonkit.gateway.routes import PIPELINES
+from tritonkit.gateway.routes import gateway_pipelines
 from tritonkit.serve.ports import is_loopback
 from tritonkit.spec.gateway import GatewaySpec
 
@@ -38,7 +38,7 @@ def exposure_warning(host: str, keys: frozenset[str]) -> str | None:
 
 def config_of(spec: GatewaySpec, triton_url: str, repository: str, key_file: Path | None) -> GatewayConfig:
     """The app's settings from the spec section and the command line (the command line wins)."""
-    models = tuple(Served(name, m.pipeline, m.model or PIPELINES[m.pipeline].entry_model) for name, m in spec.models.items())
+    models = tuple(Served(name, m.pipeline, m.model or gateway_pipelines()[m.pipeline].entry_model) for name, m in spec.models.items())
     file = key_file or (Path(spec.api_key_file) if spec.api_key_file else None)
     return GatewayConfig(triton_url=triton_url, repository=repository, models=models,
                          api_keys=api_keys(spec.api_key_env, file), max_request_bytes=spec.max_request_bytes)

@@ -19,7 +19,7 @@ def _assets(root: Path) -> list[Path]:
 
 
 def _gateway() -> GatewayPipeline:
-    from tritonkit.pipelines.llm.gateway import PIPELINE  # starlette (the `gateway` extra) only when the gateway starts
+    from tritonkit.pipelines.llm.gateway.routes import PIPELINE  # starlette (the `gateway` extra) only when the gateway starts
 
     return PIPELINE
 

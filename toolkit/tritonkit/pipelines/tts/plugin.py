@@ -37,7 +37,7 @@ def _assets(name: str, section: TtsSection, project: Project) -> Made:
 
 
 def _gateway() -> GatewayPipeline:
-    from tritonkit.pipelines.tts.gateway import PIPELINE  # starlette (the `gateway` extra) only when the gateway starts
+    from tritonkit.pipelines.tts.gateway.routes import PIPELINE  # starlette (the `gateway` extra) only when the gateway starts
 
     return PIPELINE
 

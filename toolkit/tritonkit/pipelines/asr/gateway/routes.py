@@ -16,7 +16,7 @@ from starlette.routing import Route
 
 from tritonkit.gateway.app import gateway_of
 from tritonkit.gateway.audio import decode
-from tritonkit.gateway.catalog import Served
+from tritonkit.gateway.catalog import GatewayPipeline, Served
 from tritonkit.gateway.disconnect import unless_disconnected
 from tritonkit.gateway.errors import bad_request
 from tritonkit.gateway.sse import DONE, event, sse_response
@@ -147,3 +147,4 @@ async def transcriptions(request: Request) -> Response:
 
 
 ROUTES = [Route("/v1/audio/transcriptions", transcriptions, methods=["POST"])]
+PIPELINE = GatewayPipeline(name="asr", entry_model="asr", default_id="asr", routes=ROUTES)

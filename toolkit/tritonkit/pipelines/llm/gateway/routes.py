@@ -14,12 +14,12 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from tritonkit.gateway.app import Gateway, gateway_of
-from tritonkit.gateway.catalog import Served
+from tritonkit.gateway.catalog import GatewayPipeline, Served
 from tritonkit.gateway.disconnect import unless_disconnected
 from tritonkit.gateway.errors import bad_request
 from tritonkit.gateway.params import Body, Refusal, refused_unless
 from tritonkit.gateway.sse import DONE, event, sse_response
-from tritonkit.pipelines.llm.gateway.model import LlmFiles, Sampling, Step, Totals, request_inputs
+from tritonkit.pipelines.llm.gateway.model import ENTRY_MODEL, LlmFiles, Sampling, Step, Totals, request_inputs
 
 SAMPLING = {"model", "max_tokens", "temperature", "top_p", "seed", "stop", "stream", "stream_options", "user"}
 CHAT_SUPPORTED = SAMPLING | {"messages", "max_completion_tokens"}
@@ -227,3 +227,4 @@ async def completions(request: Request) -> Response:
 
 ROUTES: list[Route] = [Route("/v1/chat/completions", chat_completions, methods=["POST"]),
                        Route("/v1/completions", completions, methods=["POST"])]
+PIPELINE = GatewayPipeline(name="llm", entry_model=ENTRY_MODEL, default_id="llm", routes=ROUTES)

@@ -17,6 +17,7 @@ from starlette.routing import Route
 
 from tritonkit.gateway.app import gateway_of
 from tritonkit.gateway.audio import MEDIA_TYPES, STREAMED_FORMATS, WHOLE_FORMATS, encode_whole, pcm16, streaming_wav_header
+from tritonkit.gateway.catalog import GatewayPipeline
 from tritonkit.gateway.disconnect import unless_disconnected
 from tritonkit.gateway.errors import bad_request
 from tritonkit.gateway.params import Body, refused_unless
@@ -78,3 +79,4 @@ async def speech(request: Request) -> Response:
 
 
 ROUTES = [Route("/v1/audio/speech", speech, methods=["POST"])]
+PIPELINE = GatewayPipeline(name="tts", entry_model="tts_stream", default_id="tts", routes=ROUTES)
