@@ -13,6 +13,7 @@ from typing import NoReturn
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+pytest_plugins = ["tests.server_marker"]  # a test that starts Triton without `@pytest.mark.server` fails
 
 
 def missing(reason: str) -> NoReturn:
