@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.tritonkit-installed
 
-.PHONY: setup system demo test fuzz clean
+.PHONY: setup system demo test unit fuzz clean
 
 $(STAMP): pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
@@ -33,6 +33,10 @@ test: setup
 	$(BIN)/mypy
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet   # the docs site (mkdocs.yml): a broken link or page fails here
 	$(BIN)/python -m pytest -q
+
+# The unit tests alone: none that starts Triton (marked `server`) or takes minutes (`slow`); `make test` runs every test.
+unit: setup
+	$(BIN)/python -m pytest -q -m "not server and not slow"
 
 # The fuzz tests (tests/fuzz) with many more examples than CI's budget; TRITONKIT_FUZZ_EXAMPLES=N to choose.
 fuzz: setup

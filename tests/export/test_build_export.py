@@ -14,6 +14,8 @@ from tritonclient.grpc import model_config_pb2
 
 from tests.conftest import REPO_ROOT, run_cli
 
+pytestmark = pytest.mark.slow  # exports in the child process (torch): minutes, so out of the unit subset
+
 SPEC = """
 version: 1
 models:

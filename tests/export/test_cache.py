@@ -9,6 +9,8 @@ import numpy as np
 import pytest
 import torch
 
+pytestmark = pytest.mark.slow  # exports in the child process (torch): minutes, so out of the unit subset
+
 CODE = '''
 import torch
 

@@ -53,6 +53,7 @@ def test_a_module_the_child_never_imports_leaves_the_key(package_copy: Path) -> 
     assert key_with(package_copy) == before
 
 
+@pytest.mark.slow  # a real export
 def test_closure_holds_every_tritonkit_module_a_real_child_imports(exporter, tmp_path: Path,
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     """Python's own import log (-X importtime) of a real export child, against the closure read from the code."""

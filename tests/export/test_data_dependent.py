@@ -20,6 +20,8 @@ from tritonkit.spec.tensors import TensorOutput
 
 from .conftest import REPO_ROOT, graph_io
 
+pytestmark = pytest.mark.slow  # exports in the child process (torch): minutes, so out of the unit subset
+
 TINY = REPO_ROOT / "examples" / "tts_tiny"
 SOURCE = {"python": "models:build_acoustic"}
 OPTIONS = {"dynamic_axes": {"tokens": {0: "tokens"}}, "verify": {"lengths": {"tokens": [3, 40]}}}

@@ -10,6 +10,8 @@ import pytest
 
 from .conftest import EXAMPLES, graph_io
 
+pytestmark = pytest.mark.slow  # exports in the child process (torch): minutes, so out of the unit subset
+
 TRITON_OF = {onnx.TensorProto.FLOAT: "TYPE_FP32", onnx.TensorProto.INT64: "TYPE_INT64"}
 
 EXPECTED = {

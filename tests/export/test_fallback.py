@@ -1,6 +1,10 @@
 """exporter: auto falls back to the TorchScript exporter when the dynamo graph fails verification, and says why."""
 from __future__ import annotations
 
+import pytest
+
+pytestmark = pytest.mark.slow  # exports in the child process (torch): minutes, so out of the unit subset
+
 LSTM = '''
 import torch
 

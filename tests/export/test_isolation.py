@@ -9,6 +9,8 @@ import pytest
 
 from tritonkit.export import ExportCrashed, ExportError
 
+pytestmark = pytest.mark.slow  # exports in the child process (torch): minutes, so out of the unit subset
+
 CRASH = '''
 import os, signal
 import torch

@@ -15,6 +15,8 @@ from tritonkit.spec.export import ExportSpec, SourceSpec
 
 from .conftest import REPO_ROOT
 
+pytestmark = pytest.mark.slow  # exports in the child process (torch): minutes, so out of the unit subset
+
 
 @pytest.fixture(scope="module")
 def scripted(tmp_path_factory) -> Path:

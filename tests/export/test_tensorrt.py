@@ -7,6 +7,8 @@ import pytest
 
 from tritonkit.export import ShapeProfile, TensorRTUnavailable, tensorrt_available, trtexec_command
 
+pytestmark = pytest.mark.slow  # exports in the child process (torch): minutes, so out of the unit subset
+
 NO_TRT = "TensorRT is not installed here (it needs an NVIDIA GPU machine; scripts/tensorrt_check.py runs these there)"
 
 

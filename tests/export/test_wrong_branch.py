@@ -6,6 +6,8 @@ import pytest
 from examples.models.catalog import WRONG_BRANCH
 from tritonkit.export import VerificationError
 
+pytestmark = pytest.mark.slow  # exports in the child process (torch): minutes, so out of the unit subset
+
 
 def test_wrong_branch_fails_verification_in_one_line(exporter):
     with pytest.raises(VerificationError) as info:
