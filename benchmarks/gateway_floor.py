@@ -29,7 +29,7 @@ WORDS = '[{"word": "open", "start_s": 0.1, "end_s": 0.4}, {"word": "the", "start
 
 async def floor(request: Request) -> Response:
     upload = await read_upload(request)
-    return answer(upload, Transcript.of(TEXT, WORDS, upload.duration))
+    return answer(upload, Transcript(TEXT, WORDS, upload.duration))
 
 
 def floor_app() -> Guard:

@@ -142,8 +142,8 @@ async def transcriptions(request: Request) -> Response:
     upload = await read_upload(request)
     result = await unless_disconnected(request, gateway_of(request).triton.infer(
         upload.served.model, {"PCM": upload.pcm, "SAMPLE_RATE": np.array([MODEL_RATE], dtype=np.int32)}))
-    return answer(upload, Transcript.of(result.as_numpy("TRANSCRIPT").reshape(-1)[0].decode("utf-8"),
-                                        result.as_numpy("WORDS").reshape(-1)[0].decode("utf-8"), upload.duration))
+    return answer(upload, Transcript(result.as_numpy("TRANSCRIPT").reshape(-1)[0].decode("utf-8"),
+                                     result.as_numpy("WORDS").reshape(-1)[0].decode("utf-8"), upload.duration))
 
 
 ROUTES = [Route("/v1/audio/transcriptions", transcriptions, methods=["POST"])]

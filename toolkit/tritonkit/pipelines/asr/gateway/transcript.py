@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 FORMATS = ("json", "text", "verbose_json", "srt", "vtt")
@@ -13,14 +14,17 @@ FORMATS = ("json", "text", "verbose_json", "srt", "vtt")
 
 @dataclass(frozen=True)
 class Transcript:
+    """TRANSCRIPT, WORDS as the ensemble sent it (JSON, read only by the formats that show words: not json or text,
+    the common ones) and the upload's duration in seconds."""
+
     text: str
-    words: tuple[dict[str, Any], ...]
+    words_json: str
     duration: float
 
-    @classmethod
-    def of(cls, text: str, words_json: str, duration: float) -> Transcript:
-        words = tuple({"word": w["word"], "start": float(w["start_s"]), "end": float(w["end_s"])} for w in json.loads(words_json or "[]"))
-        return cls(text, words, duration)
+    @cached_property
+    def words(self) -> tuple[dict[str, Any], ...]:
+        return tuple({"word": w["word"], "start": float(w["start_s"]), "end": float(w["end_s"])}
+                     for w in json.loads(self.words_json or "[]"))
 
     def span(self) -> tuple[float, float]:
         return (self.words[0]["start"], self.words[-1]["end"]) if self.words else (0.0, self.duration)
