@@ -25,6 +25,7 @@ class Target:
 
 _START = ("program", "repository", "runtime", "control")
 _CONTAINER = ("--exit-on-error=true", "--disable-auto-complete-config")  # a broken model stops it; no config guessed
+#: docker-compose.yml, in the spec's control mode.
 COMPOSE = Target(_CONTAINER, (*_START, "flags", "ports", "log", "loads", "admin", "poll", "cache"))
 #: A Kubernetes Deployment and KServe's ServingRuntime run the same container: explicit, the models named.
 KUBERNETES = Target(_CONTAINER, (*_START, "loads", "flags", "ports", "log", "admin", "cache"))
