@@ -82,7 +82,8 @@ def test_a_speech_model_without_vocab_is_refused_when_the_spec_loads(tmp_path: P
     pipeline = os.path.relpath(package_path("ensembles/tts.yaml"), tmp_path)   # where frontend's copy is asked for
     assert result.stderr.strip().splitlines() == [
         f"{pipeline}: models.frontend.files.vocab.json: model 'speech' has no file 'vocab.json' in its version folder; give 'speech' "
-        "one (files: {vocab.json: <path>}) or name one of what its build puts there (model.onnx, model.py, tts_runtime)"]
+        "one (files: {vocab.json: <path>}) or name one of what its build puts there (model.onnx, model.py, tts_runtime/__init__.py, "
+        "tts_runtime/frontend, tts_runtime/runtime)"]
     assert not (tmp_path / "model_repository").exists()
 
 
