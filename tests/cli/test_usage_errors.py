@@ -20,7 +20,7 @@ CASES = [
     (["build", "--jsn"], "tritonkit build: --jsn: no such option '--jsn'; did you mean --json? (see 'tritonkit build --help')"),
     (["build", "extra"], "tritonkit build: arguments: got unexpected extra argument (extra); see 'tritonkit build --help'"),
     (["init", "x", "--pipeline", "foo"],
-     "tritonkit init: --pipeline: 'foo' is not one of 'asr', 'bls', 'classifier', 'llm', 'tts'; see 'tritonkit init --help'"),
+     "tritonkit init: --pipeline: 'foo' is not one of 'asr', 'bls', 'classifier', 'image', 'llm', 'tts'; see 'tritonkit init --help'"),
     (["serve", "--http-port", "abc"], "tritonkit serve: --http-port: 'abc' is not a valid integer; see 'tritonkit serve --help'"),
     (["perf"], "tritonkit perf: MODEL: missing argument 'MODEL'; see 'tritonkit perf --help'"),
     (["rollback", "m"], "tritonkit rollback: --to: missing option '--to'; see 'tritonkit rollback --help'"),
