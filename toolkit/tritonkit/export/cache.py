@@ -136,12 +136,8 @@ class Entry:
     def artifacts(self) -> Path:
         return self.dir / "artifacts"
 
-    @property
-    def manifest_path(self) -> Path:
-        return self.dir / "manifest.json"
-
     def file(self, name: str) -> Path:
-        """`job.json`, `progress.jsonl`, `error.json` or `export.log` of this slot; `result.json` is in artifacts/."""
+        """`job.json`, `manifest.json`, `progress.jsonl`, `error.json`, `export.log`; `result.json` is in artifacts/."""
         return (self.artifacts if name == "result.json" else self.dir) / name
 
     def result(self) -> ExportOutcome:
@@ -162,7 +158,7 @@ class ExportCache:
         """The committed entry for `key` when every recorded dependency is unchanged, else None."""
         entry = self.entry(key)
         try:
-            manifest = json.loads(entry.manifest_path.read_text())
+            manifest = json.loads(entry.file("manifest.json").read_text())
         except (OSError, ValueError):
             return None
         if manifest.get("format") != CACHE_FORMAT or not entry.file("result.json").is_file():
@@ -174,7 +170,7 @@ class ExportCache:
     def prepare(self, key: str) -> Entry:
         """An empty slot for a fresh export (an old manifest and artifacts are removed first)."""
         entry = self.entry(key)
-        entry.manifest_path.unlink(missing_ok=True)
+        entry.file("manifest.json").unlink(missing_ok=True)
         shutil.rmtree(entry.artifacts, ignore_errors=True)
         for name in ("error.json", "progress.jsonl"):
             entry.file(name).unlink(missing_ok=True)
@@ -184,6 +180,6 @@ class ExportCache:
     def commit(self, entry: Entry, payload: dict[str, Any], deps: list[dict[str, str]]) -> None:
         """Writes manifest.json last and atomically: an entry without it is never a hit."""
         manifest = {"format": CACHE_FORMAT, "key": entry.key, "payload": payload, "deps": deps}
-        tmp = entry.manifest_path.with_suffix(".tmp")
+        tmp = entry.file("manifest.json").with_suffix(".tmp")
         tmp.write_text(json.dumps(manifest, indent=2, sort_keys=True, default=str) + "\n")
-        os.replace(tmp, entry.manifest_path)
+        os.replace(tmp, entry.file("manifest.json"))

@@ -10,15 +10,13 @@ import importlib.util
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from tritonkit.errors import Where
 from tritonkit.export.errors import TensorRTUnavailable, VerificationError
-
-if TYPE_CHECKING:
-    from tritonkit.export.job import ExportOutcome
+from tritonkit.export.job import ExportOutcome
 
 ENGINE_FILE = "model.plan"
 

@@ -7,13 +7,11 @@ from __future__ import annotations
 
 import importlib.util
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from tritonkit.errors import Where
 from tritonkit.export.errors import TensorRTUnavailable, VerificationError
-
-if TYPE_CHECKING:
-    from tritonkit.export.job import ExportOutcome
+from tritonkit.export.job import ExportOutcome
 
 TORCHSCRIPT_FILE = "model.pt"
 
