@@ -202,7 +202,7 @@ def bench_asr(rounds: int) -> tuple[dict[str, dict[str, float]], dict[str, int]]
         subprocess.run([sys.executable, "-m", "tritonkit", "init", str(folder), "--pipeline", "asr"], check=True, stdout=sys.stderr)
     repository = _built("asr", lambda f: f / "tritonkit.yaml")
     audio = {"short": [u.path for u in read_heldout()[:8]], "long": recordings(folder)}
-    times = {kind: {"gateway": [], "floor": [], "direct": []} for kind in audio}
+    times: dict[str, dict[str, list[float]]] = {kind: {"gateway": [], "floor": [], "direct": []} for kind in audio}
     with EmbeddedServer(repository, work_dir=folder / ".tritonkit", startup_timeout=300) as server, \
             gateway(folder, server, "--repository", str(repository)) as base, floor_gateway(folder) as floor_base:
         client = grpcclient.InferenceServerClient(server.grpc_url)
