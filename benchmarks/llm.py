@@ -31,9 +31,9 @@ Prints a table; the LAST line is the JSON object for the last model run, keys na
 highest (hi) concurrency measured: {"inflight_over_sequential_c<hi>", "inflight_over_inprocess_batched_c<hi>",
 "served_over_inprocess_c<lo>", "ttft_ms_c<lo>", "itl_ms_c<lo>", "long_prompt_completes", "long_prompt_ttft_ms",
 "itl_p99_during_long_prefill_over_without", "server_memory_mib", "weights_mib", "stubs_baseline_mib",
-"memory_aim_mib", "server_memory_loaded_mib", "prefill_chunk_tokens"} (only the long-prompt keys with
-`--parts long`; with several `--chunks`, the long-prompt keys are the first value's, and
-"itl_p99_ratio_by_chunk"/"long_prompt_ttft_ms_by_chunk" give each value's).
+"memory_aim_mib", "prefill_chunk_tokens"} (only the long-prompt keys with `--parts long`; without `--chunks`
+or with one value, also "server_memory_loaded_mib"; with several `--chunks`, the long-prompt keys are the first
+value's, and "itl_p99_ratio_by_chunk"/"long_prompt_ttft_ms_by_chunk" give each value's).
 """
 from __future__ import annotations
 
