@@ -10,6 +10,8 @@ import pytest
 from tests.serve.test_status import run_in_terminal
 from tests.smoke.test_smoke_embedded import copy_example
 
+pytestmark = pytest.mark.slow  # a build with exports on a pseudo-terminal: about half a minute
+
 pytest.importorskip("torch", reason="the example's mlp is exported from PyTorch: pip install 'tritonkit[export]'")
 
 

@@ -13,6 +13,8 @@ from tritonclient.grpc import model_config_pb2
 from tests.cli.cli_contract import snapshot as every_path
 from tests.conftest import copy_example_project, missing, run_cli
 
+pytestmark = pytest.mark.slow  # builds the example project (its exports): about a minute
+
 
 @pytest.fixture()
 def project(tmp_path: Path) -> Path:
