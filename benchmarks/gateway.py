@@ -4,8 +4,11 @@ Usage: python benchmarks/gateway.py [--rounds 5] [--tokens 32]
 
 LLM: SmolLM2-135M-Instruct (examples/llm/smollm2, built under .tritonkit/bench/gateway/) served on the embedded
 Triton; the same raw prompts (greedy, so both ways generate the same tokens) streamed through the gateway's
-/v1/completions (SSE, usage from stream_options) and straight to Triton's HTTP /v2/models/llm/generate_stream,
-c=1 and c=8 requests at once, the two ways alternating round by round. Reported per way and concurrency: medians
+/v1/completions (SSE, usage from stream_options), straight to Triton's HTTP /v2/models/llm/generate_stream, and
+straight to the `llm` ensemble as one gRPC stream with the inputs and flags the gateway sends (tritonclient's gRPC
+streaming client over kept-open connections: the kind of client the gateway must use; its TTFT over HTTP
+generate_stream's is the least TTFT ratio a gRPC-based gateway reaches with this client, not a measure of Triton's
+gRPC frontend alone), c=1 and c=8 requests at once, each way going first in turn round by round. Reported per way and concurrency: medians
 over rounds of output tokens/s (all tokens of the round over its wall time) and mean time to first text (TTFT);
 and the share of the machine's CPU the gateway process used in its c=8 rounds: with the model CPU-bound, 1 - that
 share (tokens_s_c8_floor) is the c=8 ratio a gateway that cost nothing but its own CPU would reach.
@@ -17,7 +20,8 @@ kinds of audio: 8 held-out command clips (~1.4 s, ~8 ms to transcribe, so any HT
 ~10 s recordings (consecutive held-out clips joined with 0.25 s of silence, as benchmarks/asr.py's `joined` makes
 them: the length of a spoken request). (floor + direct) / direct is the least ratio any gateway on this HTTP stack
 could reach.
-The last line is {"gateway_over_direct_tokens_s_c8", "gateway_ttft_over_direct_c1", "transcription_gateway_over_direct",
+The last line is {"gateway_over_direct_tokens_s_c8", "gateway_ttft_over_direct_c1", "gateway_ttft_over_direct_grpc_c1",
+"ttft_floor_grpc_over_http_c1", "transcription_gateway_over_direct",
 "transcription_floor_over_direct", "transcription_gateway_over_direct_short", "transcription_floor_over_direct_short",
 "tokens_s_c8_floor"}: the unsuffixed transcription ratios are on the ~10 s recordings, the _short ones on the command
 clips.
@@ -28,9 +32,11 @@ import argparse
 import http.client
 import json
 import os
+import queue
 import statistics
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from collections.abc import Callable, Iterator
@@ -84,6 +90,42 @@ def direct(http_url: str, prompt: str, tokens: int) -> tuple[float, int, float]:
     return first - started, sum(len(np.atleast_1d(e.get("output_ids", []))) for _, e in events), events[-1][0]
 
 
+_GRPC_CLIENTS: queue.SimpleQueue = queue.SimpleQueue()   # kept-open gRPC connections, as the gateway keeps its one
+
+
+def direct_grpc(grpc_url: str, prompt: str, tokens: int) -> tuple[float, int, float]:
+    """The same request as one gRPC stream to the `llm` ensemble, with the inputs and flags the gateway sends: what the
+    gateway's own hop to Triton costs before the gateway does anything."""
+    import tritonclient.grpc as grpcclient
+
+    from tritonkit.gateway.triton import tensor
+    from tritonkit.pipelines.llm.gateway.model import Sampling, request_inputs
+
+    client = _GRPC_CLIENTS.get() if not _GRPC_CLIENTS.empty() else grpcclient.InferenceServerClient(grpc_url)
+    arrivals, count, done = [], [0], threading.Event()
+
+    def on_response(result, error) -> None:
+        if error is not None or result is None:
+            done.set()
+            return
+        if result.get_response().outputs:
+            count[0] += len(np.atleast_1d(result.as_numpy("output_ids")))
+            if b"".join(np.atleast_1d(result.as_numpy("text_output"))):
+                arrivals.append(time.perf_counter())
+        final = result.get_response().parameters.get("triton_final_response")
+        if final is not None and final.bool_param:
+            done.set()
+
+    inputs = [tensor(k, v) for k, v in request_inputs(prompt, Sampling(max_tokens=tokens, temperature=0.0)).items()]
+    started = time.perf_counter()
+    client.start_stream(on_response)
+    client.async_stream_infer("llm", inputs, enable_empty_final_response=True)
+    done.wait(600)
+    client.stop_stream()
+    _GRPC_CLIENTS.put(client)
+    return arrivals[0] - started, count[0], arrivals[-1]
+
+
 def llm_round(call, target: str, c: int, tokens: int) -> tuple[float, float]:
     """(tokens/s, mean TTFT s) of c concurrent requests."""
     started = time.perf_counter()
@@ -125,17 +167,17 @@ def bench_llm(rounds: int, tokens: int) -> tuple[dict[str, dict[int, tuple[float
     from tritonkit.serve.server import EmbeddedServer
 
     repository = _built("smollm2", lambda f: write_project(f, "smollm2", write_assets("smollm2", f / "prepared_assets")))
-    medians: dict[str, dict[int, tuple[float, float]]] = {"gateway": {}, "direct": {}}
+    medians: dict[str, dict[int, tuple[float, float]]] = {"gateway": {}, "direct": {}, "direct gRPC": {}}
     with EmbeddedServer(repository, work_dir=repository.parent / ".tritonkit", startup_timeout=600) as server, \
             gateway(repository.parent, server, "--repository", str(repository)) as base:
-        ways = {"gateway": (via_gateway, base), "direct": (direct, server.http_url)}
+        ways = {"gateway": (via_gateway, base), "direct": (direct, server.http_url), "direct gRPC": (direct_grpc, server.grpc_url)}
         pid, shares = _gateway_pid(), []
         for way in ways.values():   # warm-up: both ways once
             llm_round(way[0], way[1], 2, 4)
         for c in (1, 8):
-            runs: dict[str, list[tuple[float, float]]] = {"gateway": [], "direct": []}
+            runs: dict[str, list[tuple[float, float]]] = {name: [] for name in ways}
             for r in range(rounds):
-                for name in (("gateway", "direct") if r % 2 == 0 else ("direct", "gateway")):
+                for name in list(ways)[r % 3:] + list(ways)[:r % 3]:   # each way goes first in turn
                     cpu, started = _cpu_seconds(pid), time.perf_counter()
                     runs[name].append(llm_round(*ways[name], c, tokens))
                     if name == "gateway" and c == 8:
@@ -249,9 +291,10 @@ def bench_asr(rounds: int) -> tuple[dict[str, dict[str, float]], dict[str, int]]
 
 def _rows(llm: dict[str, dict[int, tuple[float, float]]], gateway_cpu: float, asr: dict[str, dict[str, float]],
           counts: dict[str, int]) -> list[tuple[str, str, str]]:
-    rows = [(f"llm c={c} {name}: tokens/s, TTFT", f"{llm[name][c][0]:.1f}, {llm[name][c][1] * 1000:.0f} ms",
-             "gateway /v1/completions" if name == "gateway" else "Triton's generate_stream")
-            for c in (1, 8) for name in ("gateway", "direct")]
+    how = {"gateway": "gateway /v1/completions", "direct": "Triton's HTTP generate_stream",
+           "direct gRPC": "Triton's gRPC stream, as the gateway calls it"}
+    rows = [(f"llm c={c} {name}: tokens/s, TTFT", f"{llm[name][c][0]:.1f}, {llm[name][c][1] * 1000:.0f} ms", how[name])
+            for c in (1, 8) for name in how]
     rows.append(("llm c=8 gateway process CPU", f"{gateway_cpu:.1%}", f"of the machine's {os.cpu_count()} cores"))
     what = {"short": "command clips (~1.4 s)", "long": "~10 s recordings"}
     notes = {"gateway": "/v1/audio/transcriptions", "floor": "the gateway's HTTP, multipart, decode; fixed transcript",
@@ -275,6 +318,10 @@ def main(argv: list[str] | None = None) -> int:
     print_report(_rows(llm, gateway_cpu, asr, counts), {
         "gateway_over_direct_tokens_s_c8": round(llm["gateway"][8][0] / llm["direct"][8][0], 3),
         "gateway_ttft_over_direct_c1": round(llm["gateway"][1][1] / llm["direct"][1][1], 3),
+        # the gateway talks gRPC to Triton: its TTFT over the same request as a plain tritonclient gRPC stream, and
+        # that stream's TTFT over HTTP generate_stream's
+        "gateway_ttft_over_direct_grpc_c1": round(llm["gateway"][1][1] / llm["direct gRPC"][1][1], 3),
+        "ttft_floor_grpc_over_http_c1": round(llm["direct gRPC"][1][1] / llm["direct"][1][1], 3),
         # on ~10 s recordings; the least any gateway on this HTTP stack could reach: (floor + direct) / direct
         "transcription_gateway_over_direct": round(long["gateway"] / long["direct"], 3),
         "transcription_floor_over_direct": round((long["floor"] + long["direct"]) / long["direct"], 3),
