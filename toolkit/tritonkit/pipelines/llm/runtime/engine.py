@@ -5,8 +5,10 @@ one token, and prompts are prefilled in the same step in chunks (hybrid batching
 prompt tokens per step over all prefilling generations, oldest first, so no step takes longer than one chunk
 plus one token per decoding generation, whatever the prompt length. A generation whose prompt is not fully
 in its cache yet gets no token from the step. Prefill and decode rows share one decoder call when padding is
-cheap (see `plan_calls`). The Triton adapter calls it once per `execute` with the requests Triton scheduled;
-tests and benchmarks call it in a loop.
+cheap (see `plan_calls`). With a prefix cache (`pool.prefix`), a new prompt's cached start is copied into its
+cache at admission and only the rest is prefilled; each prompt is remembered once prefilled, and the whole
+sequence when its generation finishes (the next turn of a chat starts with it). The Triton adapter calls `step`
+once per `execute` with the requests Triton scheduled; tests and benchmarks call it in a loop.
 """
 from __future__ import annotations
 
@@ -40,6 +42,7 @@ class Generation:
     cache: KVCache
     stop_ids: frozenset[int]
     pending: np.ndarray  # ids not in the cache yet: the rest of the prompt, then the last sampled token
+    reused: int = 0  # prompt positions copied from the prefix cache
     generated: list[int] = field(default_factory=list)
     finish_reason: str | None = None
     stepped_at: float = field(default_factory=time.monotonic)  # end of the last step that listed it (or admission)
@@ -105,6 +108,7 @@ class Engine:
         self.prefill_chunk = prefill_chunk  # prompt tokens per step over all prefills; 0 = whole prompts at once
         self.generations: dict[Hashable, Generation] = {}
         self.calls = 0
+        self.prefilled_tokens = 0  # prompt positions run through the decoder (not reused), since the start
 
     def __contains__(self, key: Hashable) -> bool:
         return key in self.generations
@@ -115,7 +119,8 @@ class Engine:
             raise ValueError(f"request {key!r} is already generating")
         if self.max_streams and len(self.generations) >= self.max_streams:
             raise GenerationLimitError(f"{len(self.generations)} generations are live, the limit (max_streams) is "
-                                       f"{self.max_streams}; retry when one ends, or raise the model's max_streams parameter")
+                                       f"{self.max_streams}; retry when one ends, or raise the model's max_streams "
+                                       "parameter")
         prompt = np.asarray(prompt_ids, dtype=np.int64).reshape(-1)
         params.validate(self.max_tokens_limit)
         if prompt.size == 0:
@@ -130,16 +135,22 @@ class Engine:
             raise ValueError(f"the prompt has {prompt.size} tokens and the model's context holds {self.max_context} "
                              f"(prompt + generated); shorten the prompt to at most {self.max_context - 1} tokens")
         if positions > self.max_context:
-            raise ValueError(f"prompt ({prompt.size} tokens) + max_tokens ({params.max_tokens}) = {positions} exceeds the "
-                             f"model's context of {self.max_context} tokens; shorten the prompt or lower max_tokens")
+            raise ValueError(f"prompt ({prompt.size} tokens) + max_tokens ({params.max_tokens}) = {positions} "
+                             f"exceeds the model's context of {self.max_context} tokens; shorten the prompt or lower "
+                             "max_tokens")
         need = self.pool.bytes_for(positions)
         if need > self.pool.budget_bytes:  # could never run, however long it waits: the client's error, not busy
-            raise ValueError(f"prompt ({prompt.size} tokens) + max_tokens ({params.max_tokens}) need {need / MIB:.2f} MiB of KV "
-                             f"cache, more than the whole budget of {self.pool.budget_bytes / MIB:.2f} MiB (kv_cache_bytes); "
-                             "shorten the prompt or lower max_tokens, or raise the model's kv_cache_bytes parameter")
+            raise ValueError(f"prompt ({prompt.size} tokens) + max_tokens ({params.max_tokens}) need "
+                             f"{need / MIB:.2f} MiB of KV cache, more than the whole budget of "
+                             f"{self.pool.budget_bytes / MIB:.2f} MiB (kv_cache_bytes); shorten the prompt or lower "
+                             "max_tokens, or raise the model's kv_cache_bytes parameter")
+        prefix = self.pool.prefix
+        match = prefix.match(prompt) if prefix is not None else None  # before allocating: it may evict blocks
         cache = self.pool.allocate(key, positions, f"prompt {prompt.size} + max_tokens {params.max_tokens} tokens")
+        reused = prefix.fill(match, cache) if prefix is not None and match is not None else 0
         stop_ids = frozenset(params.stop_token_ids) | (frozenset() if params.ignore_eos else self.eos_token_ids)
-        generation = Generation(key, prompt, params, Sampler(params), cache, stop_ids, pending=prompt)
+        generation = Generation(key, prompt, params, Sampler(params), cache, stop_ids, pending=prompt[reused:],
+                                reused=reused)
         self.generations[key] = generation
         return generation
 
@@ -177,22 +188,32 @@ class Engine:
         chunk runs now; a prefill that is not finished gets no token."""
         generations = [self.generations[k] for k in keys]
         sizes = self.chunks(generations)
+        prefilling = [g.cache.length < len(g.prompt) for g in generations]
+        self.prefilled_tokens += sum(n for n, p in zip(sizes, prefilling) if p)
         running = [i for i, n in enumerate(sizes) if n]
         logits = np.empty((len(generations), self.decoder.vocab_size), np.float32)
         pasts = [generations[i].cache.length for i in running]
         for group in plan_calls([sizes[i] for i in running], self.call_cost, pasts):
             rows = [running[j] for j in group]
-            logits[rows] = self.decoder.step([Row(generations[i].cache, generations[i].pending[:sizes[i]]) for i in rows])
+            logits[rows] = self.decoder.step([Row(generations[i].cache, generations[i].pending[:sizes[i]])
+                                              for i in rows])
             self.calls += 1
         outputs = []
         now = time.monotonic()
-        for g, n, row in zip(generations, sizes, logits):
+        for g, n, row, was_prefilling in zip(generations, sizes, logits, prefilling):
             g.stepped_at = now
             g.pending = g.pending[n:]
+            if was_prefilling and g.cache.length >= len(g.prompt):
+                self._remember(g.prompt, g.cache)
             outputs.append(self._advance(g, row) if not len(g.pending) else
                            StepOutput(g.key, [], list(g.generated), None, g.params.stop))
         self._release_when_idle()
         return outputs
+
+    def _remember(self, ids: np.ndarray, cache: KVCache) -> None:
+        """Offers a sequence's filled cache to the prefix cache (within its budget and what the pool has free)."""
+        if self.pool.prefix is not None:
+            self.pool.prefix.insert(ids, cache, self.pool.free_bytes)
 
     def _release_when_idle(self) -> None:
         """Nothing left to run: the decoder's call buffers go back (sized for the last calls, a long prompt's
@@ -210,13 +231,16 @@ class Engine:
             generation.generated.append(token)
             emitted.append(token)
             generation.pending = np.array([token], np.int64)
-            if params.stop and self.decode is not None and visible_text(self.decode, generation.generated, params.stop)[1]:
+            if (params.stop and self.decode is not None
+                    and visible_text(self.decode, generation.generated, params.stop)[1]):
                 generation.finish_reason = STOP
             elif len(generation.generated) >= params.max_tokens:
                 generation.finish_reason = LENGTH
         if generation.finish_reason is not None:
             del self.generations[generation.key]
             self.pool.free(generation.key)
+            self._remember(np.concatenate([generation.prompt, np.asarray(generation.generated, np.int64)]),
+                           generation.cache)
         return StepOutput(generation.key, emitted, list(generation.generated), generation.finish_reason, params.stop)
 
     def run(self, requests: dict[Hashable, tuple[Sequence[int], SamplingParams]]) -> dict[Hashable, StepOutput]:

@@ -3,13 +3,19 @@
 A request reserves `prompt + max_tokens` positions up front (numpy arrays [L, H, capacity, D] for keys and
 values; pages are touched only as positions fill). Reserving the worst case means an admitted request can
 always finish, and a request that cannot fit is refused at once with the numbers that explain why.
+Blocks kept for prefix reuse (`prefix_cache.PrefixCache`) count against the same budget and are evicted for a
+request that needs their memory.
 """
 from __future__ import annotations
 
 from collections.abc import Hashable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from .prefix_cache import PrefixCache
 
 MIB = 1024 * 1024
 
@@ -56,34 +62,40 @@ class KVCache:
 
 
 class KVCachePool:
-    """All live caches of one model instance, within `budget_bytes`."""
+    """All live caches of one model instance, and the prefix cache's blocks (`prefix`, optional), within
+    `budget_bytes`."""
 
-    def __init__(self, geometry: CacheGeometry, budget_bytes: int) -> None:
+    def __init__(self, geometry: CacheGeometry, budget_bytes: int, prefix: PrefixCache | None = None) -> None:
         self.geometry = geometry
         self.budget_bytes = int(budget_bytes)
         self.caches: dict[Hashable, KVCache] = {}
         self.reserved_bytes = 0
+        self.prefix = prefix
 
     def bytes_for(self, positions: int) -> int:
         return positions * self.geometry.bytes_per_token
 
     @property
     def free_bytes(self) -> int:
-        return self.budget_bytes - self.reserved_bytes
+        return self.budget_bytes - self.reserved_bytes - (self.prefix.bytes if self.prefix is not None else 0)
 
     def allocate(self, key: Hashable, positions: int, detail: str = "") -> KVCache:
-        """A cache for `positions` positions, or CacheBudgetError saying what it needs and what is left."""
+        """A cache for `positions` positions (evicting cached prefix blocks when it needs their memory), or
+        CacheBudgetError saying what it needs and what is left."""
         if key in self.caches:
             raise KeyError(f"a cache for request {key!r} already exists")
         need = self.bytes_for(positions)
-        if need > self.free_bytes:
+        available = self.budget_bytes - self.reserved_bytes  # cached prefix blocks make way for requests
+        if need > available:
             why = f" ({detail})" if detail else ""
-            scope = "the whole budget" if need > self.budget_bytes else f"what is free ({self.free_bytes / MIB:.2f} MiB; " \
+            scope = "the whole budget" if need > self.budget_bytes else f"what is free ({available / MIB:.2f} MiB; " \
                 f"{len(self.caches)} running requests hold {self.reserved_bytes / MIB:.2f} MiB)"
             raise CacheBudgetError(
                 f"KV cache budget exceeded: this request needs {need / MIB:.2f} MiB for {positions} positions{why}, "
                 f"more than {scope} of the {self.budget_bytes / MIB:.2f} MiB budget; lower max_tokens or the prompt, "
                 "retry later, or raise the model's kv_cache_bytes parameter")
+        if self.prefix is not None and need > self.free_bytes:
+            self.prefix.evict(need - self.free_bytes)
         g = self.geometry
         shape = (g.layers, g.kv_heads, positions, g.head_dim)
         cache = KVCache(np.empty(shape, g.dtype), np.empty(shape, g.dtype))

@@ -8,9 +8,13 @@ from . import assets
 from .decoder import OnnxDecoder
 from .engine import Engine
 from .kv_cache import KVCachePool
+from .prefix_cache import PrefixCache
 from .text import TextCodec
 
 DEFAULT_BUDGET = 256 * 1024 * 1024
+#: The prefix cache's share of kv_cache_bytes when `prefix_cache_bytes` is not given (32 MiB of 256: ~700
+#: SmolLM2-135M positions, a few system prompts).
+DEFAULT_PREFIX_SHARE = 8
 
 
 @dataclass
@@ -25,12 +29,18 @@ class Loaded:
 
 def load_engine(folder: str | Path, params: dict[str, str]) -> Loaded:
     """Parameters: kv_cache_bytes, max_context, max_tokens_limit, default_max_tokens, call_cost_tokens,
-    max_streams, prefill_chunk_tokens, intra_op_thread_count, allow_spinning (all optional)."""
+    max_streams, prefill_chunk_tokens, prefix_cache_bytes (0 = no prefix reuse), intra_op_thread_count,
+    allow_spinning (all optional)."""
     folder = Path(folder)
     generation = assets.GenerationConfig.load(folder)
     decoder = OnnxDecoder(folder / assets.MODEL_FILE, assets.int_parameter(params, "intra_op_thread_count", 0),
                           spin=params.get("allow_spinning", "1").strip().lower() not in ("0", "false"))
-    pool = KVCachePool(decoder.geometry, assets.int_parameter(params, "kv_cache_bytes", DEFAULT_BUDGET))
+    budget = assets.int_parameter(params, "kv_cache_bytes", DEFAULT_BUDGET)
+    prefix_bytes = assets.int_parameter(params, "prefix_cache_bytes", budget // DEFAULT_PREFIX_SHARE)
+    if not 0 <= prefix_bytes <= budget:
+        raise ValueError(f"parameter prefix_cache_bytes ({prefix_bytes}) must be between 0 (no prefix reuse) and "
+                         f"kv_cache_bytes ({budget}): the prefix cache lives inside the KV-cache budget")
+    pool = KVCachePool(decoder.geometry, budget, PrefixCache(decoder.geometry, prefix_bytes) if prefix_bytes else None)
     codec = TextCodec(folder / assets.TOKENIZER_FILE)
     max_context = min(generation.max_context, assets.int_parameter(params, "max_context", generation.max_context))
     limit = assets.int_parameter(params, "max_tokens_limit", max_context)

@@ -41,7 +41,8 @@ START = pb_utils.TRITONSERVER_REQUEST_FLAG_SEQUENCE_START
 
 class TritonPythonModel:
     def initialize(self, args):
-        config, params, folder = assets.model_context(args, (assets.MODEL_FILE, assets.TOKENIZER_FILE, assets.GENERATION_FILE))
+        needs = (assets.MODEL_FILE, assets.TOKENIZER_FILE, assets.GENERATION_FILE)
+        config, params, folder = assets.model_context(args, needs)
         loaded = load_engine(folder, params)
         self.engine, self.codec, self.default_max_tokens = loaded.engine, loaded.codec, loaded.default_max_tokens
         self.idle_s = assets.sequence_idle_s(config)  # Triton drops a sequence idle this long: so does the engine
@@ -97,9 +98,9 @@ class TritonPythonModel:
         self.engine.cancel(key)
         self.expired[key] = time.monotonic()
         if sender is not None:
-            _final_error(sender, f"generation {key} stopped: Triton dropped its sequence after {waited:.1f} s without a "
-                         f"step, over generate's max_sequence_idle_microseconds ({self.idle_s:.1f} s); raise "
-                         "max_sequence_idle_microseconds above the longest step, or lower prefill_chunk_tokens")
+            _final_error(sender, f"generation {key} stopped: Triton dropped its sequence after {waited:.1f} s "
+                         f"without a step, over generate's max_sequence_idle_microseconds ({self.idle_s:.1f} s); "
+                         "raise max_sequence_idle_microseconds above the longest step, or lower prefill_chunk_tokens")
 
     def execute(self, requests):
         with self.lock:
@@ -136,13 +137,14 @@ class TritonPythonModel:
         except Exception as exc:  # noqa: BLE001 - a failed decoder call ends these requests, not the model
             for _, sender, key in running:
                 self.engine.cancel(key)
-                sender.send(pb_utils.InferenceResponse(error=pb_utils.TritonError(f"decoder step failed: {exc}")), flags=FINAL)
+                error = pb_utils.TritonError(f"decoder step failed: {exc}")
+                sender.send(pb_utils.InferenceResponse(error=error), flags=FINAL)
             return
         for (request, sender, _), out in zip(running, outputs):
             wanted = request.requested_output_names()
             streaming = "token_ids" in wanted  # else one response, the final one, with every generated token
             waited = time.monotonic() - since[out.key]
-            if out.finish_reason is None and waited > self.idle_s:  # Triton dropped the sequence: it refuses a reschedule
+            if out.finish_reason is None and waited > self.idle_s:  # Triton dropped it: a reschedule is refused
                 self._drop(out.key, sender, waited)
             elif out.finish_reason is None:
                 if streaming and out.token_ids:  # a prefill chunk adds no token: nothing to say
@@ -209,8 +211,8 @@ def _final_error(sender, message):
 
 class Metrics:
     """Custom metrics on Triton's /metrics: live generations, reserved KV bytes, budget, last step's batch,
-    tokens and steps. Each update is a message to the server, so `execute` only counts and the sweeper
-    thread publishes (every `cancel_poll_s`)."""
+    tokens and steps, prompt tokens computed, and the prefix cache's size and counters. Each update is a message
+    to the server, so `execute` only counts and the sweeper thread publishes (every `cancel_poll_s`)."""
 
     def __init__(self, model):
         labels = {"model": model}
@@ -219,6 +221,7 @@ class Metrics:
         self.pending_tokens = self.pending_steps = 0
         self.last_batch = 0
         self.published_at = 0.0
+        self.published: dict[str, int] = {}  # counters' values at the last publication (engine counts totals)
         if family is None:
             return
         self.families: list = []  # a MetricFamily must outlive its metrics
@@ -233,6 +236,17 @@ class Metrics:
         self.batch = metric("llm_step_batch_size", "Requests in the last generation step")
         self.tokens = metric("llm_generated_tokens_total", "Tokens streamed", family.COUNTER)
         self.steps = metric("llm_steps_total", "Generation steps run (tokens / steps = mean batch)", family.COUNTER)
+        self.totals = {  # counters the engine keeps as running totals, by the engine attribute they follow
+            "prefilled_tokens": metric("llm_prompt_tokens_computed_total",
+                                       "Prompt tokens run through the decoder (not reused)", family.COUNTER),
+            "hits": metric("llm_prefix_cache_hits_total", "Requests that reused a cached prefix", family.COUNTER),
+            "misses": metric("llm_prefix_cache_misses_total", "Requests that found no cached prefix", family.COUNTER),
+            "reused_tokens": metric("llm_prefix_cache_reused_tokens_total",
+                                    "Prompt tokens copied from the prefix cache instead of computed", family.COUNTER),
+            "evicted_blocks": metric("llm_prefix_cache_evicted_blocks_total",
+                                     "16-token blocks evicted from the prefix cache (LRU)", family.COUNTER)}
+        self.prefix_bytes = metric("llm_prefix_cache_bytes", "KV-cache bytes held by cached prefixes")
+        self.prefix_budget = metric("llm_prefix_cache_budget_bytes", "Prefix cache budget (prefix_cache_bytes)")
 
     def due(self, interval_s):
         """Whether the last publication is older than `interval_s`."""
@@ -259,3 +273,14 @@ class Metrics:
         if self.pending_steps:
             self.steps.increment(self.pending_steps)
         self.pending_tokens = self.pending_steps = 0
+        prefix = engine.pool.prefix
+        self.prefix_bytes.set(prefix.bytes if prefix is not None else 0)
+        self.prefix_budget.set(prefix.budget_bytes if prefix is not None else 0)
+        totals = {"prefilled_tokens": engine.prefilled_tokens}
+        if prefix is not None:
+            totals |= {name: getattr(prefix.stats, name)
+                       for name in ("hits", "misses", "reused_tokens", "evicted_blocks")}
+        for name, value in totals.items():
+            if value > self.published.get(name, 0):
+                self.totals[name].increment(value - self.published.get(name, 0))
+                self.published[name] = value
