@@ -56,14 +56,15 @@ def float_parameter(params: dict[str, str], name: str, default: float) -> float:
     return float(value) if value.strip() else default
 
 
-def model_context(initialize_args: dict[str, str], needs: tuple[str, ...]) -> tuple[dict[str, Any], dict[str, str], Path]:
+def model_context(initialize_args: dict[str, str],
+                  needs: tuple[str, ...]) -> tuple[dict[str, Any], dict[str, str], Path]:
     """From a Python model's `initialize` args: its config, its string parameters and its own version folder,
     which must hold the files `needs` names."""
     config = json.loads(initialize_args["model_config"])
     folder = Path(initialize_args["model_repository"]) / str(initialize_args["model_version"])
     missing = [name for name in needs if not (folder / name).is_file()]
     if missing:
-        raise FileNotFoundError(f"{folder} has no {', '.join(missing)}: the spec copies them into this model (files: "
-                                f"{{{missing[0]}: model:generate/{missing[0]}}}); `python -m tritonkit.pipelines.llm.export."
-                                "prepare` writes them")
+        raise FileNotFoundError(f"{folder} has no {', '.join(missing)}: the spec copies them into this model "
+                                f"(files: {{{missing[0]}: model:generate/{missing[0]}}}); "
+                                "`python -m tritonkit.pipelines.llm.export.prepare` writes them")
     return config, model_parameters(config), folder

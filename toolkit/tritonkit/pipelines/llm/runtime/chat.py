@@ -25,7 +25,8 @@ def format_chat(chat: dict[str, Any], messages: list[dict[str, str]], add_genera
     for index, message in enumerate(messages):
         role, content = message.get("role"), message.get("content")
         if role not in ROLES or not isinstance(content, str):
-            raise ValueError(f"message {index} needs role one of {', '.join(ROLES)} and string content, got {message!r}")
+            raise ValueError(f"message {index} needs role one of {', '.join(ROLES)} and string content, "
+                             f"got {message!r}")
         parts.append(_message(chat["message"], role, content))
     if add_generation_prompt:
         parts.append(chat["generation_prompt"])

@@ -91,7 +91,8 @@ class OnnxDecoder:
         outputs = {o.name: o for o in self.session.get_outputs()}
         missing = {"input_ids", "past_key", "past_value", "past_length", "input_length"} - set(inputs)
         if missing or not {"logits", "present_key", "present_value"} <= set(outputs):
-            raise ValueError(f"{model_path} is not a KV-cache decoder (inputs {sorted(inputs)}, outputs {sorted(outputs)})")
+            raise ValueError(f"{model_path} is not a KV-cache decoder (inputs {sorted(inputs)}, "
+                             f"outputs {sorted(outputs)})")
         _, layers, heads, _, head_dim = inputs["past_key"].shape
         self.geometry = CacheGeometry(int(layers), int(heads), int(head_dim))
         self.vocab_size = int(outputs["logits"].shape[-1])
@@ -127,9 +128,9 @@ class OnnxDecoder:
         options = ort.RunOptions()
         options.add_run_config_entry("memory.enable_memory_arena_shrinkage", "cpu:0")
         zero, one = np.zeros((1, 1), np.int64), np.ones((1, 1), np.int64)
-        self.session.run(self.output_names, {"input_ids": zero, "past_key": self.empty_past(1),
-                                             "past_value": self.empty_past(1), "past_length": zero, "input_length": one},
-                         options)
+        feeds = {"input_ids": zero, "past_key": self.empty_past(1), "past_value": self.empty_past(1),
+                 "past_length": zero, "input_length": one}
+        self.session.run(self.output_names, feeds, options)
 
     def empty_past(self, batch: int) -> np.ndarray:
         g = self.geometry
@@ -168,7 +169,8 @@ class OnnxDecoder:
                             ("past_length", past_length), ("input_length", input_length)):
             binding.bind_cpu_input(name, value)
         for name, array in (("logits", logits), ("present_key", present_key), ("present_value", present_value)):
-            binding.bind_output(name, "cpu", 0, array.dtype.type, list(array.shape), array.__array_interface__["data"][0])
+            binding.bind_output(name, "cpu", 0, array.dtype.type, list(array.shape),
+                                array.__array_interface__["data"][0])
         self.session.run_with_iobinding(binding)
         self.largest_call = max(self.largest_call, scratch.nbytes + outputs.nbytes)
         for b, row in enumerate(rows):

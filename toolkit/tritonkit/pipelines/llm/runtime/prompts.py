@@ -15,7 +15,8 @@ from .requests import flag, text
 from .text import TextCodec
 
 
-def prompt_text(generation: GenerationConfig, inputs: Mapping[str, np.ndarray], parameters: Mapping[str, Any]) -> str | None:
+def prompt_text(generation: GenerationConfig, inputs: Mapping[str, np.ndarray],
+                parameters: Mapping[str, Any]) -> str | None:
     """`text_input`, wrapped in the chat format (with `system_prompt`) when `chat` is true; None when absent."""
     prompt = text(inputs, parameters, "text_input")
     if prompt is None or not flag(inputs, parameters, "chat"):

@@ -42,8 +42,8 @@ def _scalar(name: str, value: Any, kind: type) -> Any:
             return int(_text(value)) if isinstance(value, (bytes, str, np.bytes_)) else int(value)
         return float(_text(value)) if isinstance(value, (bytes, str, np.bytes_)) else float(value)
     except (TypeError, ValueError):
-        raise ValueError(f"'{name}' must be {'a boolean' if kind is bool else 'an integer' if kind is int else 'a number'}, "
-                         f"got {value!r}") from None
+        wanted = "a boolean" if kind is bool else "an integer" if kind is int else "a number"
+        raise ValueError(f"'{name}' must be {wanted}, got {value!r}") from None
 
 
 def _list(name: str, value: Any, kind: type) -> tuple:
@@ -118,7 +118,8 @@ def packed_settings(inputs: Mapping[str, np.ndarray], parameters: Mapping[str, A
     return json.dumps({k: list(v) if isinstance(v, tuple) else v for k, v in given.items()}, ensure_ascii=False)
 
 
-def stop_strings(inputs: Mapping[str, np.ndarray], parameters: Mapping[str, Any], input_name: str = "stop") -> tuple[str, ...]:
+def stop_strings(inputs: Mapping[str, np.ndarray], parameters: Mapping[str, Any],
+                 input_name: str = "stop") -> tuple[str, ...]:
     """Stop strings from an input (`stop`, or generate's echo `stop_strings`) or the `stop` request parameter."""
     if input_name in inputs:
         return _list(input_name, inputs[input_name], str)

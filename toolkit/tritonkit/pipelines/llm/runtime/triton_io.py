@@ -74,7 +74,8 @@ def refusal(pb_utils: Any, exc: ValueError | CacheBudgetError) -> Any:
     is UNAVAILABLE, a bad value INVALID_ARG (gRPC INVALID_ARGUMENT, HTTP 400). Triton's default, INTERNAL
     (HTTP 500), would tell the client the server broke."""
     busy = isinstance(exc, (CacheBudgetError, GenerationLimitError))
-    return pb_utils.TritonError(str(exc), pb_utils.TritonError.UNAVAILABLE if busy else pb_utils.TritonError.INVALID_ARG)
+    code = pb_utils.TritonError.UNAVAILABLE if busy else pb_utils.TritonError.INVALID_ARG
+    return pb_utils.TritonError(str(exc), code)
 
 
 def batched_output(value: np.ndarray, batched: bool) -> np.ndarray:

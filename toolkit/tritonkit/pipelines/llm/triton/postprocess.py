@@ -56,5 +56,6 @@ class TritonPythonModel:
         return pb_utils.InferenceResponse([
             pb_utils.Tensor("text_output", batched_output(text_array(delta), self.batched)),
             pb_utils.Tensor("output_ids", batched_output(new_ids, self.batched)),
-            pb_utils.Tensor("output_finish_reason", batched_output(np.array([reason_text], dtype=object), self.batched)),
+            pb_utils.Tensor("output_finish_reason",
+                            batched_output(np.array([reason_text], dtype=object), self.batched)),
         ])

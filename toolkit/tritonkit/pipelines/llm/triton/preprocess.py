@@ -45,5 +45,6 @@ class TritonPythonModel:
             sampling = packed_settings(inputs, parameters)
         except ValueError as exc:
             return pb_utils.InferenceResponse(error=refusal(pb_utils, exc))
-        return pb_utils.InferenceResponse([pb_utils.Tensor("input_ids", batched_output(ids, self.batched)),
-                                           pb_utils.Tensor("sampling", batched_output(text_array(sampling), self.batched))])
+        return pb_utils.InferenceResponse([
+            pb_utils.Tensor("input_ids", batched_output(ids, self.batched)),
+            pb_utils.Tensor("sampling", batched_output(text_array(sampling), self.batched))])
