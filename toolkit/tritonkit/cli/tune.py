@@ -3,10 +3,12 @@ from __future__ import annotations
 
 import shlex
 from pathlib import Path
+from typing import Any
 
 import click
 
 from tritonkit.cli.output import emit_json, json_option, reports_errors
+from tritonkit.cli.tune_joint import joint_options, run_joint
 from tritonkit.errors import TritonkitError
 from tritonkit.tune.options import Constraints, TuneOptions
 
@@ -79,12 +81,13 @@ def _print_outcome(outcome) -> None:
 @click.option("--max-batch-size", type=int, help="Largest max_batch_size to try [default: 2x the spec's, at least 16].")
 @click.option("--no-sweep", is_flag=True, help="Skip Model Analyzer's concurrency sweep of the best configurations.")
 @click.option("--dry-run", is_flag=True, help="Print the Model Analyzer config and the commands; measure nothing.")
+@joint_options
 @json_option
 @reports_errors
 def tune_command(target: str, spec: Path, objective: str, max_p99_ms: float | None, min_throughput: float | None,
                  mode: str, budget_minutes: float, launch: str, measurement_requests: int,
                  stability_percentage: float, max_instances: int | None, max_batch_size: int | None,
-                 no_sweep: bool, dry_run: bool, as_json: bool) -> None:
+                 no_sweep: bool, dry_run: bool, as_json: bool, **joint: Any) -> None:
     """Tune MODEL (or an ensemble/BLS PIPELINE) with Triton Model Analyzer and write the winner back.
 
     Model Analyzer profiles the model on the embedded Triton (ONNX models through the same Python-backend
@@ -101,6 +104,9 @@ def tune_command(target: str, spec: Path, objective: str, max_p99_ms: float | No
       tritonkit tune classify --objective latency --min-throughput 200   # an ensemble pipeline
       tritonkit tune text_encoder --mode brute --dry-run      # print Model Analyzer's config only
     """
+    if joint["joint"]:  # tritonkit's own end-to-end search of a pipeline: no Model Analyzer
+        return run_joint(target, spec, objective, Constraints(max_p99_ms, min_throughput), mode, measurement_requests,
+                         stability_percentage, max_instances, joint, as_json, _progress)
     from tritonkit.tune.prepare import TunePlan, check_installed
 
     check_installed()  # before importing the modules that need Model Analyzer's extras

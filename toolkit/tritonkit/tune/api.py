@@ -77,6 +77,12 @@ def _check_rebuilt(repository: Path, tuned: dict[str, TunedModel]) -> None:
             counts = [g.count for g in config.instance_group]
             if counts != [g.count for g in entry.instance_group]:
                 wrong.append(f"instance counts {counts} != {[g.count for g in entry.instance_group]}")
+        delay = config.dynamic_batching.max_queue_delay_microseconds
+        if entry.dynamic_batching is not None and delay != entry.dynamic_batching.max_queue_delay_microseconds:
+            wrong.append(f"queue delay {delay} != {entry.dynamic_batching.max_queue_delay_microseconds}")
+        for key, value in (entry.parameters or {}).items():
+            if config.parameters[key].string_value != str(value):
+                wrong.append(f"parameter {key} '{config.parameters[key].string_value}' != '{value}'")
         if wrong:
             raise TritonkitError(str(path), f"tuned.{name}", "the rebuilt config does not carry the tuned values (" +
                                  ", ".join(wrong) + ")", "the spec loader must apply `tuned:`, report this as a bug")
@@ -84,7 +90,11 @@ def _check_rebuilt(repository: Path, tuned: dict[str, TunedModel]) -> None:
 
 def write_back(plan: TunePlan, tuned: dict[str, TunedModel]) -> BuildResult:
     """Writes `tuned:` into the spec and rebuilds; a rebuild that fails restores the spec as it was."""
-    spec_path = plan.options.spec_path
+    return write_back_spec(plan.options.spec_path, tuned)
+
+
+def write_back_spec(spec_path: Path, tuned: dict[str, TunedModel]) -> BuildResult:
+    """`write_back` for any tuning run (also the joint pipeline search, which has no Model Analyzer plan)."""
     old = write_tuned(spec_path, tuned, shown_path(spec_path))
     try:
         result = build(spec_path)

@@ -50,6 +50,8 @@ def entry_data(tuned: TunedModel) -> CommentedMap:
                              exclude={"preferred_batch_size", "max_queue_delay_microseconds"})
         out["dynamic_batching"] = _flow_map({"preferred_batch_size": _flow(list(db.preferred_batch_size)),
                                              "max_queue_delay_microseconds": db.max_queue_delay_microseconds, **rest})
+    if tuned.parameters:
+        out["parameters"] = _flow_map(dict(tuned.parameters))
     prov = tuned.provenance.model_dump(mode="json", exclude_none=True)
     if "constraints" in prov:
         prov["constraints"] = _flow_map(prov["constraints"])

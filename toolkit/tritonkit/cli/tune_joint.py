@@ -1,0 +1,77 @@
+"""`tritonkit tune PIPELINE --joint`: the options of the joint end-to-end search and how its outcome is printed."""
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from tritonkit.cli.output import emit_json
+from tritonkit.errors import TritonkitError
+from tritonkit.tune.options import Constraints
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+KNOB_CHOICES = ("instances", "queue_delay_us", "preferred", "threads")
+
+
+def joint_options(func: F) -> F:
+    """The options only `--joint` reads (the bound, objective and window options are tune's own)."""
+    options = [
+        click.option("--joint", is_flag=True, help="Search every step of an ensemble or BLS PIPELINE together, "
+                     "measured end to end with perf_analyzer (no Model Analyzer; decoupled pipelines streamed)."),
+        click.option("--budget", type=int, default=20, show_default=True,
+                     help="--joint: at most this many configurations measured."),
+        click.option("--repeats", type=int, default=1, show_default=True,
+                     help="--joint: perf_analyzer runs per configuration; the median counts (raise on a noisy host)."),
+        click.option("--concurrency", type=int, default=4, show_default=True,
+                     help="--joint: concurrent requests every configuration is measured at."),
+        click.option("--knobs", default=",".join(KNOB_CHOICES), show_default=True,
+                     help="--joint: which settings to search, comma-separated."),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def _knobs(text: str) -> tuple[str, ...]:
+    names = tuple(n.strip() for n in text.split(",") if n.strip())
+    unknown = [n for n in names if n not in KNOB_CHOICES]
+    if unknown or not names:
+        raise TritonkitError("", "--knobs", f"unknown knob '{unknown[0] if unknown else text}'",
+                             f"choose from {', '.join(KNOB_CHOICES)}")
+    return names
+
+
+def run_joint(target: str, spec: Path, objective: str, constraints: Constraints, mode: str, requests: int,
+              stability: float, max_instances: int | None, joint: dict[str, Any], as_json: bool,
+              report: Callable[[str], None]) -> None:
+    """Runs the joint search (`--mode brute`: the whole grid) and prints the shared table and comparison."""
+    from tritonkit.tune.joint_api import JointOptions, tune_pipeline
+    from tritonkit.tune.report import comparison, table
+
+    for name in ("budget", "repeats", "concurrency"):
+        if joint[name] <= 0:
+            raise TritonkitError("", f"--{name}", f"must be positive, got {joint[name]}", f"pass a positive --{name}")
+    options = JointOptions(target, spec.absolute(), objective, constraints,  # type: ignore[arg-type]
+                           "grid" if mode == "brute" else "descent", joint["budget"], joint["repeats"],
+                           joint["concurrency"], requests, stability, max_instances, _knobs(joint["knobs"]))
+    done = tune_pipeline(options, report)
+    if as_json:
+        emit_json(done.summary())
+        return
+    summary = done.summary()
+    click.echo(f"\n{done.target.name}: {summary['measured']} of {summary['grid_size']} configurations measured end "
+               f"to end ({options.search}, concurrency {options.concurrency}, objective {objective})")
+    click.echo(table(done.choice, done.results, done.target.as_tune_target()))
+    compared = comparison(done.choice, done.results, options.objective, constraints)
+    if compared is not None:
+        click.echo(compared.line(constraints))
+    click.echo(f"winner: {done.winner_settings}")
+    for note in done.notes:
+        click.echo(f"note: {note}")
+    if done.tuned:
+        click.echo(f"wrote tuned: {', '.join(done.tuned)} to {spec}; rebuilt "
+                   f"{done.build.repository if done.build else '-'}")
+    click.echo(f"plot: {done.plot}\nsummary: {done.tune_dir.summary}")

@@ -1,0 +1,234 @@
+"""`tritonkit tune PIPELINE --joint`: every step of an ensemble or BLS pipeline searched together, measured end to end.
+
+Each candidate is the baseline (the spec without `tuned:`) with the point's values in its steps' configs, served on
+the embedded Triton and measured with perf_analyzer against the pipeline itself. The measurements become the same
+`TuneResults` Model Analyzer's are read into, so the winner, the table, the plot, the summary and the write-back
+(`tuned:` per step with provenance, then a rebuild that must carry the values) are the Model Analyzer path's own.
+"""
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from google.protobuf import json_format, text_format
+
+from tritonkit.errors import TritonkitError, shown_path
+from tritonkit.repository.build import BuildResult
+from tritonkit.spec.loader import load_project
+from tritonkit.spec.model import ModelSpec
+from tritonkit.spec.tuned import TunedModel
+from tritonkit.triton.model_config import pb as mc
+from tritonkit.tune import report as report_mod
+from tritonkit.tune.api import write_back_spec
+from tritonkit.tune.baseline import build_baseline
+from tritonkit.tune.inputs import perf_inputs
+from tritonkit.tune.joint_measure import Bench, measure, write_candidate
+from tritonkit.tune.joint_search import Trace, coordinate_descent, grid_search
+from tritonkit.tune.joint_space import (
+    DELAYS_US,
+    KNOB_NAMES,
+    Knob,
+    Point,
+    apply_point,
+    default_point,
+    describe_point,
+    grid_size,
+    pipeline_knobs,
+    point_id,
+    tuned_models,
+)
+from tritonkit.tune.joint_target import JointTarget, resolve_joint
+from tritonkit.tune.layout import TuneDir
+from tritonkit.tune.options import Constraints, Objective, TuneOptions
+from tritonkit.tune.plot import save_plot
+from tritonkit.tune.provenance import provenance
+from tritonkit.tune.results import Measurement, TuneResults
+from tritonkit.tune.winner import DEFAULT_SUFFIX, Choice, choose
+
+Report = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class JointOptions:
+    """One joint search; `budget` counts configurations measured (each the median of `repeats` perf runs)."""
+
+    target: str
+    spec_path: Path
+    objective: Objective = "throughput"
+    constraints: Constraints = field(default_factory=Constraints)
+    search: Literal["descent", "grid"] = "descent"
+    budget: int = 20
+    repeats: int = 1
+    concurrency: int = 4
+    measurement_requests: int = 100
+    stability_percentage: float = 25.0
+    max_instances: int | None = None
+    knobs: tuple[str, ...] = KNOB_NAMES
+    delays_us: tuple[int, ...] = DELAYS_US
+    #: False: measure and report only, the spec untouched (the benchmark's grid).
+    write: bool = True
+
+
+@dataclass
+class JointOutcome:
+    """What the search measured, chose and wrote."""
+
+    options: JointOptions
+    target: JointTarget
+    knobs: list[Knob]
+    points: dict[str, Point]  # variant -> its point
+    trace: Trace
+    results: TuneResults
+    choice: Choice
+    tuned: dict[str, TunedModel]
+    plot: Path
+    build: BuildResult | None
+    tune_dir: TuneDir
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def winner_settings(self) -> str:
+        return describe_point(self.points[self.choice.winner.variant], default_point(self.knobs))
+
+    def summary(self) -> dict[str, Any]:
+        opts, target = self.options, self.target.as_tune_target()
+        return {
+            "ok": True, "target": self.target.name, "kind": self.target.kind, "search": opts.search,
+            "objective": opts.objective, "constraints": opts.constraints.as_dict(), "concurrency": opts.concurrency,
+            "repeats": opts.repeats, "budget": opts.budget, "measured": len(self.trace.measured),
+            "grid_size": grid_size(self.knobs), "budget_hit": self.trace.budget_hit, "passes": self.trace.passes,
+            "knobs": [{"step": k.step, "knob": k.name, "values": list(k.values), "default": k.default}
+                      for k in self.knobs],
+            **report_mod.summary(self.choice, self.results, target, opts.objective, opts.constraints),
+            "winner_settings": self.winner_settings,
+            "tuned": {name: t.model_dump(mode="json", exclude_none=True) for name, t in self.tuned.items()},
+            "tune_dir": str(self.tune_dir.root), "plot": str(self.plot), "spec": str(opts.spec_path),
+            "repository": str(self.build.repository) if self.build else None, "notes": self.notes,
+        }
+
+
+def _configs(built: Path, models: tuple[str, ...]) -> dict[str, mc.ModelConfig]:
+    return {m: text_format.Parse((built / m / "config.pbtxt").read_text(), mc.ModelConfig()) for m in models}
+
+
+def _bench(options: JointOptions, target: JointTarget, spec: ModelSpec, tune_dir: TuneDir, notes: list[str]) -> Bench:
+    inputs = perf_inputs(target.name, spec, tune_dir.built / target.name, tune_dir.root)
+    if inputs.note:
+        notes.append(inputs.note)
+    data, shapes = inputs.flags.get("input-data"), inputs.flags.get("shape", [])
+    return Bench(target.name, options.concurrency, options.repeats, options.measurement_requests,
+                 options.stability_percentage, streaming=target.decoupled,
+                 input_data=str(data) if data else None, shapes=tuple(shapes) if isinstance(shapes, list) else ())
+
+
+class _Recorder:
+    """Measures a point and files it as a Model Analyzer-style variant (`asr_config_3`, steps `decoder_config_3`)."""
+
+    def __init__(self, target: JointTarget, knobs: list[Knob], configs: dict[str, mc.ModelConfig], bench: Bench,
+                 tune_dir: TuneDir, budget: int, report: Report) -> None:
+        self.target, self.knobs, self.configs, self.bench = target, knobs, configs, bench
+        self.tune_dir, self.budget, self.report = tune_dir, budget, report
+        self.results = TuneResults(target.name)
+        self.points: dict[str, Point] = {}
+        self.default = default_point(knobs)
+        self.notes: list[str] = []
+
+    def __call__(self, point: Point) -> Measurement | None:
+        index = len(self.points) + len(self.notes) + 1
+        suffix = DEFAULT_SUFFIX if point_id(point) == point_id(self.default) else f"_config_{index}"
+        configs = {m: apply_point(self.configs[m], point, m) for m in self.target.models}
+        # a folder per candidate: the serving directory is keyed by the repository's path
+        repository = write_candidate(self.tune_dir.built, self.tune_dir.root / "candidates" / str(index), configs)
+        what = describe_point(point, self.default)
+        try:
+            sample = measure(repository, self.bench, self.tune_dir.root, self.tune_dir.logs / f"server{suffix}.log")
+        except TritonkitError as exc:
+            self.notes.append(f"{what}: not measured ({exc})")
+            self.report(f"[joint {index}/{self.budget}] {what}: failed ({exc})")
+            return None
+        finally:
+            shutil.rmtree(repository, ignore_errors=True)
+        variant = self.target.name + suffix
+        composing = tuple(m + suffix for m in self.target.models[1:])
+        for name, variant_name in zip(self.target.models, (variant, *composing)):
+            self.results.configs[variant_name] = json_format.MessageToDict(configs[name])
+        self.results.composing[variant] = composing
+        found = Measurement(variant, self.bench.concurrency, sample.throughput, sample.p99_ms, composing)
+        self.results.measurements.append(found)
+        self.points[variant] = point
+        spread = "" if len(sample.repeats) < 2 else f" (median of {len(sample.repeats)})"
+        self.report(f"[joint {index}/{self.budget}] {what}: {sample.throughput:.1f} infer/s, "
+                    f"p99 {sample.p99_ms:.1f} ms{spread}")
+        return found
+
+
+def _searched_winner(choice: Choice, points: dict[str, Point], found: Point) -> Choice:
+    """The search's own pick as the winner: descent moves only past the noise margin, so a configuration measured
+    a little faster by chance (what `choose` alone would take) does not replace the one it stayed with."""
+    variant = next((v for v, p in points.items() if point_id(p) == point_id(found)), choice.winner.variant)
+    winner = next(r for r in choice.ranking if r.variant == variant)
+    if winner is choice.winner or not winner.meets:
+        return choice
+    others = [r for r in choice.ranking if r is not winner]
+    return Choice(winner, choice.default, others[:3], [winner, *others])
+
+
+def _no_knobs(target: JointTarget, spec_path: Path) -> TritonkitError:
+    return TritonkitError(shown_path(spec_path), f"models.{target.name}",
+                          f"no step of '{target.name}' ({', '.join(target.models)}) has a knob to search (instances, "
+                          "batching or threads; sequence models and ensembles have none)",
+                          "give a step dynamic_batching or an intra_op_thread_count, or widen --knobs")
+
+
+def tune_pipeline(options: JointOptions, report: Report) -> JointOutcome:
+    """The whole joint search: resolve, build the baseline, search, choose, plot, write back (unless told not to)."""
+    user = load_project(options.spec_path)
+    target = resolve_joint(user, options.target)
+    if not pipeline_knobs(target.models, user.models, options.max_instances, options.knobs, options.delays_us):
+        raise _no_knobs(target, options.spec_path)  # before building: which knobs exist does not depend on `tuned:`
+    tune_dir = TuneDir.for_target(user.root, f"{target.name}.joint")
+    tune_dir.make()
+    report(f"preparing: building '{target.name}' ({', '.join(target.models[1:])}) without its tuned settings")
+    project = build_baseline(options.spec_path, tune_dir, target.models)
+    knobs = pipeline_knobs(target.models, project.models, options.max_instances, options.knobs, options.delays_us)
+    if not knobs:  # a knob only the `tuned:` overlay gave (threads of a Python model)
+        raise _no_knobs(target, options.spec_path)
+    notes = [f"'{m}' has no knob to search" for m in target.models[1:] if m not in {k.step for k in knobs}]
+    bench = _bench(options, target, project.models[target.name], tune_dir, notes)
+    recorder = _Recorder(target, knobs, _configs(tune_dir.built, target.models), bench, tune_dir, options.budget,
+                         report)
+    search = coordinate_descent if options.search == "descent" else grid_search
+    report(f"searching {len(knobs)} knobs ({grid_size(knobs)} configurations in all) by {options.search}, "
+           f"at most {options.budget} measured, each at concurrency {options.concurrency}")
+    found, trace = search(knobs, recorder, options.budget, options.objective, options.constraints)
+    notes += recorder.notes
+    if not recorder.results.measurements:
+        raise TritonkitError(str(tune_dir.logs), "", f"no configuration of '{target.name}' could be measured "
+                             f"({recorder.notes[0] if recorder.notes else 'nothing ran'})",
+                             "read the server logs there, and check the pipeline with tritonkit smoke")
+    choice = _searched_winner(choose(recorder.results, options.objective, options.constraints, str(tune_dir.logs)),
+                              recorder.points, found)
+    tune_target = target.as_tune_target()
+    plot = save_plot(recorder.results, choice, options.constraints, tune_dir.plot,
+                     f"{target.name}: end to end ({options.search}, c={options.concurrency})",
+                     report_mod.legend_labels(recorder.results, tune_target))
+    tuned: dict[str, TunedModel] = {}
+    built = None
+    if options.write:
+        how = (f"joint end-to-end search ({options.search}, {len(trace.measured)} configurations, median of "
+               f"{options.repeats} perf_analyzer runs each at concurrency {options.concurrency})")
+        base = TuneOptions(options.target, options.spec_path, options.objective, options.constraints)
+        prov = provenance(base, choice.winner.best).model_copy(update={"model_analyzer_version": None,
+                                                                         "notes": [how]})
+        tuned = tuned_models(recorder.points[choice.winner.variant], knobs, target.name, project.models,
+                             _configs(tune_dir.built, target.models), prov)
+        report(f"writing tuned settings of {', '.join(tuned)} to {shown_path(options.spec_path)} and rebuilding")
+        built = write_back_spec(options.spec_path, tuned)
+    done = JointOutcome(options, target, knobs, recorder.points, trace, recorder.results, choice, tuned, plot,
+                        built, tune_dir, notes)
+    tune_dir.summary.write_text(json.dumps(done.summary(), indent=2, default=str))
+    return done

@@ -1,0 +1,141 @@
+"""The joint search: coordinate descent over the pipeline's knobs within a measurement budget (or the full grid).
+
+Descent starts at the spec's own configuration and, knob after knob, measures the knob's other values with every
+other knob where it stands; it moves to the best only when that beats the current point by more than the noise
+margin, and passes over the knobs again until a pass moves nothing or the budget is spent. Steps interact (a
+step's instances shift the load on the next), so a pass is repeated rather than each knob set once, and knobs that
+tie on a plateau are tried together.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from tritonkit.tune.joint_space import Knob, Point, default_point, grid, normalize, point_id
+from tritonkit.tune.options import Constraints, Objective
+from tritonkit.tune.results import Measurement
+from tritonkit.tune.winner import meets, sort_key
+
+#: A move must gain more than this (relative) to count: less is within a noisy machine's spread.
+NOISE_MARGIN = 0.03
+
+
+Measure = Callable[[Point], Measurement | None]  # None: the candidate could not be served or measured
+
+
+@dataclass
+class Trace:
+    """Every configuration measured, in order (None where it failed), and how the search ended."""
+
+    measured: list[tuple[Point, Measurement | None]] = field(default_factory=list)
+    budget_hit: bool = False
+    passes: int = 0
+
+    def score_of(self, point: Point) -> Measurement | None:
+        wanted = point_id(point)
+        return next((s for p, s in self.measured if point_id(p) == wanted), None)
+
+
+def better(a: Measurement | None, b: Measurement | None, objective: Objective, constraints: Constraints,
+           margin: float = NOISE_MARGIN) -> bool:
+    """Whether `a` beats `b` by more than the margin: meeting the constraints first, then the objective."""
+    if a is None:
+        return False
+    if b is None:
+        return True
+    a_ok, b_ok = meets(a, constraints), meets(b, constraints)
+    if a_ok != b_ok:
+        return a_ok
+    if objective == "latency" or not a_ok:  # out of bounds: closer to the latency bound is better
+        return a.p99_ms < b.p99_ms * (1 - margin)
+    return a.throughput > b.throughput * (1 + margin)
+
+
+class _Budgeted:
+    """Measures each distinct configuration once, counting against the budget."""
+
+    def __init__(self, measure: Measure, budget: int, knobs: list[Knob]) -> None:
+        self.measure, self.budget, self.knobs, self.trace = measure, budget, knobs, Trace()
+        self.cache: dict[tuple, Measurement | None] = {}
+
+    def __call__(self, point: Point) -> tuple[bool, Measurement | None]:
+        """(measured or cached, score); (False, None) once the budget is spent."""
+        point = normalize(point, self.knobs)
+        key = point_id(point)
+        if key in self.cache:
+            return True, self.cache[key]
+        if len(self.trace.measured) >= self.budget:
+            self.trace.budget_hit = True
+            return False, None
+        score = self.measure(point)
+        self.cache[key] = score
+        self.trace.measured.append((point, score))
+        return True, score
+
+
+def _neutral(tried: list[tuple[object, Measurement | None]], own: object, score: Measurement | None,
+             objective: Objective, constraints: Constraints) -> tuple[bool, object]:
+    """The knob's best value among those measuring as well as its current one (within the margin), if any."""
+    key = sort_key(objective)
+    ties = [(i, v, s) for i, (v, s) in enumerate(tried)
+            if s is not None and v != own and not better(score, s, objective, constraints)]
+    if not ties:
+        return False, None
+    return True, min(ties, key=lambda t: (key(t[2]), -t[0]))[1]
+
+
+def coordinate_descent(knobs: list[Knob], measure: Measure, budget: int, objective: Objective,
+                       constraints: Constraints) -> tuple[Point, Trace]:
+    """The best point found and every measurement; the spec's own configuration is always measured first.
+
+    A pipeline runs at its slowest step's pace, so one step's knob alone often changes nothing (a plateau); when a
+    pass moves nothing, the knobs that measured as well as their current values are moved together once."""
+    run = _Budgeted(measure, budget, knobs)
+    current = normalize(default_point(knobs), knobs)
+    _, current_score = run(current)
+    while not run.trace.budget_hit:
+        run.trace.passes += 1
+        moved, neutral = False, {}
+        for knob in knobs:
+            best, best_score = current, current_score
+            tried: list[tuple[object, Measurement | None]] = []
+            for value in knob.values:
+                done, score = run(normalize({**current, knob.key: value}, knobs))
+                if not done:
+                    break
+                tried.append((value, score))
+                if better(score, best_score, objective, constraints):
+                    best, best_score = normalize({**current, knob.key: value}, knobs), score
+            if point_id(best) != point_id(current):
+                current, current_score, moved = best, best_score, True
+            else:
+                tie, value = _neutral(tried, current[knob.key], current_score, objective, constraints)
+                if tie:
+                    neutral[knob.key] = value
+            if run.trace.budget_hit:
+                break
+        if moved:
+            continue
+        if len(neutral) < 2:
+            break
+        together = normalize({**current, **neutral}, knobs)
+        done, score = run(together)
+        if not (done and better(score, current_score, objective, constraints)):
+            break
+        current, current_score = together, score
+    return current, run.trace
+
+
+def grid_search(knobs: list[Knob], measure: Measure, budget: int, objective: Objective,
+                constraints: Constraints) -> tuple[Point, Trace]:
+    """Every configuration (up to the budget): the brute-force baseline; the best by the same rule as descent."""
+    run = _Budgeted(measure, budget, knobs)
+    best: Point = normalize(default_point(knobs), knobs)
+    _, best_score = run(best)
+    for point in grid(knobs):
+        done, score = run(point)
+        if not done:
+            break
+        if better(score, best_score, objective, constraints, margin=0.0):
+            best, best_score = point, score
+    return best, run.trace

@@ -1,0 +1,174 @@
+"""The joint search space of a pipeline: each step's knobs (instances, queue delay, preferred sizes, threads).
+
+A point is one value per knob. It is applied to the step's built config.pbtxt (protobuf, as Model Analyzer makes
+its variants) to serve a candidate, and mapped back to the spec's `tuned:` overlay through `mapping.tuned_for`,
+the same code the Model Analyzer path writes back with.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from tritonkit.spec.model import ModelSpec
+from tritonkit.spec.tuned import Provenance, TunedModel
+from tritonkit.triton.instance_counts import group_count, instance_groups
+from tritonkit.triton.model_config import pb as mc
+from tritonkit.tune.joint_target import is_ensemble
+from tritonkit.tune.mapping import tuned_for
+
+THREADS_PARAMETER = "intra_op_thread_count"
+#: Queue delays tried for a step that batches (microseconds); the spec's own value is always among them.
+DELAYS_US = (0, 1000, 5000)
+KNOB_NAMES = ("instances", "queue_delay_us", "preferred", "threads")
+
+Key = tuple[str, str]  # (step, knob)
+Point = dict[Key, Any]
+
+
+@dataclass(frozen=True)
+class Knob:
+    """One setting of one step and the values the search may give it; `default` is the spec's own."""
+
+    step: str
+    name: str  # "instances", "queue_delay_us" (None: no dynamic batching), "preferred", "threads"
+    values: tuple[Any, ...]
+    default: Any
+
+    @property
+    def key(self) -> Key:
+        return (self.step, self.name)
+
+
+def _has_threads(spec: ModelSpec) -> bool:
+    onnx = spec.platform == "onnxruntime_onnx" or spec.backend == "onnxruntime"
+    return onnx or THREADS_PARAMETER in spec.parameters
+
+
+def step_knobs(name: str, spec: ModelSpec, max_instances: int, cores: int,
+               delays: tuple[int, ...] = DELAYS_US) -> list[Knob]:
+    """The knobs of one step; none for an ensemble, and no instances or batching for a sequence model (its
+    streams' state lives in one instance)."""
+    if is_ensemble(spec):
+        return []
+    knobs: list[Knob] = []
+    if spec.sequence_batching is None:
+        if len(spec.instance_group) <= 1:
+            count = spec.instance_group[0].count if spec.instance_group and spec.instance_group[0].count else 1
+            knobs.append(Knob(name, "instances", tuple(sorted({count, *range(1, max_instances + 1)})), count))
+        if spec.max_batch_size > 0:
+            db = spec.dynamic_batching
+            delay = db.max_queue_delay_microseconds if db is not None else None
+            delays_tried = sorted({*delays, *([delay] if delay is not None else [])})
+            knobs.append(Knob(name, "queue_delay_us", tuple(([None] if delay is None else []) + delays_tried), delay))
+            own = tuple(db.preferred_batch_size) if db is not None else ()
+            # no "none" choice when the spec has sizes: the write-back keeps the spec's sizes for an empty list
+            knobs.append(Knob(name, "preferred", tuple(dict.fromkeys([own, (spec.max_batch_size,)])), own))
+    if _has_threads(spec):
+        own_threads = int(spec.parameters.get(THREADS_PARAMETER, 0))
+        wanted = {own_threads, 1, cores, *([2] if cores > 2 else [])}
+        knobs.append(Knob(name, "threads", tuple(sorted(wanted)), own_threads))
+    return [k for k in knobs if len(k.values) > 1]
+
+
+def pipeline_knobs(models: tuple[str, ...], specs: dict[str, ModelSpec], max_instances: int | None,
+                   names: tuple[str, ...] = KNOB_NAMES, delays: tuple[int, ...] = DELAYS_US) -> list[Knob]:
+    """Every step's knobs of the kinds in `names`, in the pipeline's order (a step's instances before its batching)."""
+    cores = os.cpu_count() or 1
+    limit = max_instances or max(2, min(4, cores))
+    knobs = [knob for name in models for knob in step_knobs(name, specs[name], limit, cores, delays)]
+    kept = [knob for knob in knobs if knob.name in names]
+    batching = {k.step for k in kept if k.name == "queue_delay_us"} | {
+        name for name in models if specs[name].dynamic_batching is not None}
+    return [k for k in kept if k.name != "preferred" or k.step in batching]  # sizes need batching on
+
+
+def grid_size(knobs: list[Knob]) -> int:
+    """How many distinct configurations `grid` yields (preferred sizes collapse where batching is off)."""
+    total = 1
+    for step in dict.fromkeys(k.step for k in knobs):
+        own = {k.name: k for k in knobs if k.step == step}
+        size = math.prod(len(k.values) for name, k in own.items() if name not in ("queue_delay_us", "preferred"))
+        delay, preferred = own.get("queue_delay_us"), own.get("preferred")
+        sizes = len(preferred.values) if preferred else 1
+        if delay is None:
+            batching = sizes
+        else:
+            off = 1 if None in delay.values else 0
+            batching = (len(delay.values) - off) * sizes + off
+        total *= size * batching
+    return total
+
+
+def default_point(knobs: list[Knob]) -> Point:
+    return {k.key: k.default for k in knobs}
+
+
+def normalize(point: Point, knobs: list[Knob]) -> Point:
+    """Preferred sizes mean nothing without dynamic batching: such points are the same configuration."""
+    out = dict(point)
+    for knob in knobs:
+        if knob.name == "preferred" and out.get((knob.step, "queue_delay_us"), 0) is None:
+            out[knob.key] = knob.default
+    return out
+
+
+def point_id(point: Point) -> tuple[tuple[Key, Any], ...]:
+    return tuple(sorted(point.items(), key=lambda item: item[0]))
+
+
+def grid(knobs: list[Knob]) -> Iterator[Point]:
+    """Every distinct configuration of the space (the brute-force baseline the descent is compared with)."""
+    seen = set()
+    for values in itertools.product(*(k.values for k in knobs)):
+        point = normalize(dict(zip((k.key for k in knobs), values)), knobs)
+        if point_id(point) not in seen:
+            seen.add(point_id(point))
+            yield point
+
+
+def apply_point(config: mc.ModelConfig, point: Point, step: str) -> mc.ModelConfig:
+    """A copy of the step's built config with the point's values for that step."""
+    out = mc.ModelConfig()
+    out.CopyFrom(config)
+    values = {knob: value for (name, knob), value in point.items() if name == step}
+    if "instances" in values:
+        if not out.instance_group:
+            out.instance_group.extend(instance_groups(config))
+        out.instance_group[0].count = values["instances"]
+    elif out.instance_group:  # written explicitly so the write-back keeps the count Triton would run
+        out.instance_group[0].count = group_count(config, out.instance_group[0])
+    if "queue_delay_us" in values:
+        if values["queue_delay_us"] is None:
+            out.ClearField("dynamic_batching")
+        else:
+            out.dynamic_batching.max_queue_delay_microseconds = values["queue_delay_us"]
+    if "preferred" in values and out.HasField("dynamic_batching"):
+        del out.dynamic_batching.preferred_batch_size[:]
+        out.dynamic_batching.preferred_batch_size.extend(values["preferred"])
+    if "threads" in values:
+        out.parameters[THREADS_PARAMETER].string_value = str(values["threads"])
+    return out
+
+
+def tuned_models(point: Point, knobs: list[Knob], top: str, specs: dict[str, ModelSpec],
+                 configs: dict[str, mc.ModelConfig], provenance: Provenance) -> dict[str, TunedModel]:
+    """The `tuned:` entries of the pipeline (its top model, with the measurement) and of every step with knobs."""
+    steps = [top, *dict.fromkeys(k.step for k in knobs if k.step != top)]
+    out = {}
+    for name in steps:
+        entry = tuned_for(specs[name], apply_point(configs[name], point, name), provenance)
+        if (name, "threads") in point:
+            entry = entry.model_copy(update={"parameters": {THREADS_PARAMETER: point[(name, "threads")]}})
+        out[name] = entry
+    return out
+
+
+def describe_point(point: Point, base: Point) -> str:
+    """`decoder.instances=2, features.queue_delay_us=1000`: what differs from `base` ("default" when nothing)."""
+    changed = [f"{step}.{knob}={value}" for (step, knob), value in sorted(point.items(), key=lambda i: i[0])
+               if base.get((step, knob)) != value]
+    return ", ".join(changed) or "default"

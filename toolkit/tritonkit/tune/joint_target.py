@@ -1,0 +1,84 @@
+"""What `tritonkit tune PIPELINE --joint` searches: every model an ensemble or BLS pipeline runs, found recursively.
+
+Unlike Model Analyzer (at most 4 composing models, no nested ensembles, no BLS inside an ensemble, no decoupled
+models), the joint search serves the whole pipeline and measures it end to end, so any nesting is fine; what it
+cannot judge is refused here with one line.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tritonkit.errors import TritonkitError, shown_path
+from tritonkit.spec.base import suggest
+from tritonkit.spec.model import ModelSpec
+from tritonkit.spec.project import Project
+from tritonkit.tune.target import TuneTarget
+
+#: A model holding this parameter is the LLM engine: its worth is tokens/s under TTFT and inter-token bounds.
+LLM_ENGINE_PARAMETER = "kv_cache_bytes"
+
+
+@dataclass(frozen=True)
+class JointTarget:
+    """The pipeline (its top model) and every model it runs, top first; how perf_analyzer must call it."""
+
+    name: str
+    kind: str  # "ensemble" or "bls"
+    models: tuple[str, ...]
+    decoupled: bool
+    sequence: bool
+
+    def as_tune_target(self) -> TuneTarget:
+        """The form the shared report, plot and write-back code takes (top model plus composing models)."""
+        return TuneTarget(self.name, self.kind, self.models[1:])
+
+
+def is_ensemble(spec: ModelSpec) -> bool:
+    return spec.platform == "ensemble" or spec.ensemble_scheduling is not None
+
+
+def _callees(spec: ModelSpec) -> list[str]:
+    if spec.ensemble_scheduling is not None:
+        return [step.model_name for step in spec.ensemble_scheduling.step]
+    return list(spec.bls.calls) if spec.bls is not None else []
+
+
+def _walk(project: Project, name: str, seen: list[str]) -> None:
+    for callee in _callees(project.models[name]):
+        if callee in seen:
+            continue
+        if callee not in project.models:
+            raise TritonkitError(shown_path(project.origin(name)), f"models.{name}",
+                                 f"'{name}' calls '{callee}', which is not defined in the spec",
+                                 "define it, or fix the step's model_name / bls.calls")
+        seen.append(callee)
+        _walk(project, callee, seen)
+
+
+def _refuse_llm_engine(project: Project, models: list[str]) -> None:
+    engine = next((m for m in models if LLM_ENGINE_PARAMETER in project.models[m].parameters), None)
+    if engine is not None:
+        raise TritonkitError(
+            shown_path(project.origin(engine)), f"models.{engine}.parameters.{LLM_ENGINE_PARAMETER}",
+            f"'{engine}' is an LLM engine, judged by tokens/s under time-to-first-token and inter-token bounds, "
+            "which tune --joint does not measure yet",
+            f"set its max_batch_size and {LLM_ENGINE_PARAMETER} by hand (benchmarks/llm.py measures them)")
+
+
+def resolve_joint(project: Project, name: str) -> JointTarget:
+    """The pipeline called `name` with every model it runs; one-line refusals for what cannot be searched."""
+    if name not in project.models:
+        raise TritonkitError(shown_path(project.spec_path), "models", f"no model or pipeline named '{name}'",
+                             suggest(name, sorted(project.models)))
+    spec = project.models[name]
+    kind = "ensemble" if is_ensemble(spec) else "bls" if spec.bls is not None and spec.bls.calls else None
+    if kind is None:
+        raise TritonkitError(shown_path(project.origin(name)), f"models.{name}",
+                             f"'{name}' is neither an ensemble nor a BLS model (bls: {{calls: [...]}}), so --joint "
+                             "has no pipeline to search", f"tune it alone without --joint: tritonkit tune {name}")
+    models = [name]
+    _walk(project, name, models)
+    _refuse_llm_engine(project, models)
+    policy = spec.model_transaction_policy
+    return JointTarget(name, kind, tuple(models), bool(policy and policy.decoupled),
+                       spec.sequence_batching is not None)
