@@ -73,7 +73,8 @@ def write_pairs(golden_dir: Path, pairs: list[tuple[Tensors, Tensors]], toleranc
 def _storable(value: np.ndarray) -> np.ndarray:
     """Object arrays of str/bytes become fixed-width bytes (npz without pickle)."""
     if value.dtype == object:
-        return np.array([v.encode() if isinstance(v, str) else bytes(v) for v in value.reshape(-1)]).reshape(value.shape)
+        flat = [v.encode() if isinstance(v, str) else bytes(v) for v in value.reshape(-1)]
+        return np.array(flat).reshape(value.shape)
     return value
 
 
@@ -127,7 +128,8 @@ def read_tolerances(golden_dir: Path) -> dict[str, Any]:
 
 
 def tolerance_for(table: dict[str, Any], case: GoldenCase, output: str) -> dict[str, float]:
-    """atol/rtol for one output: the case's own, else the folder's `read_tolerances` per-output or default, else 1e-5."""
+    """atol/rtol for one output: the case's own, else the folder's `read_tolerances` per-output or default,
+    else 1e-5."""
     tol = dict(DEFAULT_TOLERANCE) | table.get("default", {}) | table.get("outputs", {}).get(output, {})
     if case.atol is not None:
         tol["atol"] = case.atol

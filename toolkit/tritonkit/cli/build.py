@@ -11,10 +11,14 @@ from tritonkit.repository.build import build
 
 
 @click.command("build")
-@click.option("-f", "--file", "spec", default="tritonkit.yaml", show_default=True, type=click.Path(path_type=Path), help="Spec file.")
-@click.option("-o", "--output", "output", type=click.Path(path_type=Path), help="Repository folder [default: model_repository next to the spec].")
-@click.option("--compose", "compose", type=click.Path(path_type=Path), help="Compose file [default: docker-compose.yml next to the spec].")
-@click.option("--dry-run", is_flag=True, help="Check the spec and print the file tree that would be written; write nothing and run no export.")
+@click.option("-f", "--file", "spec", default="tritonkit.yaml", show_default=True,
+              type=click.Path(path_type=Path), help="Spec file.")
+@click.option("-o", "--output", "output", type=click.Path(path_type=Path), help="Repository folder [default: "
+              "model_repository next to the spec].")
+@click.option("--compose", "compose", type=click.Path(path_type=Path), help="Compose file [default: docker-compose.yml "
+              "next to the spec].")
+@click.option("--dry-run", is_flag=True, help="Check the spec and print the file tree that would be "
+              "written; write nothing and run no export.")
 @json_option
 @reports_errors
 def build_command(spec: Path, output: Path | None, compose: Path | None, dry_run: bool, as_json: bool) -> None:
@@ -42,11 +46,13 @@ def build_command(spec: Path, output: Path | None, compose: Path | None, dry_run
         for path in result.plan.files():
             click.echo(f"  {path}")
         for name in result.plan.pending:
-            click.echo(f"would export {name} (not run now); {name}/config.pbtxt and its model files are derived at export time")
+            click.echo(f"would export {name} (not run now); {name}/config.pbtxt and its model files are "
+                       "derived at export time")
     for made in (m for models in result.made.values() for m in models.values() if m.line):
         click.echo(made.line)
     for name, copied in result.model_files.items():
-        click.echo(f"{name}: {'would copy' if dry_run else 'copied'} {', '.join(f'{dest} ({ref})' for dest, ref in sorted(copied.items()))}")
+        click.echo(f"{name}: {'would copy' if dry_run else 'copied'} "
+                   f"{', '.join(f'{dest} ({ref})' for dest, ref in sorted(copied.items()))}")
     click.echo(f"{verb} {result.compose}")
     if result.dockerfile:
         click.echo(f"{verb} {result.dockerfile}")

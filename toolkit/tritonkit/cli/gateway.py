@@ -56,7 +56,8 @@ def _with_options(section: GatewaySpec, api_key_env: str | None, max_request_byt
             name, _, target = item.partition("=")
             pipeline, _, model = target.partition(":")
             if not name or not pipeline:
-                raise TritonkitError("", "--model", f"'{item}' is not ID=PIPELINE[:TRITON_MODEL]", "e.g. --model smollm2=llm")
+                raise TritonkitError("", "--model", f"'{item}' is not ID=PIPELINE[:TRITON_MODEL]",
+                                     "e.g. --model smollm2=llm")
             parsed[name] = {"pipeline": pipeline, **({"model": model} if model else {})}
         changes["models"] = parsed
     if not changes:
@@ -65,28 +66,36 @@ def _with_options(section: GatewaySpec, api_key_env: str | None, max_request_byt
         return GatewaySpec.model_validate({**section.model_dump(exclude_unset=True), **changes})
     except ValidationError as exc:
         first = exc.errors()[0]
-        raise TritonkitError("", "--model" if first["loc"][0] == "models" else f"--{str(first['loc'][0]).replace('_', '-')}",
-                             f"{'.'.join(map(str, first['loc']))}: {first['msg']}", "see tritonkit gateway --help") from None
+        option = "--model" if first["loc"][0] == "models" else f"--{str(first['loc'][0]).replace('_', '-')}"
+        raise TritonkitError("", option, f"{'.'.join(map(str, first['loc']))}: {first['msg']}",
+                             "see tritonkit gateway --help") from None
 
 
 @click.command("gateway")
-@click.option("--triton", help="Triton's gRPC endpoint HOST:PORT [default: the server `tritonkit serve` recorded here].")
+@click.option("--triton",
+              help="Triton's gRPC endpoint HOST:PORT [default: the server `tritonkit serve` recorded here].")
 @click.option("--repository", default="model_repository", show_default=True,
-              help="The repository Triton serves, a folder or s3://BUCKET/PREFIX (the LLM's chat format and tokenizer are "
+              help="The repository Triton serves, a folder or s3://BUCKET/PREFIX (the LLM's chat format "
+              "and tokenizer are "
               "read from it; S3 endpoint and credentials as for `tritonkit serve`).")
 @click.option("--spec", type=click.Path(path_type=Path, dir_okay=False), help="tritonkit.yaml whose gateway: section "
               "applies [default: ./tritonkit.yaml when present].")
 @click.option("--host", help="Address to bind [default: gateway.host, 127.0.0.1]; beyond loopback gets a warning.")
 @click.option("--port", type=PORT, help="Port [default: gateway.port, 9100].")
 @click.option("--api-key-file", type=click.Path(path_type=Path, dir_okay=False),
-              help="File of API keys, one a line [default: gateway.api_key_file; keys also come from gateway.api_key_env's variable].")
-@click.option("--api-key-env", help="Variable holding the API key(s), comma-separated [default: gateway.api_key_env, TRITONKIT_API_KEY].")
-@click.option("--max-request-bytes", type=click.IntRange(1024), help="Larger bodies are refused with 413 [default: gateway.max_request_bytes, 25 MiB].")
+              help="File of API keys, one a line [default: gateway.api_key_file; keys also "
+              "come from gateway.api_key_env's variable].")
+@click.option("--api-key-env", help="Variable holding the API key(s), comma-separated "
+              "[default: gateway.api_key_env, TRITONKIT_API_KEY].")
+@click.option("--max-request-bytes", type=click.IntRange(1024), help="Larger bodies are refused with "
+              "413 [default: gateway.max_request_bytes, 25 MiB].")
 @click.option("--model", "models", multiple=True, metavar="ID=PIPELINE[:TRITON_MODEL]",
-              help="A model id and the pipeline (llm, tts, asr) serving it; repeat [default: gateway.models, else every pipeline Triton serves].")
+              help="A model id and the pipeline (llm, tts, asr) serving it; repeat [default: "
+              "gateway.models, else every pipeline Triton serves].")
 @reports_errors
 def gateway_command(triton: str | None, repository: str, spec: Path | None, host: str | None, port: int | None,
-                    api_key_file: Path | None, api_key_env: str | None, max_request_bytes: int | None, models: tuple[str, ...]) -> None:
+                    api_key_file: Path | None, api_key_env: str | None, max_request_bytes: int | None,
+                    models: tuple[str, ...]) -> None:
     """Serve OpenAI-compatible /v1 routes (chat, completions, speech, transcriptions) in front of Triton.
 
     \b

@@ -20,7 +20,7 @@ _AS_JSON = "tritonkit.as_json"
 
 @dataclass(frozen=True)
 class LazyCommand:
-    """Where a command lives (`module:attribute`) and the short help `tritonkit --help` lists for it.
+    """Where a command lives (`module:attribute` in tritonkit.cli) and the short help `tritonkit --help` lists.
 
     `short_help` is the first line of the command's docstring, kept here so that listing the commands
     imports none of them; tests/cli/test_cli_imports.py keeps the two equal.
@@ -32,49 +32,49 @@ class LazyCommand:
     def load(self) -> click.Command:
         """The command object, importing its module now."""
         module, _, attribute = self.target.partition(":")
-        command = getattr(importlib.import_module(module), attribute)
+        command = getattr(importlib.import_module(f"tritonkit.cli.{module}"), attribute)
         assert isinstance(command, click.Command), self.target
         return command
 
 
 COMMANDS: dict[str, LazyCommand] = {
-    "init": LazyCommand("tritonkit.cli.init_:init_command",
-                        "Write a starter project into DIRECTORY that builds, serves and passes smoke as written."),
-    "import": LazyCommand("tritonkit.cli.import_:import_command",
-                          "Turn the model repository DIRECTORY into a tritonkit.yaml whose build writes the same configs."),
-    "build": LazyCommand("tritonkit.cli.build:build_command",
-                         "Render, validate and write the model repository and docker-compose.yml."),
-    "export": LazyCommand("tritonkit.cli.export:export_command",
-                          "Export MODEL (its `source:`) to ONNX/TensorRT and verify it numerically against PyTorch."),
-    "validate": LazyCommand("tritonkit.cli.validate:validate_command",
-                            "Check every config.pbtxt in DIRECTORY the way `tritonkit build` checks its own."),
-    "schema": LazyCommand("tritonkit.cli.schema:schema_command", "Print the JSON Schema of tritonkit.yaml."),
-    "smoke": LazyCommand("tritonkit.cli.smoke:smoke_command",
-                         "Prove every model of REPOSITORY answers correctly on a running server."),
-    "serve": LazyCommand("tritonkit.cli.serve:serve_command",
-                         "Serve the model repository DIRECTORY (a folder, or one published to s3://) with an embedded Triton 2.51."),
-    "gateway": LazyCommand("tritonkit.cli.gateway:gateway_command",
-                           "Serve OpenAI-compatible /v1 routes (chat, completions, speech, transcriptions) in front of Triton."),
-    "up": LazyCommand("tritonkit.cli.up:up_command",
-                      "Start the generated docker-compose.yml in the background and wait until its healthcheck passes."),
-    "down": LazyCommand("tritonkit.cli.up:down_command",
-                        "Stop and remove what `tritonkit up` started: containers, the project's network and volumes."),
-    "stop": LazyCommand("tritonkit.cli.stop:stop_command",
-                        "Stop the Triton server recorded in ./.tritonkit/server.json (background or foreground)."),
-    "status": LazyCommand("tritonkit.cli.status:status_command",
-                          "List the Triton servers `tritonkit serve` runs: this project's, or with --all every one on the machine."),
-    "perf": LazyCommand("tritonkit.cli.perf:perf_command",
-                        "Run perf_analyzer (tritonclient 2.51) against MODEL and print throughput and latency per concurrency."),
-    "deploy": LazyCommand("tritonkit.cli.deploy:deploy_command",
-                          "Write Kubernetes or KServe manifests that serve the published repository, sized from the spec."),
-    "tune": LazyCommand("tritonkit.cli.tune:tune_command",
-                        "Tune MODEL (or an ensemble/BLS PIPELINE) with Triton Model Analyzer and write the winner back."),
-    "publish": LazyCommand("tritonkit.cli.publish:publish_command",
-                           "Publish the built repository to DEST (a folder or s3://bucket/prefix) as new model versions."),
-    "rollout": LazyCommand("tritonkit.cli.rollout:rollout_command",
-                           "Load the versions published to DEST on running servers, check them, then retire the old ones."),
-    "rollback": LazyCommand("tritonkit.cli.rollout:rollback_command",
-                            "Serve VERSION of MODEL alone on a running server, with the config it runs now."),
+    "init": LazyCommand("init_:init_command",
+        "Write a starter project into DIRECTORY that builds, serves and passes smoke as written."),
+    "import": LazyCommand("import_:import_command",
+        "Turn the model repository DIRECTORY into a tritonkit.yaml whose build writes the same configs."),
+    "build": LazyCommand("build:build_command",
+        "Render, validate and write the model repository and docker-compose.yml."),
+    "export": LazyCommand("export:export_command",
+        "Export MODEL (its `source:`) to ONNX/TensorRT and verify it numerically against PyTorch."),
+    "validate": LazyCommand("validate:validate_command",
+        "Check every config.pbtxt in DIRECTORY the way `tritonkit build` checks its own."),
+    "schema": LazyCommand("schema:schema_command", "Print the JSON Schema of tritonkit.yaml."),
+    "smoke": LazyCommand("smoke:smoke_command",
+        "Prove every model of REPOSITORY answers correctly on a running server."),
+    "serve": LazyCommand("serve:serve_command",
+        "Serve the model repository DIRECTORY (a folder, or one published to s3://) with an embedded Triton 2.51."),
+    "gateway": LazyCommand("gateway:gateway_command",
+        "Serve OpenAI-compatible /v1 routes (chat, completions, speech, transcriptions) in front of Triton."),
+    "up": LazyCommand("up:up_command",
+        "Start the generated docker-compose.yml in the background and wait until its healthcheck passes."),
+    "down": LazyCommand("up:down_command",
+        "Stop and remove what `tritonkit up` started: containers, the project's network and volumes."),
+    "stop": LazyCommand("stop:stop_command",
+        "Stop the Triton server recorded in ./.tritonkit/server.json (background or foreground)."),
+    "status": LazyCommand("status:status_command",
+        "List the Triton servers `tritonkit serve` runs: this project's, or with --all every one on the machine."),
+    "perf": LazyCommand("perf:perf_command",
+        "Run perf_analyzer (tritonclient 2.51) against MODEL and print throughput and latency per concurrency."),
+    "deploy": LazyCommand("deploy:deploy_command",
+        "Write Kubernetes or KServe manifests that serve the published repository, sized from the spec."),
+    "tune": LazyCommand("tune:tune_command",
+        "Tune MODEL (or an ensemble/BLS PIPELINE) with Triton Model Analyzer and write the winner back."),
+    "publish": LazyCommand("publish:publish_command",
+        "Publish the built repository to DEST (a folder or s3://bucket/prefix) as new model versions."),
+    "rollout": LazyCommand("rollout:rollout_command",
+        "Load the versions published to DEST on running servers, check them, then retire the old ones."),
+    "rollback": LazyCommand("rollout:rollback_command",
+        "Serve VERSION of MODEL alone on a running server, with the config it runs now."),
 }
 
 

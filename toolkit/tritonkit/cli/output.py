@@ -28,9 +28,10 @@ def reports_errors(func: F) -> F:
             # A problem with a command-line option has no file: the command stands in, as for usage errors.
             ctx = click.get_current_context(silent=True)
             command = ctx.command_path if ctx is not None else "tritonkit"
-            report_problems([p if p.file else dataclasses.replace(p, file=command) for p in exc.problems], bool(kwargs.get("as_json")))
+            report_problems([p if p.file else dataclasses.replace(p, file=command) for p in exc.problems],
+                            bool(kwargs.get("as_json")))
             sys.exit(exc.exit_code)
-        except ModuleNotFoundError as exc:  # a module one of tritonkit's extras brings: the pip command, not a traceback
+        except ModuleNotFoundError as exc:  # a module of one of tritonkit's extras: the pip command, no traceback
             module = (exc.name or "").split(".")[0]
             install = install_command(module)
             if install is None:
@@ -45,7 +46,8 @@ def reports_errors(func: F) -> F:
 
 
 def report_problems(problems: list[Problem], as_json: bool) -> None:
-    """The one rendering of failures: `{"ok": false, "errors": [...]}` on stdout with --json, one line each on stderr."""
+    """The one rendering of failures: `{"ok": false, "errors": [...]}` on stdout with --json, one line each
+    on stderr."""
     if as_json:
         emit_json({"ok": False, "errors": [p.__dict__ for p in problems]})
     for problem in problems:

@@ -19,5 +19,6 @@ class LocalFolder(click.Path):
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         if isinstance(value, str) and value.startswith("s3://"):
-            self.fail(f"{value!r} is an s3:// URL, not a local folder: pass the built folder it was published from", param, ctx)
+            self.fail(f"{value!r} is an s3:// URL, not a local folder: pass the built folder it was published from",
+                      param, ctx)
         return super().convert(value, param, ctx)

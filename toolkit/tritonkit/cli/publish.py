@@ -24,7 +24,8 @@ def _progress() -> ProgressFn:
         now = time.monotonic()
         if now - last[0] >= 1.0 or files == total:
             last[0] = now
-            click.echo(f"publishing: {files}/{total} files, {done_bytes / 1e6:.1f}/{total_bytes / 1e6:.1f} MB", err=True)
+            click.echo(f"publishing: {files}/{total} files, {done_bytes / 1e6:.1f}/{total_bytes / 1e6:.1f} MB",
+                       err=True)
     return show
 
 
@@ -34,11 +35,13 @@ def _progress() -> ProgressFn:
               help="The built repository to publish.")
 @click.option("--endpoint-url", help="S3-compatible endpoint (MinIO, a local moto server); credentials come from the "
               "standard AWS environment/profile/role chain and are never stored or printed.")
-@click.option("--verify", "check", is_flag=True, help="Afterwards, re-read every published file and compare its sha256 (after the repairs).")
+@click.option("--verify", "check", is_flag=True, help="Afterwards, re-read every published file and compare "
+              "its sha256 (after the repairs).")
 @click.option("--jobs", default=8, show_default=True, type=click.IntRange(1, 64), help="Parallel uploads.")
 @json_option
 @reports_errors
-def publish_command(dest: str, repository: Path, endpoint_url: str | None, check: bool, jobs: int, as_json: bool) -> None:
+def publish_command(dest: str, repository: Path, endpoint_url: str | None, check: bool,
+                    jobs: int, as_json: bool) -> None:
     """Publish the built repository to DEST (a folder or s3://bucket/prefix) as new model versions.
 
     Each changed model goes up as the next numeric version after the highest in DEST's manifest, never
@@ -62,15 +65,17 @@ def publish_command(dest: str, repository: Path, endpoint_url: str | None, check
         outcome = publish(repository, destination, jobs=jobs, progress=None if as_json else _progress())
         bad = verify(destination) if check else []
     if bad:
-        raise TritonkitError(destination.url, "", f"{len(bad)} published file(s) missing or different: {', '.join(bad[:5])}",
+        raise TritonkitError(destination.url, "", f"{len(bad)} published file(s) missing "
+                             f"or different: {', '.join(bad[:5])}",
                              "publish again (files with the wrong hash are uploaded again)")
     outcome.verified = True if check else None
     if as_json:
         emit_json({"ok": True, **asdict(outcome), "triton_repository": triton_url(destination)})
     else:
-        published = ", ".join(f"{m} v{','.join(map(str, v))}" for m, v in sorted(outcome.published.items())) or "nothing new"
-        click.echo(f"{outcome.destination}: published {published}; {outcome.uploaded} files uploaded, "
-                   f"{outcome.skipped} already there" + (f"; unchanged: {', '.join(outcome.unchanged)}" if outcome.unchanged else ""))
+        published = ", ".join(f"{m} v{','.join(map(str, v))}" for m, v in sorted(outcome.published.items()))
+        unchanged = f"; unchanged: {', '.join(outcome.unchanged)}" if outcome.unchanged else ""
+        click.echo(f"{outcome.destination}: published {published or 'nothing new'}; {outcome.uploaded} files uploaded, "
+                   f"{outcome.skipped} already there{unchanged}")
         if outcome.repaired:
             click.echo(f"repaired {len(outcome.repaired)} object(s) that differed from the manifest (same versions): "
                        f"{', '.join(outcome.repaired)}")

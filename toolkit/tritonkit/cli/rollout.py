@@ -21,7 +21,8 @@ def _as_dict(report: RolloutReport) -> dict:
 @click.command("rollout")
 @click.argument("dest")
 @click.option("--server", "servers", multiple=True, required=True, help=_SERVER_HELP + " Repeat for several servers.")
-@click.option("--models", "models", multiple=True, help="Roll out only these models (repeatable) [default: every candidate].")
+@click.option("--models", "models", multiple=True, help="Roll out only these models (repeatable) "
+              "[default: every candidate].")
 @click.option("--endpoint-url", help="S3-compatible endpoint of DEST (as given to publish).")
 @click.option("--admin-key-env", default="TRITON_ADMIN_KEY", show_default=True, help=_KEY_HELP)
 @click.option("--timeout", default=300.0, show_default=True, help="Seconds a model version may take to load.")
@@ -39,7 +40,8 @@ def rollout_command(dest: str, servers: tuple[str, ...], models: tuple[str, ...]
 
     \b
     Example:
-      tritonkit publish s3://models/prod && tritonkit rollout s3://models/prod --server triton-0:8000 --server triton-1:8000
+      tritonkit publish s3://models/prod
+      tritonkit rollout s3://models/prod --server triton-0:8000 --server triton-1:8000
       TRITON_ADMIN_KEY=... tritonkit rollout s3://models/prod --server 127.0.0.1:8000 --models classifier --json
     """
     destination = open_destination(dest, endpoint_url)
@@ -65,7 +67,8 @@ def rollout_command(dest: str, servers: tuple[str, ...], models: tuple[str, ...]
 
 @click.command("rollback")
 @click.argument("model")
-@click.option("--to", "version", required=True, type=click.IntRange(1), help="The version to serve (it must be in the server's repository).")
+@click.option("--to", "version", required=True, type=click.IntRange(1), help="The version to serve (it must be "
+              "in the server's repository).")
 @click.option("--server", required=True, help=_SERVER_HELP)
 @click.option("--admin-key-env", default="TRITON_ADMIN_KEY", show_default=True, help=_KEY_HELP)
 @click.option("--timeout", default=300.0, show_default=True, help="Seconds the version may take to load.")

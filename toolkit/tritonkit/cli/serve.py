@@ -59,14 +59,16 @@ def _raise_on_sigterm(signum: int, frame: object) -> None:
 def _start_gateway(server: EmbeddedServer, port: int | None) -> subprocess.Popen:
     """`tritonkit gateway` in front of the server just started (same host; the spec's gateway: section applies)."""
     repository = server.remote or str(server.repository)
-    args = ["--triton", server.grpc_url, "--repository", repository, "--host", server.host, *(["--port", str(port)] if port else [])]
+    args = ["--triton", server.grpc_url, "--repository", repository, "--host", server.host,
+            *(["--port", str(port)] if port else [])]
     return subprocess.Popen([sys.executable, "-m", "tritonkit", "gateway", *args], stdin=subprocess.DEVNULL)
 
 
 def _startup_line(line: StatusLine) -> Callable[[Progress], None]:
     """Startup progress: one line updated in place on a terminal; in a pipe a single start line (the ready
     line follows), not one line a second."""
-    return lambda p: line.update(p.line() if line.live else "starting Triton" + (f": {p.total} models to load" if p.total else ""))
+    return lambda p: line.update(p.line() if line.live
+                                 else "starting Triton" + (f": {p.total} models to load" if p.total else ""))
 
 
 def _serve_foreground(server: EmbeddedServer, as_json: bool, gateway_port: int | None = None, gateway: bool = False,
@@ -115,19 +117,22 @@ def _serve_foreground(server: EmbeddedServer, as_json: bool, gateway_port: int |
 @click.option("--metrics-port", type=PORT, help="Metrics port (default: a free port).")
 @click.option("--endpoint-url", help="S3-compatible endpoint of an s3://BUCKET/PREFIX repository (default: "
               "AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL, else AWS); credentials come from the AWS_* environment.")
-@click.option("--host", default="127.0.0.1", show_default=True, help="Address the endpoints bind to; any other than loopback gets a warning (Triton asks for no credentials).")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address the endpoints bind to; any "
+              "other than loopback gets a warning (Triton asks for no credentials).")
 @click.option("--foreground/--background", default=True, show_default=True,
               help="Stay attached until Ctrl-C, or return once ready and leave the server running.")
 @click.option("--onnx-threads", type=click.IntRange(min=1), help="Intra-op threads of each ONNX fallback instance "
               "(default: the model's intra_op_thread_count, else cores / instances).")
 @click.option("--startup-timeout", default=180.0, show_default=True, help="Seconds to wait for all models.")
-@click.option("--gateway", is_flag=True, help="Also run `tritonkit gateway` (OpenAI-compatible /v1 routes) in front of it, "
+@click.option("--gateway", is_flag=True, help="Also run `tritonkit gateway` (OpenAI-compatible /v1 routes) in "
+              "front of it, "
               "on the same host; foreground only.")
 @click.option("--gateway-port", type=PORT, help="The gateway's port [default: gateway.port of ./tritonkit.yaml, 9000].")
 @json_option
 @reports_errors
 def serve_command(directory: str, http_port: int | None, grpc_port: int | None, metrics_port: int | None,
-                  endpoint_url: str | None, host: str, foreground: bool, onnx_threads: int | None, startup_timeout: float,
+                  endpoint_url: str | None, host: str, foreground: bool, onnx_threads: int | None,
+                  startup_timeout: float,
                   gateway: bool, gateway_port: int | None, as_json: bool) -> None:
     """Serve the model repository DIRECTORY (a folder, or one published to s3://) with an embedded Triton 2.51.
 
@@ -148,7 +153,8 @@ def serve_command(directory: str, http_port: int | None, grpc_port: int | None, 
       tritonkit serve s3://127.0.0.1:9000/models/prod                         # Triton's own spelling
     """
     if gateway and not foreground:
-        raise click.UsageError("--gateway runs with the foreground server; after --background start it with `tritonkit gateway`")
+        raise click.UsageError("--gateway runs with the foreground server; after --background start it "
+                               "with `tritonkit gateway`")
     if onnx_threads is not None and directory.startswith("s3://"):  # no config of a published repository is rewritten
         ctx = click.get_current_context()
         raise click.BadParameter("sets the ONNX fallback of a local repository; a published one runs its models as "

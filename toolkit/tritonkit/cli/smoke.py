@@ -20,7 +20,8 @@ from tritonkit.smoke.target import require_server, resolve_target
 @click.command("smoke")
 @click.option("-r", "--repository", default="model_repository", show_default=True, type=LocalFolder(),
               help="The repository the server was started on (its configs and golden samples are the expectations).")
-@click.option("--url", "http_url", help="HTTP endpoint host:port [default: the background server of this project, else localhost:8000].")
+@click.option("--url", "http_url", help="HTTP endpoint host:port [default: the background server of this "
+              "project, else localhost:8000].")
 @click.option("--grpc-url", "grpc_url", help="gRPC endpoint host:port [default: the background server's when --url is "
               "its HTTP endpoint, HOST:8001 when --url is HOST:8000, else required unless --protocol http].")
 @click.option("--protocol", type=click.Choice(["http", "grpc", "both"]), default="both", show_default=True)
@@ -40,10 +41,11 @@ def smoke_command(repository: Path, http_url: str | None, grpc_url: str | None, 
     and sends bad requests (wrong dtype, wrong shape, missing input, unknown model) that must be refused
     while the server stays healthy: only an inference error from the server counts as refused, a failed
     connection does not. The report has one row per model (passed, failed, skipped) and then every failure
-    with its whole message; --verbose lists every check, --quiet only the failures. On this project's `tritonkit serve` server, a Python-backend stub that died and
-    was reloaded is listed as a `stub restart` row. A decoupled model must stream at least one response and complete. Models the
-    server runs through tritonkit's onnxruntime fallback are marked as such. Exits 1 if any check fails;
-    no server at an endpoint to check is one line and exit 2.
+    with its whole message; --verbose lists every check, --quiet only the failures. On this project's
+    `tritonkit serve` server, a Python-backend stub that died and was reloaded is listed as a `stub restart`
+    row. A decoupled model must stream at least one response and complete. Models the server runs through
+    tritonkit's onnxruntime fallback are marked as such. Exits 1 if any check fails; no server at an
+    endpoint to check is one line and exit 2.
 
     \b
     Example:
@@ -60,7 +62,8 @@ def smoke_command(repository: Path, http_url: str | None, grpc_url: str | None, 
     require_server(target, protocols)
     selection = list(models) or None
     with StatusLine(every=True, enabled=not (as_json or quiet)) as line:
-        results = run_smoke(repository, target, protocols, progress=lambda m: line.update(f"checking {m}"), models=selection)
+        results = run_smoke(repository, target, protocols, progress=lambda m: line.update(f"checking {m}"),
+                            models=selection)
     if selection is None:
         results += stub_restart_rows(target)
     if as_json:

@@ -8,17 +8,18 @@ from pathlib import Path
 import click
 
 from tritonkit.cli.output import emit_json, json_option, reports_errors
-from tritonkit.containers import failures
-from tritonkit.containers.compose import ENGINES, Engine, Unhealthy, down, find_engine, leftovers, project_name, save_logs, wait_healthy
+from tritonkit.containers import compose, failures
+from tritonkit.containers.compose import Engine, Unhealthy
 from tritonkit.errors import Problem, TritonkitError
 from tritonkit.serve.state import STATE_DIR
 
 _files_option = click.option(
     "-f", "--file", "files", multiple=True, type=click.Path(path_type=Path),
     help="Compose file; repeat to add overrides, as with docker compose [default: docker-compose.yml].")
-_engine_option = click.option("--engine", type=click.Choice([e.name for e in ENGINES]),
+_engine_option = click.option("--engine", type=click.Choice([e.name for e in compose.ENGINES]),
                               help="Compose engine [default: the first that works, in the order listed].")
-_project_option = click.option("-p", "--project-name", "project", help="Compose project [default: the compose file's folder].")
+_project_option = click.option("-p", "--project-name", "project",
+                               help="Compose project [default: the compose file's folder].")
 
 
 def _resolve(files: tuple[Path, ...], project: str | None) -> tuple[list[Path], str]:
@@ -26,14 +27,15 @@ def _resolve(files: tuple[Path, ...], project: str | None) -> tuple[list[Path], 
     for f in chosen:
         if not f.is_file():
             raise TritonkitError(str(f), "", "compose file not found", "run tritonkit build first, or pass -f FILE")
-    return chosen, project or project_name(chosen[0])
+    return chosen, project or compose.project_name(chosen[0])
 
 
 def _take_down(engine: Engine, files: list[Path], project: str) -> list[Problem]:
     """Runs the engine's `down`; the problem naming whatever of the project it left, if anything."""
-    down(engine, files, project)
-    left = leftovers(engine, project)
-    return [Problem(str(files[0]), "", f"down left {', '.join(left)}", f"remove them with {engine.runtime}")] if left else []
+    compose.down(engine, files, project)
+    left = compose.leftovers(engine, project)
+    problem = Problem(str(files[0]), "", f"down left {', '.join(left)}", f"remove them with {engine.runtime}")
+    return [problem] if left else []
 
 
 def _failed(engine: Engine, files: list[Path], project: str, problems: list[Problem], summary: str) -> TritonkitError:
@@ -67,7 +69,7 @@ def up_command(files: tuple[Path, ...], engine: str | None, project: str | None,
     missing = failures.missing_mounts(chosen)
     if missing:
         raise TritonkitError.of(missing)
-    runner = find_engine(engine)
+    runner = compose.find_engine(engine)
     say = (lambda line: None) if as_json else (lambda line: click.echo(line, err=True))
     say(f"starting {name} with {runner.name}")
     started = time.monotonic()
@@ -78,12 +80,12 @@ def up_command(files: tuple[Path, ...], engine: str | None, project: str | None,
         last = [line for line in output.splitlines() if line.strip()][-1:] or ["no output"]
         raise _failed(runner, chosen, name, engine_problems, f"{runner.name} up failed: {last[0]}")
     try:
-        running = wait_healthy(runner, name, timeout, say)
+        running = compose.wait_healthy(runner, name, timeout, say)
     except Unhealthy as exc:
         log_dir = Path.cwd() / STATE_DIR / "logs" / "compose"
         problems = []
         for container in exc.containers:
-            log = save_logs(runner, container, log_dir)
+            log = compose.save_logs(runner, container, log_dir)
             say(f"log of {container.name}: {log}")
             problems += failures.from_triton_log(chosen[0], container.name, log)
         raise _failed(runner, chosen, name, problems, str(exc)) from None
@@ -114,7 +116,7 @@ def down_command(files: tuple[Path, ...], engine: str | None, project: str | Non
       tritonkit down -f docker-compose.yml -f local.override.yml --json
     """
     chosen, name = _resolve(files, project)
-    runner = find_engine(engine)
+    runner = compose.find_engine(engine)
     left = _take_down(runner, chosen, name)
     if left:
         raise TritonkitError.of(left)

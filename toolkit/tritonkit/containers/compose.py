@@ -184,5 +184,5 @@ def down(engine: Engine, files: Sequence[Path], project: str) -> None:
 
 def leftovers(engine: Engine, project: str) -> list[str]:
     """`kind name` of every container, network, volume (and podman pod) the project still has."""
-    kinds = ("container", "network", "volume", "pod") if engine.runtime == "podman" else ("container", "network", "volume")
+    kinds = ("container", "network", "volume") + (("pod",) if engine.runtime == "podman" else ())
     return [f"{kind} {name}" for kind in kinds for name in _labelled(engine, project, kind)]

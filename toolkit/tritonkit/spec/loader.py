@@ -46,7 +46,9 @@ def load_project(spec_path: Path) -> Project:
         problems += escaping_paths(model, origin.parent, project.root, shown_path(origin), f"models.{name}")
     for name, tuned in top.tuned.items():
         if name not in project.models:
-            problems.append(Problem(shown_path(spec_path), f"tuned.{name}", f"tuned settings for unknown model '{name}'", "remove the entry or re-run tritonkit tune"))
+            problems.append(Problem(shown_path(spec_path),
+                                    f"tuned.{name}", f"tuned settings for unknown model '{name}'",
+                                    "remove the entry or re-run tritonkit tune"))
         else:
             project.models[name] = apply_tuned(project.models[name], tuned)
     project.models = {name: apply_limits(model, top.deploy.limits) for name, model in project.models.items()}
@@ -57,7 +59,8 @@ def load_project(spec_path: Path) -> Project:
     problems += _added_smoke(project, top.smoke)
     problems += _load_models_problems(project, shown_path(spec_path))
     if not project.models and not problems:
-        problems.append(Problem(shown_path(spec_path), "models", "no models are defined", "add models: (or include: a pipeline file that defines some)"))
+        problems.append(Problem(shown_path(spec_path), "models", "no models are defined",
+                                "add models: (or include: a pipeline file that defines some)"))
     if problems:
         raise TritonkitError.of(problems)
     return project
@@ -66,7 +69,8 @@ def load_project(spec_path: Path) -> Project:
 def _added_smoke(project: Project, added: dict[str, list[SmokeCase]]) -> list[Problem]:
     """Takes the project file's `smoke:` cases for known models; every tensor file of every case stays in bounds."""
     shown = shown_path(project.spec_path)
-    problems = [Problem(shown, f"smoke.{name}", f"unknown model '{name}'", f"name a model of the spec ({', '.join(project.models) or 'none'})")
+    problems = [Problem(shown, f"smoke.{name}", f"unknown model '{name}'", "name a model of the spec "
+                        f"({', '.join(project.models) or 'none'})")
                 for name in added if name not in project.models]
     project.added_smoke = {name: cases for name, cases in added.items() if name in project.models}
     for name in project.models:
@@ -74,7 +78,8 @@ def _added_smoke(project: Project, added: dict[str, list[SmokeCase]]) -> list[Pr
             for i, case in enumerate(source.cases):
                 for written in case.files():
                     target = resolve_spec_path(written, source.file.parent)
-                    if outside := outside_problem(shown_path(source.file), f"{source.field}[{i}]", written, target, project.root):
+                    if outside := outside_problem(shown_path(source.file), f"{source.field}[{i}]",
+                                                  written, target, project.root):
                         problems.append(outside)
     return problems
 
@@ -85,7 +90,8 @@ def _load_models_problems(project: Project, shown: str) -> list[Problem]:
     if names is None:
         return []
     if project.deploy.model_control_mode != "explicit":
-        return [Problem(shown, "deploy.load_models", f"only explicit model control loads a chosen set of models at startup "
+        return [Problem(shown, "deploy.load_models", "only explicit model control loads a chosen set of "
+                        "models at startup "
                         f"(model_control_mode is {project.deploy.model_control_mode})",
                         "set deploy.model_control_mode: explicit, or remove load_models")]
     return [Problem(shown, f"deploy.load_models[{i}]", f"unknown model '{name}'",
@@ -117,18 +123,23 @@ def _merge(project: Project, part: PipelineFile, path: Path, chain: list[Path], 
             continue
         if target.resolve() in chain:
             loop = " -> ".join(shown_path(c) for c in chain[chain.index(target.resolve()):] + [target.resolve()])
-            problems.append(Problem(shown_path(path), f"include[{index}]", f"'{rel}' closes an include cycle ({loop})", "remove the circular include"))
+            problems.append(Problem(shown_path(path), f"include[{index}]", f"'{rel}' closes an include cycle ({loop})",
+                                    "remove the circular include"))
             continue
         if len(chain) >= MAX_INCLUDE_DEPTH:
-            problems.append(Problem(shown_path(path), f"include[{index}]", f"includes nest more than {MAX_INCLUDE_DEPTH} files deep "
+            problems.append(Problem(shown_path(path),
+                                    f"include[{index}]", f"includes nest more than {MAX_INCLUDE_DEPTH} files deep "
                                     f"(from {shown_path(chain[0])})", "include the pipeline files from fewer levels"))
             continue
         try:
             found = target.is_file()
         except OSError as exc:   # a name too long for the file system, a symlink loop
-            problems.append(Problem(shown_path(path), f"include[{index}]", f"cannot read '{rel}' ({exc.strerror})", "fix the path"))
+            problems.append(Problem(shown_path(path), f"include[{index}]", f"cannot read '{rel}' ({exc.strerror})",
+                                    "fix the path"))
             continue
         if not found:
-            problems.append(Problem(shown_path(path), f"include[{index}]", f"included file '{rel}' not found", "fix the path (relative to this file, or tritonkit:ensembles/<name>.yaml for a shipped pipeline)"))
+            problems.append(Problem(shown_path(path), f"include[{index}]", f"included file '{rel}' not found",
+                                    "fix the path (relative to this file, or tritonkit:ensembles/<name>.yaml "
+                                    "for a shipped pipeline)"))
             continue
         _merge(project, _parse(target, PipelineFile, project.warnings), target, chain + [target.resolve()], problems)

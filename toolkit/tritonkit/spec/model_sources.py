@@ -88,18 +88,21 @@ def reference_problems(models: dict[str, ModelSpec], shown: dict[str, str]) -> l
 def _problem(name: str, ref: ModelFile, models: dict[str, ModelSpec]) -> tuple[str, str] | None:
     """(problem, fix) for one reference, None when it is sound."""
     if ref.model == name:
-        return f"'{ref}' names this model itself", f"name the file by its path instead ({FORM} copies another model's file)"
+        return (f"'{ref}' names this model itself", f"name the file by its path instead ({FORM} copies "
+                "another model's file)")
     if ref.model not in models:
         known = ", ".join(sorted(m for m in models if m != name)) or "none"
         return f"'{ref}' names no model of the spec", f"write {FORM} with one of: {known}"
     if not provides(models[ref.model], ref.file):
         names = ", ".join(provided_names(models[ref.model])) or "none"
         return (f"model '{ref.model}' has no file '{ref.file}' in its version folder",
-                f"give '{ref.model}' one (files: {{{ref.file}: <path>}}) or name one of what its build puts there ({names})")
+                f"give '{ref.model}' one (files: {{{ref.file}: <path>}}) or name one of what its build "
+                f"puts there ({names})")
     return None
 
 
-def copied_parameters(models: dict[str, ModelSpec], shown: dict[str, str]) -> tuple[dict[str, ModelSpec], list[Problem]]:
+def copied_parameters(models: dict[str, ModelSpec],
+                      shown: dict[str, str]) -> tuple[dict[str, ModelSpec], list[Problem]]:
     """The models with every `model:<other>/<parameter>` parameter value replaced by that model's value."""
     problems: list[Problem] = []
     out = dict(models)
@@ -129,5 +132,6 @@ def _parameter_problem(name: str, ref: ModelFile, models: dict[str, ModelSpec]) 
         return (f"model '{ref.model}' has no parameter '{ref.file}'", f"set models.{ref.model}.parameters.{ref.file} "
                 f"(it has {', '.join(sorted(other)) or 'none'})")
     if isinstance(other[ref.file], str) and model_file(str(other[ref.file])):
-        return f"model '{ref.model}''s parameter '{ref.file}' is itself taken from another model", "name the model that sets its value"
+        return (f"model '{ref.model}''s parameter '{ref.file}' is itself taken from another model",
+                "name the model that sets its value")
     return None

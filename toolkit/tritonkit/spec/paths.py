@@ -15,7 +15,8 @@ from tritonkit.spec.model import ModelSpec
 from tritonkit.spec.model_sources import model_file
 from tritonkit.spec.sections import sections
 
-OUTSIDE_FIX = "copy it into the project folder and name it relative to the spec (or tritonkit:<path> for a shipped file)"
+OUTSIDE_FIX = ("copy it into the project folder and name it relative to the spec "
+               "(or tritonkit:<path> for a shipped file)")
 
 
 def copied_files(spec: ModelSpec) -> Iterator[tuple[str, str, str]]:
@@ -37,7 +38,8 @@ def copied_files(spec: ModelSpec) -> Iterator[tuple[str, str, str]]:
             for j, init in enumerate(state.initial_state):
                 if init.data_file:
                     name = PurePosixPath(init.data_file).name
-                    yield f"sequence_batching.state[{i}].initial_state[{j}].data_file", f"initial_state/{name}", init.data_file
+                    where = f"sequence_batching.state[{i}].initial_state[{j}].data_file"
+                    yield where, f"initial_state/{name}", init.data_file
 
 
 def read_files(spec: ModelSpec) -> Iterator[tuple[str, str]]:
@@ -63,12 +65,14 @@ def outside_problem(file: str, field: str, written: str, resolved: Path, project
     """A located problem when `resolved` leaves the project folder and the package, else None."""
     if not escapes(resolved, project_root):
         return None
-    return Problem(file, field, f"'{written}' resolves to {resolved.resolve()}, outside the project folder {project_root} and the tritonkit package", OUTSIDE_FIX)
+    return Problem(file, field, f"'{written}' resolves to {resolved.resolve()}, outside the "
+                   f"project folder {project_root} and the tritonkit package", OUTSIDE_FIX)
 
 
 def escaping_paths(spec: ModelSpec, base: Path, project_root: Path, file: str, prefix: str) -> list[Problem]:
     """One problem per spec path of model `spec` (relative to `base`) that leads outside the allowed folders."""
-    copied = {field: source for field, _, source in copied_files(spec) if model_file(source) is None}   # model: is checked apart
+    # model: is checked apart
+    copied = {field: source for field, _, source in copied_files(spec) if model_file(source) is None}
     named = copied | dict(read_files(spec))
     found = (outside_problem(file, f"{prefix}.{field}", source, resolve_spec_path(source, base), project_root)
              for field, source in named.items())

@@ -68,13 +68,14 @@ class InitialState(StrictModel):
     data_type: DataType
     dims: list[int]
     zero_data: bool | None = None
-    data_file: str | None = Field(default=None, description="Path relative to the spec file; copied into `<model>/initial_state/`.")
+    data_file: str | None = Field(default=None, description="Path relative to the spec file; "
+                                  "copied into `<model>/initial_state/`.")
 
     @model_validator(mode="after")
     def _one_source(self) -> InitialState:
         if bool(self.zero_data) == bool(self.data_file):
-            found = "zero_data and data_file are both set" if self.zero_data else "neither zero_data nor data_file is set"
-            raise ValueError(f"{found}; set exactly one of zero_data: true or data_file")
+            found = "zero_data and data_file are both" if self.zero_data else "neither zero_data nor data_file is"
+            raise ValueError(f"{found} set; set exactly one of zero_data: true or data_file")
         return self
 
 

@@ -19,9 +19,10 @@ M = TypeVar("M", bound=StrictModel)
 
 def with_pipeline_sections(cls: type[M]) -> type[M]:
     """`cls` with one optional field per pipeline that declares a section, named after it, after its own fields."""
-    fields: dict[str, Any] = {name: (p.section | None, Field(default=None, description=f"Fields of the {name} pipeline: {p.description}."))
-                              for name, p in PIPELINES.items() if p.section is not None}
-    assert not fields.keys() & cls.model_fields.keys(), "a pipeline with a section is named like a field of the model spec"
+    fields: dict[str, Any] = {
+        name: (p.section | None, Field(default=None, description=f"Fields of the {name} pipeline: {p.description}."))
+        for name, p in PIPELINES.items() if p.section is not None}
+    assert not fields.keys() & cls.model_fields.keys(), "a pipeline with a section is named like a model spec field"
     return create_model(cls.__name__, __base__=cls, __module__=cls.__module__, __doc__=cls.__doc__, **fields)
 
 
@@ -41,13 +42,15 @@ def moved_fields(data: object, shown: str) -> list[Problem]:
         for p in PIPELINES.values():
             for old, new in p.old_fields.items():
                 if _moved(fields, old, p.name, new):
-                    warnings.append(Problem(shown, f"models.{model}.{old}", f"'{old}' is the old spelling of '{p.name}.{new}' (read as that)",
+                    warnings.append(Problem(shown, f"models.{model}.{old}", f"'{old}' is the old spelling "
+                                            f"of '{p.name}.{new}' (read as that)",
                                             f"write {p.name}: {{{new}: ...}}"))
     return warnings
 
 
 def _moved(fields: object, old: str, section: str, new: str) -> bool:
-    """Moves `fields[old]` to `fields[section][new]` (a null is dropped); not when that is taken (the schema then refuses `old`)."""
+    """Moves `fields[old]` to `fields[section][new]` (a null is dropped); not when that is taken (the schema
+    then refuses `old`)."""
     if not isinstance(fields, dict) or old not in fields:
         return False
     target = {} if fields.get(section) is None else fields[section]

@@ -76,7 +76,8 @@ def _not_utf8(shown: str, raw: bytes, exc: UnicodeDecodeError) -> TritonkitError
     line = raw.count(b"\n", 0, exc.start) + 1
     column = len(raw[line_start:exc.start].decode("utf-8")) + 1  # the bytes before the bad one decoded
     where = f"line {line}, column {column} (byte {exc.start})"
-    return TritonkitError(shown, where, f"not UTF-8 text (byte 0x{raw[exc.start]:02x} cannot be decoded)", "save the file as UTF-8")
+    return TritonkitError(shown, where, f"not UTF-8 text (byte 0x{raw[exc.start]:02x} cannot be decoded)",
+                          "save the file as UTF-8")
 
 
 def read_yaml_mapping(path: Path, shown: str) -> dict[str, Any]:
@@ -86,7 +87,8 @@ def read_yaml_mapping(path: Path, shown: str) -> dict[str, Any]:
     except FileNotFoundError:
         raise TritonkitError(shown, "file", "not found", "create it or pass the right path with -f") from None
     except OSError as exc:
-        raise TritonkitError(shown, "file", f"cannot read it ({exc.strerror or exc.__class__.__name__})", "check the path and its permissions") from None
+        raise TritonkitError(shown, "file", f"cannot read it ({exc.strerror or exc.__class__.__name__})",
+                             "check the path and its permissions") from None
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -94,7 +96,8 @@ def read_yaml_mapping(path: Path, shown: str) -> dict[str, Any]:
     try:
         data = _load(text, shown)
     except RecursionError:
-        raise TritonkitError(shown, "top level", "invalid YAML: values are nested too deeply to read", "flatten the nesting (a spec needs a few levels)") from None
+        raise TritonkitError(shown, "top level", "invalid YAML: values are nested too deeply to read",
+                             "flatten the nesting (a spec needs a few levels)") from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else ""
@@ -107,5 +110,6 @@ def read_yaml_mapping(path: Path, shown: str) -> dict[str, Any]:
     if data is None:
         data = {}
     if not isinstance(data, dict):
-        raise TritonkitError(shown, "top level", f"is a {type(data).__name__}, not a mapping", "start the file with keys such as 'models:'")
+        raise TritonkitError(shown, "top level", f"is a {type(data).__name__}, not a mapping",
+                             "start the file with keys such as 'models:'")
     return data

@@ -26,7 +26,8 @@ class InitResult:
 
     def summary(self) -> dict[str, object]:
         """Machine-readable form for --json."""
-        return {"project": str(self.root), "pipeline": self.pipeline, "files": [p.relative_to(self.root).as_posix() for p in self.written],
+        return {"project": str(self.root),
+                "pipeline": self.pipeline, "files": [p.relative_to(self.root).as_posix() for p in self.written],
                 "install": self.missing, "apt_install": self.missing_system, "next": next_steps(self)}
 
 
@@ -34,7 +35,8 @@ def starter_files(pipeline: str) -> dict[str, Path]:
     """Project-relative path -> shipped file, for every file of the starter (caches left out), plus the
     package code it copies (the BLS starter's models are the shipped BLS pipeline's, kept in one place)."""
     folder = package_path(f"pipelines/{pipeline}/starter")
-    files = {p.relative_to(folder).as_posix(): p for p in sorted(folder.rglob("*")) if p.is_file() and "__pycache__" not in p.parts}
+    files = {p.relative_to(folder).as_posix(): p for p in sorted(folder.rglob("*"))
+             if p.is_file() and "__pycache__" not in p.parts}
     return files | {dest: package_path(source) for dest, source in STARTERS[pipeline].copies.items()}
 
 
@@ -46,7 +48,8 @@ def init_project(root: Path, pipeline: str, force: bool = False) -> InitResult:
         taken = [root / rel for rel in files if (root / rel).exists()]
         if taken:
             others = f" (and {len(taken) - 1} more)" if len(taken) > 1 else ""
-            raise TritonkitError(shown_path(taken[0]), "file", f"already exists{others}", "pass --force to overwrite, or init into an empty folder")
+            raise TritonkitError(shown_path(taken[0]), "file", f"already exists{others}",
+                                 "pass --force to overwrite, or init into an empty folder")
     written = []
     for rel, src in files.items():
         dest = root / rel
@@ -56,7 +59,8 @@ def init_project(root: Path, pipeline: str, force: bool = False) -> InitResult:
     missing = sorted({extra for module, extra in starter.needs.items() if importlib.util.find_spec(module) is None})
     if starter.generate is not None and not missing:
         written += starter.generate(root)
-    return InitResult(root, pipeline, written, missing, sorted({package for library, package in starter.libraries.items() if not _loadable(library)}))
+    return InitResult(root, pipeline, written, missing,
+                      sorted({package for library, package in starter.libraries.items() if not _loadable(library)}))
 
 
 def _loadable(library: str) -> bool:

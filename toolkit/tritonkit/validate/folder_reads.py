@@ -26,7 +26,8 @@ from tritonkit.triton.model_config import pb
 SIBLING_PARAMETERS = {"vocab_models": "vocab.json", "graph_model": "TLG.fst", "decoder_model": "generation.json"}
 REPOSITORY_KEY = "model_repository"
 #: Calls that keep the path they wrap: Path(x), str(x), x.resolve(), os.path.abspath(x), ...
-PATH_WRAPPERS = ("Path", "PurePath", "PurePosixPath", "str", "fspath", "resolve", "absolute", "abspath", "realpath", "normpath", "expanduser")
+PATH_WRAPPERS = ("Path", "PurePath", "PurePosixPath", "str", "fspath", "resolve",
+                 "absolute", "abspath", "realpath", "normpath", "expanduser")
 #: Rounds of following names through assignments and calls (helpers rarely pass a folder on more than twice).
 MAX_ROUNDS = 8
 
@@ -48,8 +49,10 @@ def sibling_reads(root: Path, configs: dict[str, pb.ModelConfig]) -> list[Proble
         found = _parameter_read(name, config, configs)
         if found:
             key, other, file = found
-            problems.append(Problem(shown, f"parameters.{key}", f"model '{name}' reads {file} from model '{other}''s folder, "
-                                    "which Triton from s3:// downloads apart from it", _fix(name, other, file, f"and drop parameter {key}")))
+            problems.append(Problem(shown, f"parameters.{key}", f"model '{name}' reads {file} from "
+                                    f"model '{other}''s folder, "
+                                    "which Triton from s3:// downloads apart from it",
+                                    _fix(name, other, file, f"and drop parameter {key}")))
             continue
         if config.backend != "python":
             continue
@@ -58,13 +61,16 @@ def sibling_reads(root: Path, configs: dict[str, pb.ModelConfig]) -> list[Proble
             sibling, read = _named_sibling(root, name, configs)
             where = f"{shown_path(climb.file)}:{climb.line} ({climb.code})"
             if sibling:
-                problems.append(Problem(shown, "files", f"model '{name}' reads {read} from model '{sibling}''s folder at {where}, "
-                                        "which Triton from s3:// downloads apart from it", _fix(name, sibling, read, "and read it there")))
+                problems.append(Problem(shown, "files", f"model '{name}' reads {read} from model "
+                                        f"'{sibling}''s folder at {where}, "
+                                        "which Triton from s3:// downloads apart from it",
+                                        _fix(name, sibling, read, "and read it there")))
             else:
-                problems.append(Problem(shown, "files", f"model '{name}' reads above its own folder at {where}: another model's "
+                problems.append(Problem(shown, "files", f"model '{name}' reads above its own folder "
+                                        f"at {where}: another model's "
                                         "folder, which Triton from s3:// downloads apart from it",
-                                        f"give '{name}' its own copy of what it reads (files: {{<file>: model:<other>/<file>}}) and read "
-                                        "it from its own version folder"))
+                                        f"give '{name}' its own copy of what it reads (files: "
+                                        "{<file>: model:<other>/<file>}) and read it from its own version folder"))
     return problems
 
 
@@ -72,7 +78,8 @@ def _fix(name: str, other: str, file: str, then: str) -> str:
     return f"give '{name}' its own copy in its version folder (files: {{{file}: model:{other}/{file}}}) {then}"
 
 
-def _parameter_read(name: str, config: pb.ModelConfig, configs: dict[str, pb.ModelConfig]) -> tuple[str, str, str] | None:
+def _parameter_read(name: str,
+                    config: pb.ModelConfig, configs: dict[str, pb.ModelConfig]) -> tuple[str, str, str] | None:
     """(parameter, other model, file) of a sibling-naming parameter, else None."""
     for key, file in SIBLING_PARAMETERS.items():
         if key in config.parameters:
@@ -89,7 +96,7 @@ def _python_files(model_dir: Path) -> list[Path]:
 def _climbs(model_dir: Path) -> Iterator[Climb]:
     """Expressions of the model's Python files that reach above `model_dir`."""
     trees = {path: _parse(path) for path in _python_files(model_dir)}
-    depths = {path: len(path.relative_to(model_dir).parts) for path in trees}   # __file__'s levels below the model folder
+    depths = {path: len(path.relative_to(model_dir).parts) for path in trees}   # __file__'s levels below model_dir
     names = _folder_names(trees, depths)
     for path, tree in trees.items():
         above = [node for node in ast.walk(tree) if isinstance(node, ast.expr)
@@ -152,7 +159,8 @@ def _level(node: ast.AST, names: dict[str, int], file_depth: int) -> int | None:
         if isinstance(node.slice, ast.Constant) and node.slice.value == REPOSITORY_KEY:
             return 0
         if isinstance(node.value, ast.Attribute) and node.value.attr == "parents":
-            index = node.slice.value if isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, int) else 0
+            index = node.slice.value if isinstance(node.slice,
+                                                   ast.Constant) and isinstance(node.slice.value, int) else 0
             inner = _level(node.value.value, names, file_depth)
             return None if inner is None else inner - index - 1
         return None
@@ -177,8 +185,9 @@ def _call_level(call: ast.Call, names: dict[str, int], file_depth: int) -> int |
         inner = _level(call.args[0], names, file_depth)
         return None if inner is None else inner - 1
     if name in ("join", "joinpath") and (call.args or isinstance(call.func, ast.Attribute)):
-        base, rest = (call.args[0], call.args[1:]) if name == "join" else (call.func.value, call.args)   # type: ignore[attr-defined]
-        return _joined(_level(base, names, file_depth), rest)
+        if name == "join":
+            return _joined(_level(call.args[0], names, file_depth), call.args[1:])
+        return _joined(_level(call.func.value, names, file_depth), call.args)  # type: ignore[attr-defined]
     return None
 
 
@@ -189,7 +198,8 @@ def _joined(level: int | None, parts: list[ast.expr]) -> int | None:
         return None
     lowest = level
     for part in parts:
-        steps = part.value.replace("\\", "/").split("/") if isinstance(part, ast.Constant) and isinstance(part.value, str) else ["?"]
+        text = part.value if isinstance(part, ast.Constant) and isinstance(part.value, str) else None
+        steps = text.replace("\\", "/").split("/") if text is not None else ["?"]
         for step in steps:
             level += -1 if step == ".." else 0 if step in ("", ".") else 1
             lowest = min(lowest, level)
@@ -197,7 +207,8 @@ def _joined(level: int | None, parts: list[ast.expr]) -> int | None:
 
 
 def _call_name(call: ast.Call) -> str | None:
-    return call.func.id if isinstance(call.func, ast.Name) else call.func.attr if isinstance(call.func, ast.Attribute) else None
+    return call.func.id if isinstance(call.func,
+                                      ast.Name) else call.func.attr if isinstance(call.func, ast.Attribute) else None
 
 
 def _named_sibling(root: Path, name: str, configs: dict[str, pb.ModelConfig]) -> tuple[str | None, str]:
@@ -206,7 +217,8 @@ def _named_sibling(root: Path, name: str, configs: dict[str, pb.ModelConfig]) ->
     texts = {n.value for path in _python_files(root / name) for n in ast.walk(_parse(path))
              if isinstance(n, ast.Constant) and isinstance(n.value, str)}
     texts |= {word for value in configs[name].parameters.values() for word in value.string_value.split()}
-    constants = {part for text in texts for part in text.replace("\\", "/").split("/")}   # "speech/1/vocab.json" names vocab.json
+    # "speech/1/vocab.json" names vocab.json
+    constants = {part for text in texts for part in text.replace("\\", "/").split("/")}
     for other in sorted((m for m in configs if m != name), key=lambda m: (m not in constants, m)):
         held = {p.name for pattern in ("*", "*/*") for p in (root / other).glob(pattern) if p.is_file()}
         for file in sorted(held & constants - {"model.py"}):

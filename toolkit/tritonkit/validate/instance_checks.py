@@ -25,16 +25,20 @@ def check_instances(name: str, c: pb.ModelConfig, platform: str | None) -> list[
         gpus = list(g.gpus)
         if g.kind in (_KIND.KIND_CPU, _KIND.KIND_MODEL) and gpus:
             kind = _KIND.Kind.Name(g.kind)
-            found.append(Finding(name, f"{where}.gpus", f"kind {kind} but gpus {gpus} are listed", "remove gpus or use kind KIND_GPU"))
+            found.append(Finding(name, f"{where}.gpus", f"kind {kind} but gpus {gpus} are listed",
+                                 "remove gpus or use kind KIND_GPU"))
         elif any(gpu < 0 for gpu in gpus):
-            meaning = "is no GPU id" if g.kind == _KIND.KIND_GPU else "is no GPU id, so Triton turns the KIND_AUTO group into KIND_CPU with gpus, which it refuses"
+            auto = ", so Triton turns the KIND_AUTO group into KIND_CPU with gpus, which it refuses"
+            meaning = "is no GPU id" + ("" if g.kind == _KIND.KIND_GPU else auto)
             found.append(Finding(name, f"{where}.gpus", f"{min(gpus)} {meaning}", "list GPU ids >= 0"))
         if g.profile and platform not in (None, "tensorrt_plan"):
-            found.append(Finding(name, f"{where}.profile", "profiles are only supported by TensorRT models (platform tensorrt_plan)", "remove profile"))
+            found.append(Finding(name, f"{where}.profile", "profiles are only supported by TensorRT "
+                                 "models (platform tensorrt_plan)", "remove profile"))
         elif g.profile:
             bad = [p for p in g.profile if not _is_profile_index(p)]
             if bad:
-                found.append(Finding(name, f"{where}.profile", f"'{bad[0]}' is not a non-negative integer", "give TensorRT profile indexes such as \"0\""))
+                found.append(Finding(name, f"{where}.profile", f"'{bad[0]}' is not a non-negative integer",
+                                     "give TensorRT profile indexes such as \"0\""))
     return found
 
 

@@ -1,4 +1,4 @@
-"""Checks that concern one model's config on its own, with Triton 2.51's meaning; rule groups live in their own modules."""
+"""Checks of one model's config on its own, with Triton 2.51's meaning; rule groups live in their own modules."""
 from __future__ import annotations
 
 from tritonkit.triton.layout import NAME_FIX, unsafe_name_reason
@@ -35,9 +35,12 @@ def _check_identity(name: str, c: pb.ModelConfig) -> list[Finding]:
         found.append(Finding(name, "name", f"model name {name!r} {reason}", NAME_FIX))
     if c.platform == "ensemble":
         if not c.HasField("ensemble_scheduling"):
-            found.append(Finding(name, "ensemble_scheduling", "platform 'ensemble' without ensemble_scheduling", "add ensemble_scheduling.step entries"))
+            found.append(Finding(name, "ensemble_scheduling", "platform 'ensemble' without ensemble_scheduling",
+                                 "add ensemble_scheduling.step entries"))
         if len(c.instance_group):
-            found.append(Finding(name, "instance_group", "an ensemble has no instances of its own", "remove instance_group from the ensemble and set it on the composing models"))
+            found.append(Finding(name, "instance_group", "an ensemble has no instances of its own",
+                                 "remove instance_group from the ensemble and set it on the composing models"))
     elif c.HasField("ensemble_scheduling"):
-        found.append(Finding(name, "platform", "ensemble_scheduling needs platform 'ensemble'", "set platform: ensemble"))
+        found.append(Finding(name, "platform", "ensemble_scheduling needs platform 'ensemble'",
+                             "set platform: ensemble"))
     return found

@@ -69,7 +69,8 @@ class PlannedFolder:
         return self.copies.get(rel)
 
     def has(self, rel: str) -> bool:
-        return rel in self.copies or rel in self.made or any(key.startswith(rel.rstrip("/") + "/") for key in self.copies)
+        folder = rel.rstrip("/") + "/"
+        return rel in self.copies or rel in self.made or any(key.startswith(folder) for key in self.copies)
 
     def put(self, rel: str, what: str) -> str:
         entry = rel.partition("/")[2]  # only version files: label files are the build's own to report
@@ -80,7 +81,8 @@ class PlannedFolder:
         return rel if source is None else shown_path(source)  # the user's file; versions sharing it give one line
 
 
-def check_model_files(name: str, c: pb.ModelConfig, folder: ModelFolder, loaded: list[int], from_spec: bool = False) -> list[Finding]:
+def check_model_files(name: str, c: pb.ModelConfig, folder: ModelFolder, loaded: list[int],
+                      from_spec: bool = False) -> list[Finding]:
     """Findings on the files config `c` (its backend fields filled in as Triton does) needs in `folder`;
     `loaded`: the versions Triton loads. `from_spec`: the build has reported every label file and Python
     model.py the spec names but cannot copy, in the spec's terms, so they are not reported again."""
@@ -106,7 +108,8 @@ def _label_files(name: str, c: pb.ModelConfig, folder: ModelFolder) -> list[Find
     found = []
     for i, t in enumerate(c.output):
         if t.label_filename and folder.file(t.label_filename) is None:
-            found.append(Finding(name, f"output[{i}].label_filename", f"'{t.label_filename}' is not a file in the model folder, so Triton refuses to load '{name}'",
+            found.append(Finding(name, f"output[{i}].label_filename", f"'{t.label_filename}' is not a file "
+                                 f"in the model folder, so Triton refuses to load '{name}'",
                                  f"{folder.put(t.label_filename, 'label file')}, or remove label_filename"))
     return found
 
@@ -120,13 +123,16 @@ def _missing_model_files(name: str, c: pb.ModelConfig, folder: ModelFolder, v: i
     if not folder.has(rel):
         problem = f"version {v} has no {c.default_model_filename}, which the {c.backend} backend loads"
         if not c.cc_model_filenames:
-            found.append(Finding(name, "backend", problem, f"{folder.put(rel, 'model file')} (or set default_model_filename)"))
+            found.append(Finding(name, "backend", problem, f"{folder.put(rel, 'model file')} "
+                                 "(or set default_model_filename)"))
         elif any(g.kind != pb.ModelInstanceGroup.KIND_GPU for g in c.instance_group) or not c.instance_group:
-            found.append(Finding(name, "default_model_filename", f"{problem} on CPUs and on GPUs that cc_model_filenames does not list",
+            found.append(Finding(name, "default_model_filename", f"{problem} on CPUs and on "
+                                 "GPUs that cc_model_filenames does not list",
                                  f"{folder.put(rel, 'model file')}, or use KIND_GPU instance groups only", "warning"))
     for cc, filename in sorted(c.cc_model_filenames.items()):
         if not folder.has(f"{v}/{filename}"):
-            found.append(Finding(name, f"cc_model_filenames.{cc}", f"version {v} has no {filename}, which the {c.backend} backend loads on GPUs of compute capability {cc}",
+            found.append(Finding(name, f"cc_model_filenames.{cc}", f"version {v} has no {filename}, "
+                                 f"which the {c.backend} backend loads on GPUs of compute capability {cc}",
                                  folder.put(f"{v}/{filename}", "model file")))
     return found
 
@@ -139,7 +145,8 @@ def _model_contents(name: str, c: pb.ModelConfig, folder: ModelFolder, v: int) -
     if path is None:
         return []
     shown = folder.shown(rel)
-    return check_onnx_model(name, c, path, shown) if c.backend == "onnxruntime" else check_torchscript_model(name, c, path, shown)
+    return check_onnx_model(name, c, path,
+                            shown) if c.backend == "onnxruntime" else check_torchscript_model(name, c, path, shown)
 
 
 def _once(found: list[Finding]) -> list[Finding]:

@@ -54,7 +54,8 @@ def read_graph(path: Path) -> Graph:
         try:
             graph = _model_graph(view)
         except NotOnnx as exc:
-            problem = str(exc)  # re-raised below: the traceback's frames hold slices of the mapping, which must go before it closes
+            # re-raised below: the traceback's frames hold slices of the mapping, which must go before it closes
+            problem = str(exc)
         finally:
             view.release()
     if problem is not None:
@@ -83,7 +84,8 @@ def _graph(data: memoryview) -> Graph:
             weights.add(_string(values, _TENSOR_NAME) if values is not None else "")
         elif number in (_GRAPH_INPUT, _GRAPH_OUTPUT):
             (inputs if number == _GRAPH_INPUT else outputs)[_string(value, _VALUE_NAME)] = _tensor(value)
-    return Graph({n: t for n, t in inputs.items() if n not in weights}, {n: t for n, t in inputs.items() if n in weights}, outputs)
+    return Graph({n: t for n, t in inputs.items() if n not in weights},
+                 {n: t for n, t in inputs.items() if n in weights}, outputs)
 
 
 def _tensor(value_info: memoryview) -> GraphTensor:
