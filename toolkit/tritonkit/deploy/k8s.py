@@ -36,7 +36,8 @@ def labels(t: Target) -> dict[str, str]:
 
 def sizing_note(t: Target) -> str:
     """One line of the numbers the resources came from, for the Deployment's header."""
-    models = ", ".join(f"{f.name} {mebibytes(f.file_bytes)}{f' + kv {mebibytes(f.kv_cache_bytes)}' if f.kv_cache_bytes else ''}"
+    models = ", ".join(f"{f.name} {mebibytes(f.file_bytes)}"
+                       f"{f' + kv {mebibytes(f.kv_cache_bytes)}' if f.kv_cache_bytes else ''}"
                        f" x{f.cpu_instances} cpu/{f.gpu_instances} gpu"
                        for f in t.footprints if f.cpu_instances or f.gpu_instances)  # ensembles hold nothing
     return f"{models}; shm {mebibytes(t.sizing.shm_bytes)}"
@@ -49,7 +50,8 @@ def pod_context(t: Target) -> dict[str, Any]:
         "spec": t.project.spec_path.name, "name": t.name, "labels": labels(t), "image": t.image, "s3_url": t.s3_url,
         "models": t.models, "s3_secret": t.s3_secret, "irsa_role_arn": t.options.irsa_role_arn,
         "env": pod.env(t), "resources": pod.resources(t), "pod_security": pod.pod_security(t),
-        "container_security": pod.container_security(t), "volumes": volumes, "mounts": mounts, "sizing_note": sizing_note(t),
+        "container_security": pod.container_security(t), "volumes": volumes, "mounts": mounts,
+        "sizing_note": sizing_note(t),
         "min_replicas": t.options.min_replicas, "max_replicas": t.options.max_replicas,
         "target_ratio": f"{round(t.options.queue_compute_ratio * 1000)}m",
         "pod_annotations": scrape_annotations(t.project.deploy.metrics_port), "metrics_path": METRICS_PATH,
@@ -60,18 +62,19 @@ def pod_context(t: Target) -> dict[str, Any]:
 def context(t: Target, out_hint: str) -> dict[str, Any]:
     """Values the templates use; every one is computed here (the templates only lay them out)."""
     deploy = t.project.deploy
+    ports = {"http": deploy.http_port, "grpc": deploy.grpc_port, "metrics": deploy.metrics_port}
     return {
         **pod_context(t), "kserve": False, "selector": selector(t), "monitor_selector": selector(t),
-        "topology": pod.topology_spread(selector(t), "pod-template-hash"),
+        "topology": pod.topology_spread(selector(t)),
         "args": pod.server_args(t, t.s3_url, deploy.http_port, deploy.grpc_port, deploy.metrics_port),
-        "ports": [{"name": "http", "containerPort": deploy.http_port}, {"name": "grpc", "containerPort": deploy.grpc_port},
-                  {"name": "metrics", "containerPort": deploy.metrics_port}],
+        "ports": [{"name": name, "containerPort": port} for name, port in ports.items()],
         "probes": pod.probes(t, deploy.http_port),
         "startup_window_s": t.sizing.startup_failure_threshold * PROBE_PERIOD_S,
         "load_seconds": t.load_time.seconds, "load_source": t.load_time.source,
-        "metric": METRIC, "adapter_file": ADAPTER_VALUES, "out_hint": out_hint, "adapter_prometheus": adapter_prometheus(t.options.prometheus_url),
-        "gateway": gateway_deployment.sidecar(t.project.gateway, t.name, deploy.grpc_port, t.s3_url, pod.container_security(t),
-                                              t.s3_secret, taken={deploy.http_port, deploy.grpc_port, deploy.metrics_port})
+        "metric": METRIC, "adapter_file": ADAPTER_VALUES, "out_hint": out_hint,
+        "adapter_prometheus": adapter_prometheus(t.options.prometheus_url),
+        "gateway": gateway_deployment.sidecar(t.project.gateway, t.name, deploy.grpc_port, t.s3_url,
+                                              pod.container_security(t), t.s3_secret, taken=set(ports.values()))
         if t.project.gateway else None,
     }
 
@@ -95,13 +98,16 @@ def secret_steps(t: Target) -> list[str]:
     s3 = [] if t.s3_secret is None else [
         f"kubectl -n NAMESPACE create secret generic {t.s3_secret} --from-literal=AWS_ACCESS_KEY_ID=... "
         "--from-literal=AWS_SECRET_ACCESS_KEY=... --from-literal=AWS_DEFAULT_REGION=..."]
-    return [*s3, f'kubectl -n NAMESPACE create secret generic {t.admin_secret} --from-literal=admin-key="$(openssl rand -hex 24)"']
+    admin = '--from-literal=admin-key="$(openssl rand -hex 24)"'
+    return [*s3, f"kubectl -n NAMESPACE create secret generic {t.admin_secret} {admin}"]
 
 
 def next_steps(t: Target, out_hint: str) -> list[str]:
     """What to run after `deploy k8s`: the Secrets, the adapter release, the apply (NAMESPACE left to fill)."""
     return [*secret_steps(t),
             "helm repo add prometheus-community https://prometheus-community.github.io/helm-charts",
-            f"helm upgrade --install prometheus-adapter prometheus-community/prometheus-adapter -n monitoring -f {out_hint}/{ADAPTER_VALUES}",
+            "helm upgrade --install prometheus-adapter prometheus-community/prometheus-adapter -n monitoring"
+            f" -f {out_hint}/{ADAPTER_VALUES}",
             f"kubectl apply -k {out_hint} -n NAMESPACE",
-            f"kubectl -n NAMESPACE get hpa {t.name}   # TARGETS: the queue/compute ratio read through {t.options.prometheus_url}"]
+            f"kubectl -n NAMESPACE get hpa {t.name}"
+            f"   # TARGETS: the queue/compute ratio read through {t.options.prometheus_url}"]

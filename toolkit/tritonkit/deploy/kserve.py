@@ -19,7 +19,7 @@ HTTP_PORT = 8080  # KServe's convention for the predictor container
 GRPC_PORT = 9000
 MODEL_DIR = "/mnt/models"  # where KServe's storage initializer puts storageUri
 FILES = ["serviceaccount.yaml", "servingruntime.yaml", "inferenceservice.yaml"]
-#: Written only when asked (--podmonitor, a gateway: section); a run without one removes the one an earlier run generated.
+#: Written only when asked (--podmonitor, a gateway: section); a run without one removes an earlier run's.
 OPTIONAL = (PODMONITOR, gateway_deployment.KSERVE_SERVICE)
 
 
@@ -39,17 +39,20 @@ def context(t: Target) -> dict[str, Any]:
     metrics_port = t.project.deploy.metrics_port
     return {
         **pod_context(t), "kserve": True, "runtime": f"{t.name}-triton",
-        "args": pod.server_args(t, MODEL_DIR, HTTP_PORT, GRPC_PORT, metrics_port), "http_port": HTTP_PORT, "metrics_port": metrics_port,
+        "args": pod.server_args(t, MODEL_DIR, HTTP_PORT, GRPC_PORT, metrics_port), "http_port": HTTP_PORT,
+        "metrics_port": metrics_port,
         "probes": pod.probes(t, HTTP_PORT), "query": queue_ratio_query(t), "monitor_selector": predictor_selector(t),
-        "topology": pod.topology_spread(predictor_selector(t), "pod-template-hash"),
+        "topology": pod.topology_spread(predictor_selector(t)),
         "gateway": gateway_deployment.sidecar(t.project.gateway, t.name, GRPC_PORT, t.s3_url, pod.container_security(t),
-                                              t.s3_secret, taken={HTTP_PORT, GRPC_PORT, metrics_port}) if t.project.gateway else None,
+                                              t.s3_secret, taken={HTTP_PORT, GRPC_PORT, metrics_port})
+        if t.project.gateway else None,
     }
 
 
 def files(t: Target) -> list[str]:
     """The folder's files: the PodMonitor only with --podmonitor (its CRD must exist in the cluster)."""
-    return FILES + ([PODMONITOR] if t.options.podmonitor else []) + ([gateway_deployment.KSERVE_SERVICE] if t.project.gateway else [])
+    gateway = [gateway_deployment.KSERVE_SERVICE] if t.project.gateway else []
+    return FILES + ([PODMONITOR] if t.options.podmonitor else []) + gateway
 
 
 def manifests(t: Target, out_hint: str) -> list[Manifest]:
@@ -61,5 +64,5 @@ def manifests(t: Target, out_hint: str) -> list[Manifest]:
 
 def next_steps(t: Target, out_hint: str) -> list[str]:
     """What to run after `deploy kserve`: the Secrets (the storage initializer reads the S3 one), then the apply."""
-    return [*secret_steps(t), f"kubectl apply -f {out_hint} -n NAMESPACE",
-            f"kubectl -n NAMESPACE get inferenceservice {t.name}   # KEDA scales on the query through {t.options.prometheus_url}"]
+    return [*secret_steps(t), f"kubectl apply -f {out_hint} -n NAMESPACE", f"kubectl -n NAMESPACE get inferenceservice"
+            f" {t.name}   # KEDA scales on the query through {t.options.prometheus_url}"]

@@ -27,18 +27,14 @@ class LoadTime:
     source: str
 
 
-def _seconds_of_day(line: str) -> float | None:
-    m = _STAMP.match(line)
-    return int(m.group(1)) * 3600 + int(m.group(2)) * 60 + float(m.group(3)) if m else None
-
-
 def logged_load_seconds(log: Path) -> float | None:
     """Load time recorded in one Triton log, or None when the server never opened its HTTP endpoint."""
     first = None
     for line in read_text(log).splitlines():
-        stamp = _seconds_of_day(line)
-        if stamp is None:
+        m = _STAMP.match(line)
+        if not m:
             continue
+        stamp = int(m.group(1)) * 3600 + int(m.group(2)) * 60 + float(m.group(3))
         first = stamp if first is None else first
         if _HTTP_STARTED in line:
             return (stamp - first) % 86400  # a load across midnight
@@ -49,9 +45,10 @@ def measured_load_time(project_root: Path, override: float | None) -> LoadTime:
     """`--load-seconds` if given, else the newest serve log that recorded a completed load, else the default."""
     if override is not None:
         return LoadTime(override, "--load-seconds")
-    logs = sorted((project_root / STATE_DIR / "logs").glob("tritonserver-*.log"), key=lambda p: p.stat().st_mtime, reverse=True)
-    for log in logs:
+    logs = (project_root / STATE_DIR / "logs").glob("tritonserver-*.log")
+    for log in sorted(logs, key=lambda p: p.stat().st_mtime, reverse=True):
         seconds = logged_load_seconds(log)
         if seconds is not None:
-            return LoadTime(round(seconds, 1), f"measured by tritonkit serve ({log.relative_to(project_root).as_posix()})")
+            shown = log.relative_to(project_root).as_posix()
+            return LoadTime(round(seconds, 1), f"measured by tritonkit serve ({shown})")
     return LoadTime(DEFAULT_LOAD_SECONDS, "default: no tritonkit serve log in this project; set --load-seconds")

@@ -42,7 +42,7 @@ def _block(value: Any, indent: int) -> str:
 
 @lru_cache(maxsize=1)
 def environment() -> jinja2.Environment:
-    """The project's template environment (StrictUndefined) with two YAML filters: `json` scalars, `block` structures."""
+    """The project's template environment (StrictUndefined) with YAML filters: `json` scalars, `block` structures."""
     env = template_environment().overlay()
     env.filters["json"] = lambda v: json.dumps(v, ensure_ascii=False)
     env.filters["block"] = _block
@@ -55,12 +55,13 @@ def render(template: str, file: str, **context: Any) -> Manifest:
     try:
         documents = [d for d in yaml.safe_load_all(text) if d is not None]
     except yaml.YAMLError as exc:
-        raise TritonkitError(file, "", f"rendered YAML does not parse: {exc}", "this is a tritonkit template bug") from None
+        raise TritonkitError(file, "", f"rendered YAML does not parse: {exc}",
+                             "this is a tritonkit template bug") from None
     return Manifest(file, text, documents)
 
 
 def check(manifests: list[Manifest], kubernetes_version: str) -> list[Problem]:
-    """Schema problems of every document: Kubernetes objects by kind, the adapter values by the adapter's rule schema."""
+    """Schema problems of every document: Kubernetes objects by kind, the adapter values by its rule schema."""
     version = kubernetes_version_problem(kubernetes_version)
     if version is not None:
         return [version]
@@ -74,7 +75,8 @@ def check(manifests: list[Manifest], kubernetes_version: str) -> list[Problem]:
     return problems
 
 
-def write(out_dir: Path, manifests: list[Manifest], kubernetes_version: str, optional: Collection[str] = ()) -> list[Path]:
+def write(out_dir: Path, manifests: list[Manifest], kubernetes_version: str,
+          optional: Collection[str] = ()) -> list[Path]:
     """Checks every manifest, then writes them (each atomically); nothing is written when any check fails.
 
     `optional`: files the target writes only when asked (podmonitor.yaml); one an earlier run generated and this
@@ -93,7 +95,8 @@ def write(out_dir: Path, manifests: list[Manifest], kubernetes_version: str, opt
             written.append(path)
         _remove_stale(out_dir, set(optional) - {m.file for m in manifests})
     except OSError as exc:  # a path through a file, a read-only or full filesystem
-        raise TritonkitError(shown_path(out_dir), "", f"cannot be written ({exc.strerror or exc})", "pass a writable folder with --out") from None
+        raise TritonkitError(shown_path(out_dir), "", f"cannot be written ({exc.strerror or exc})",
+                             "pass a writable folder with --out") from None
     return written
 
 

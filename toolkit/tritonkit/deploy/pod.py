@@ -1,4 +1,4 @@
-"""The Triton container shared by the Kubernetes Deployment and the KServe ServingRuntime: args, probes, resources, security.
+"""The Triton container of the Kubernetes Deployment and the KServe ServingRuntime: args, probes, resources, security.
 
 Readiness is per model: an exec probe asks `/v2/models/<m>/ready` of every model loaded at startup, because
 `/v2/health/ready` turns false while *any* model loads (a rollout loading a new version, a model loaded
@@ -16,7 +16,8 @@ from tritonkit.errors import TritonkitError, shown_path
 from tritonkit.triton.server_args import KUBERNETES, Launch, tritonserver_args
 
 #: Exec readiness: every model named after the script must answer 200 on its ready endpoint.
-READY_SCRIPT = 'for m in "$@"; do curl -fsS -m 2 -o /dev/null "http://127.0.0.1:{port}/v2/models/$m/ready" || exit 1; done'
+READY_SCRIPT = ('for m in "$@"; do curl -fsS -m 2 -o /dev/null "http://127.0.0.1:{port}/v2/models/$m/ready" || exit 1;'
+                ' done')
 
 
 def server_args(t: Target, repository: str, http_port: int, grpc_port: int, metrics_port: int) -> list[str]:
@@ -56,7 +57,8 @@ def user_ids(t: Target) -> tuple[int, int]:
     """uid and gid from the spec's `deploy.user` (`1000:1000`); Kubernetes needs numbers to prove non-root."""
     uid, _, gid = t.project.deploy.user.partition(":")
     if not uid.isdigit() or not (gid or uid).isdigit() or int(uid) == 0:
-        raise TritonkitError(shown_path(t.project.spec_path), "deploy.user", f"{t.project.deploy.user!r} is not a non-root uid:gid",
+        raise TritonkitError(shown_path(t.project.spec_path), "deploy.user",
+                             f"{t.project.deploy.user!r} is not a non-root uid:gid",
                              "write numeric ids other than 0, e.g. 1000:1000")
     return int(uid), int(gid or uid)
 
@@ -64,7 +66,8 @@ def user_ids(t: Target) -> tuple[int, int]:
 def pod_security(t: Target) -> dict[str, Any]:
     """Pod-level securityContext: non-root ids, files the volumes create owned by the group."""
     uid, gid = user_ids(t)
-    return {"runAsNonRoot": True, "runAsUser": uid, "runAsGroup": gid, "fsGroup": gid, "seccompProfile": {"type": "RuntimeDefault"}}
+    return {"runAsNonRoot": True, "runAsUser": uid, "runAsGroup": gid, "fsGroup": gid,
+            "seccompProfile": {"type": "RuntimeDefault"}}
 
 
 def container_security(t: Target) -> dict[str, Any]:
@@ -88,15 +91,15 @@ def env(t: Target) -> list[dict[str, Any]]:
             {"name": "HOME", "value": "/tmp"}]
 
 
-def topology_spread(match_labels: dict[str, str], rollout_key: str | None) -> list[dict[str, Any]]:
+def topology_spread(match_labels: dict[str, str]) -> list[dict[str, Any]]:
     """Replicas spread over nodes, then zones, so one node or zone going down takes as few as possible.
 
     ScheduleAnyway: a cluster with fewer nodes than replicas still runs them all (DoNotSchedule would leave
-    the HPA's extra replicas pending). `rollout_key` (a Deployment's `pod-template-hash`) counts only the
-    pods of the current revision, so a rollout does not skew the spread against the old pods.
+    the HPA's extra replicas pending). `matchLabelKeys: pod-template-hash` counts only the pods of the
+    current revision, so a rollout does not skew the spread against the old pods.
     """
     def constraint(key: str) -> dict[str, Any]:
         return {"maxSkew": 1, "topologyKey": key, "whenUnsatisfiable": "ScheduleAnyway",
-                "labelSelector": {"matchLabels": dict(match_labels)}, **({"matchLabelKeys": [rollout_key]} if rollout_key else {})}
+                "labelSelector": {"matchLabels": dict(match_labels)}, "matchLabelKeys": ["pod-template-hash"]}
 
     return [constraint("kubernetes.io/hostname"), constraint("topology.kubernetes.io/zone")]

@@ -37,7 +37,8 @@ def strict(schema: Any) -> Any:
     if not isinstance(schema, dict):
         return schema
     out = {key: strict(value) for key, value in schema.items()}
-    if "properties" in out and "additionalProperties" not in out and not out.get("x-kubernetes-preserve-unknown-fields"):
+    open_ended = "additionalProperties" in out or out.get("x-kubernetes-preserve-unknown-fields")
+    if "properties" in out and not open_ended:
         out["additionalProperties"] = False
     return out
 
@@ -63,7 +64,7 @@ def check_against(schema: dict[str, Any], document: Any, file: str) -> list[Prob
 
 
 def kubernetes_version_problem(version: str) -> Problem | None:
-    """A --kubernetes-version kubernetes-validate ships no schemas for (below its oldest it fails with an IndexError)."""
+    """A --kubernetes-version kubernetes-validate ships no schemas for (below its oldest: an IndexError)."""
     import kubernetes_validate.utils as shipped
 
     def minor(text: str) -> tuple[int, int] | None:
@@ -75,11 +76,12 @@ def kubernetes_version_problem(version: str) -> Problem | None:
     if wanted is not None and known[0] <= wanted <= known[-1]:
         return None
     first, last = (".".join(map(str, v)) for v in (known[0], known[-1]))
-    return Problem("", "--kubernetes-version", f"{version!r} is not a version whose schemas kubernetes-validate ships ({first} to {last})",
+    return Problem("", "--kubernetes-version",
+                   f"{version!r} is not a version whose schemas kubernetes-validate ships ({first} to {last})",
                    f"pick one from {first} to {last}, e.g. {KUBERNETES_VERSION}")
 
 
-def check_manifest(document: dict[str, Any], file: str, kubernetes_version: str = KUBERNETES_VERSION) -> list[Problem]:
+def check_manifest(document: dict[str, Any], file: str, version: str = KUBERNETES_VERSION) -> list[Problem]:
     """Problems of one Kubernetes object: its CRD schema if it is a custom resource, else the core schema."""
     key = (document.get("apiVersion", ""), document.get("kind", ""))
     if key in CRD_SCHEMAS:
@@ -87,10 +89,11 @@ def check_manifest(document: dict[str, Any], file: str, kubernetes_version: str 
     import kubernetes_validate  # imported here: 20 MB of schemas that only deploy needs
 
     try:
-        kubernetes_validate.validate(document, kubernetes_version, strict=True)
+        kubernetes_validate.validate(document, version, strict=True)
     except kubernetes_validate.ValidationError as exc:  # a jsonschema error: the first violation found
-        return [Problem(file, _where(exc), f"fails the Kubernetes {kubernetes_version} schema of {key[1]}: {exc.message}", BUG_FIX)]
-    except kubernetes_validate.SchemaNotFoundError as exc:  # the version is known (kubernetes_version_problem), the kind is not
+        problem = f"fails the Kubernetes {version} schema of {key[1]}: {exc.message}"
+        return [Problem(file, _where(exc), problem, BUG_FIX)]
+    except kubernetes_validate.SchemaNotFoundError as exc:  # the version is known (checked before), the kind is not
         return [Problem(file, "apiVersion", f"{exc.message} (kubernetes-validate {kubernetes_validate.__version__})",
                         "pick a --kubernetes-version that kubernetes-validate ships, e.g. 1.34")]
     return []

@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from tritonkit.errors import TritonkitError
+from tritonkit.errors import TritonkitError, Where
 from tritonkit.triton.instance_counts import group_count, instance_groups
 from tritonkit.triton.layout import NOT_LOADED, loaded_versions, read_versions
 from tritonkit.triton.model_config import int_parameter, pb
@@ -67,16 +67,12 @@ class Sizing:
     load_seconds: float
 
 
-def parse_size(text: str, field: str, file: str) -> int:
+def parse_size(text: str, where: Where) -> int:
     """Bytes of a docker-style size (`1g`, `512m`, `64Mi`), the form of the spec's `deploy.shm_size`."""
     m = _SIZE.match(text)
     if not m:
-        raise TritonkitError(file, field, f"{text!r} is not a size", "write a number with k, m or g, e.g. 1g")
+        raise TritonkitError.at(where, f"{text!r} is not a size", "write a number with k, m or g, e.g. 1g")
     return int(float(m.group(1)) * 1024 ** "bkmg".index((m.group(2) or "b").lower()))
-
-
-def _threads(config: pb.ModelConfig) -> int:
-    return int_parameter(config, "intra_op_thread_count") or 1
 
 
 def _loaded_file_bytes(model_dir: Path, config: pb.ModelConfig) -> int:
@@ -96,10 +92,10 @@ def footprint(name: str, config: pb.ModelConfig, model_dir: Path) -> Footprint:
     gpu_groups = [g for g in groups if g.kind == pb.ModelInstanceGroup.KIND_GPU]
     cpu_instances = sum(group_count(config, g) for g in groups if g not in gpu_groups)
     named = {gpu for g in gpu_groups for gpu in g.gpus}
-    return Footprint(name=name, file_bytes=_loaded_file_bytes(model_dir, config), cpu_threads=cpu_instances * _threads(config),
-                     cpu_instances=cpu_instances, gpu_instances=sum(group_count(config, g) for g in gpu_groups),
-                     gpus=(len(named) or 1) if gpu_groups else 0, python=config.backend == "python",
-                     kv_cache_bytes=int_parameter(config, "kv_cache_bytes"))
+    threads = cpu_instances * (int_parameter(config, "intra_op_thread_count") or 1)
+    return Footprint(name, _loaded_file_bytes(model_dir, config), threads, cpu_instances,
+                     sum(group_count(config, g) for g in gpu_groups), (len(named) or 1) if gpu_groups else 0,
+                     config.backend == "python", int_parameter(config, "kv_cache_bytes"))
 
 
 def size(models: list[Footprint], shm_bytes: int, load_seconds: float, cache_bytes: int = 0) -> Sizing:
@@ -110,11 +106,10 @@ def size(models: list[Footprint], shm_bytes: int, load_seconds: float, cache_byt
         + (PYTHON_STUB_MEMORY * (m.cpu_instances + m.gpu_instances) if m.python else 0)
         + m.kv_cache_bytes * (m.cpu_instances + m.gpu_instances) for m in models)
     window = 3 * load_seconds + files / DOWNLOAD_BYTES_PER_S + 30
-    return Sizing(
-        cpu_millis=SERVER_CPU_MILLIS + sum(CPU_MILLIS_PER_THREAD * m.cpu_threads + GPU_INSTANCE_CPU_MILLIS * m.gpu_instances for m in models),
-        memory_bytes=memory, shm_bytes=shm_bytes, tmp_bytes=2 * files + TMP_BASE,
-        gpus=max((m.gpus for m in models), default=0),
-        startup_failure_threshold=max(3, math.ceil(window / PROBE_PERIOD_S)), load_seconds=load_seconds)
+    cpu = SERVER_CPU_MILLIS + sum(CPU_MILLIS_PER_THREAD * m.cpu_threads + GPU_INSTANCE_CPU_MILLIS * m.gpu_instances
+                                  for m in models)
+    return Sizing(cpu, memory, shm_bytes, 2 * files + TMP_BASE, max((m.gpus for m in models), default=0),
+                  max(3, math.ceil(window / PROBE_PERIOD_S)), load_seconds)
 
 
 def mebibytes(n: int) -> str:

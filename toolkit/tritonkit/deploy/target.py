@@ -12,11 +12,10 @@ from pathlib import Path
 
 from tritonkit.deploy.load_time import LoadTime, measured_load_time
 from tritonkit.deploy.sizing import Footprint, Sizing, footprint, parse_size, size
-from tritonkit.errors import Problem, TritonkitError, shown_path
+from tritonkit.errors import Problem, TritonkitError, Where, shown_path
 from tritonkit.repository.compose import python_requirements, system_packages
 from tritonkit.spec.loader import load_project
 from tritonkit.spec.project import Project
-from tritonkit.triton.model_config import pb
 from tritonkit.triton.model_graph import with_callees
 from tritonkit.triton.s3url import parse_s3_url
 from tritonkit.triton.server_args import response_cache_bytes
@@ -82,24 +81,24 @@ def default_name(project: Project) -> str:
     return slug or "tritonkit"
 
 
-def image_problem(image: str, field: str, file: str) -> Problem | None:
+def image_problem(image: str, where: Where) -> Problem | None:
     """A Triton image must be pinned: a tag other than `latest`, or a digest."""
     last = image.rsplit("/", 1)[-1]
-    if "@" in last:
+    if "@" in last or last.partition(":")[2] not in ("", "latest"):
         return None
-    tag = last.partition(":")[2]
-    if not tag or tag == "latest":
-        return Problem(file, field, f"image {image!r} is not pinned", "name a tag or digest, e.g. nvcr.io/nvidia/tritonserver:24.10-py3")
-    return None
+    return Problem.at(where, f"image {image!r} is not pinned",
+                      "name a tag or digest, e.g. nvcr.io/nvidia/tritonserver:24.10-py3")
 
 
 def _numbers_problems(opts: Options) -> list[Problem]:
     """Replica range, load time and target ratio: finite, positive, within what Kubernetes stores (int32 replicas)."""
-    problems = []
-    if opts.min_replicas < 1 or opts.max_replicas < opts.min_replicas or opts.max_replicas > _INT32_MAX:
-        problems.append(Problem("", "--min-replicas", f"{opts.min_replicas}..{opts.max_replicas} is not a replica range", f"use 1 <= min <= max <= {_INT32_MAX}"))
+    problems, low, high = [], opts.min_replicas, opts.max_replicas
+    if low < 1 or high < low or high > _INT32_MAX:
+        problems.append(Problem("", "--min-replicas", f"{low}..{high} is not a replica range",
+                                f"use 1 <= min <= max <= {_INT32_MAX}"))
     if opts.load_seconds is not None and not (math.isfinite(opts.load_seconds) and opts.load_seconds > 0):
-        problems.append(Problem("", "--load-seconds", f"{opts.load_seconds} is not a duration", "give the seconds the models take to load, e.g. 120"))
+        problems.append(Problem("", "--load-seconds", f"{opts.load_seconds} is not a duration",
+                                "give the seconds the models take to load, e.g. 120"))
     if not (math.isfinite(opts.queue_compute_ratio) and opts.queue_compute_ratio > 0):
         problems.append(Problem("", "--queue-compute-ratio", f"{opts.queue_compute_ratio} is not a positive number",
                                 "e.g. 0.5: scale out when requests queue half as long as they compute"))
@@ -108,27 +107,34 @@ def _numbers_problems(opts: Options) -> list[Problem]:
 
 def _names_problems(opts: Options) -> list[Problem]:
     """URLs, object names and the IAM role: each in the form its consumer accepts."""
-    problems = []
-    if not opts.repository_url:
-        problems.append(Problem("", "--repository", "is missing", "pass the s3:// URL `tritonkit publish` wrote, e.g. --repository s3://bucket/prefix"))
-    elif not _S3_URL.match(opts.repository_url):
-        problems.append(Problem("", "--repository", f"{opts.repository_url!r} is not an s3:// URL", "write s3://bucket/prefix (s3://host:port/bucket/prefix for MinIO)"))
+    problems, repo = [], opts.repository_url
+    if not repo:
+        problems.append(Problem("", "--repository", "is missing",
+                                "pass the s3:// URL `tritonkit publish` wrote, e.g. --repository s3://bucket/prefix"))
+    elif not _S3_URL.match(repo):
+        problems.append(Problem("", "--repository", f"{repo!r} is not an s3:// URL",
+                                "write s3://bucket/prefix (s3://host:port/bucket/prefix for MinIO)"))
     else:
         try:  # the parser publish and serve use: a port outside 1-65535 in Triton's host:port form
-            parse_s3_url(opts.repository_url)
+            parse_s3_url(repo)
         except TritonkitError as exc:
-            problems += [Problem("", "--repository", f"{opts.repository_url!r}: {p.problem}", p.fix) for p in exc.problems]
+            problems += [Problem("", "--repository", f"{repo!r}: {p.problem}", p.fix) for p in exc.problems]
     if opts.name is not None and not _DNS_LABEL.match(opts.name):
-        problems.append(Problem("", "--name", f"{opts.name!r} is not a Kubernetes name", "use lowercase letters, digits and '-', at most 40"))
+        problems.append(Problem("", "--name", f"{opts.name!r} is not a Kubernetes name",
+                                "use lowercase letters, digits and '-', at most 40"))
     if opts.s3_secret is not None and not _DNS_SUBDOMAIN.match(opts.s3_secret):
-        problems.append(Problem("", "--s3-secret", f"{opts.s3_secret!r} is not a Secret name", "use lowercase letters, digits, '-' and '.', at most 253"))
+        problems.append(Problem("", "--s3-secret", f"{opts.s3_secret!r} is not a Secret name",
+                                "use lowercase letters, digits, '-' and '.', at most 253"))
     if opts.irsa_role_arn is not None and not _ROLE_ARN.match(opts.irsa_role_arn):
-        problems.append(Problem("", "--irsa-role-arn", f"{opts.irsa_role_arn!r} is not an IAM role ARN", "e.g. arn:aws:iam::123456789012:role/triton-reader"))
+        problems.append(Problem("", "--irsa-role-arn", f"{opts.irsa_role_arn!r} is not an IAM role ARN",
+                                "e.g. arn:aws:iam::123456789012:role/triton-reader"))
     if opts.s3_secret is not None and opts.irsa_role_arn is not None:
-        problems.append(Problem("", "--s3-secret", "is given with --irsa-role-arn", "pick one: a Secret with AWS keys, or an IAM role for the service account"))
+        problems.append(Problem("", "--s3-secret", "is given with --irsa-role-arn",
+                                "pick one: a Secret with AWS keys, or an IAM role for the service account"))
     url = _HTTP_URL.match(opts.prometheus_url)
     if url is None or not 1 <= int(url.group(1) or 80) <= 65535:
-        problems.append(Problem("", "--prometheus-url", f"{opts.prometheus_url!r} is not an http(s) URL with a port in 1-65535",
+        problems.append(Problem("", "--prometheus-url",
+                                f"{opts.prometheus_url!r} is not an http(s) URL with a port in 1-65535",
                                 f"e.g. {DEFAULT_PROMETHEUS_URL}"))
     return problems
 
@@ -136,11 +142,13 @@ def _names_problems(opts: Options) -> list[Problem]:
 def _check_options(project: Project, opts: Options, image: str) -> list[Problem]:
     spec = shown_path(project.spec_path)
     problems = _names_problems(opts) + _numbers_problems(opts)
-    requirements = python_requirements(project) + system_packages(project)
-    if opts.image is None and requirements:
-        problems.append(Problem(spec, "models.*.requirements", f"the Python models need packages beyond {image} ({', '.join(requirements)})",
-                                "build tritonkit.Dockerfile (written by tritonkit build), push it and pass --image REGISTRY/NAME:TAG"))
-    problem = image_problem(image, "--image" if opts.image else "deploy.image", "" if opts.image else spec)
+    needs = ", ".join(python_requirements(project) + system_packages(project))
+    if opts.image is None and needs:
+        problems.append(Problem(spec, "models.*.requirements",
+                                f"the Python models need packages beyond {image} ({needs})",
+                                "build tritonkit.Dockerfile (written by tritonkit build), push it "
+                                "and pass --image REGISTRY/NAME:TAG"))
+    problem = image_problem(image, Where("", "--image") if opts.image else Where(spec, "deploy.image"))
     return problems + ([problem] if problem else [])
 
 
@@ -148,7 +156,8 @@ def check_installed() -> None:
     """One line naming the missing `deploy` extra, before anything is read (not an ImportError traceback)."""
     missing = [dist for module, dist in DEPLOY_EXTRA.items() if importlib.util.find_spec(module) is None]
     if missing:
-        raise TritonkitError("", "", f"needs {', '.join(missing)} to check the manifests", "pip install 'tritonkit[deploy]'")
+        raise TritonkitError("", "", f"needs {', '.join(missing)} to check the manifests",
+                             "pip install 'tritonkit[deploy]'")
 
 
 def load_target(opts: Options) -> Target:
@@ -159,21 +168,24 @@ def load_target(opts: Options) -> Target:
     problems = _check_options(project, opts, image)
     repository = opts.repository_dir or project.root / "model_repository"
     if not (repository / next(iter(project.models)) / "config.pbtxt").is_file():
-        problems.append(Problem(shown_path(repository), "", "holds no built repository for this spec", "run tritonkit build first (deploy sizes the pod from the built models)"))
+        problems.append(Problem(shown_path(repository), "", "holds no built repository for this spec",
+                                "run tritonkit build first (deploy sizes the pod from the built models)"))
     if problems:
         raise TritonkitError.of(problems)
-    configs: dict[str, pb.ModelConfig] = validate_repository(repository)
+    configs = validate_repository(repository)
     wanted = project.deploy.load_models or list(project.models)
     models = with_callees(configs, wanted)
     missing = [m for m in wanted if m not in configs]
     if missing:
-        raise TritonkitError(shown_path(repository), "", f"has no model {', '.join(missing)}", "run tritonkit build again")
+        raise TritonkitError(shown_path(repository), "", f"has no model {', '.join(missing)}",
+                             "run tritonkit build again")
     footprints = [footprint(m, configs[m], repository / m) for m in models]
     load_time = measured_load_time(project.root, opts.load_seconds)
-    shm = parse_size(project.deploy.shm_size, "deploy.shm_size", shown_path(project.spec_path))
+    shm = parse_size(project.deploy.shm_size, Where(shown_path(project.spec_path), "deploy.shm_size"))
     name = opts.name or default_name(project)
     cache = response_cache_bytes(configs.values(), project.deploy.cache_size_bytes)
-    return Target(project=project, options=opts, name=name, image=image, s3_url=str(opts.repository_url), models=models,
-                  footprints=footprints, sizing=size(footprints, shm, load_time.seconds, cache), load_time=load_time, cache_bytes=cache,
+    return Target(project=project, options=opts, name=name, image=image, s3_url=str(opts.repository_url),
+                  models=models, footprints=footprints, sizing=size(footprints, shm, load_time.seconds, cache),
+                  load_time=load_time, cache_bytes=cache, admin_key_env=project.deploy.admin_key_env,
                   s3_secret=None if opts.irsa_role_arn else (opts.s3_secret or f"{name}-s3"),
-                  admin_secret=f"{name}-admin", admin_key_env=project.deploy.admin_key_env)
+                  admin_secret=f"{name}-admin")

@@ -47,7 +47,8 @@ class _Converter:
         self.data_file = data_file
         self.problems: list[Problem] = []
 
-    def message(self, message: Message, spec_cls: type[BaseModel], path: Where, skip: frozenset[str] = frozenset()) -> dict[str, Any]:
+    def message(self, message: Message, spec_cls: type[BaseModel], path: Where,
+                skip: frozenset[str] = frozenset()) -> dict[str, Any]:
         fields = {(info.alias or name): name for name, info in spec_cls.model_fields.items()}
         out: dict[str, Any] = {}
         for fd, value in message.ListFields():
@@ -56,7 +57,8 @@ class _Converter:
             where = path.at(fd.name)
             if fd.name not in fields:
                 self.problems.append(Problem.at(where, "tritonkit.yaml has no field for this setting",
-                                                "remove it from config.pbtxt to import this model, or keep serving it from a hand-written repository"))
+                                                "remove it from config.pbtxt to import this model, "
+                                                "or keep serving it from a hand-written repository"))
                 continue
             sub = _model_class(spec_cls.model_fields[fields[fd.name]].annotation)
             out[fd.name] = self.field(fd, value, sub, where)
@@ -68,7 +70,7 @@ class _Converter:
             value_fd = fd.message_type.fields_by_name["value"]
             return {key: self.single(value_fd, item, sub, where.at(str(key))) for key, item in value.items()}
         if fd.label == FieldDescriptor.LABEL_REPEATED:
-            return [self.single(fd, item, sub, Where(where.file, f"{where.field}[{i}]")) for i, item in enumerate(value)]
+            return [self.single(fd, v, sub, Where(where.file, f"{where.field}[{i}]")) for i, v in enumerate(value)]
         return self.single(fd, value, sub, where)
 
     def single(self, fd: FieldDescriptor, value: Any, sub: type[BaseModel] | None, where: Where) -> Any:
@@ -89,7 +91,8 @@ class _Converter:
         return value
 
 
-def _unset_differing_defaults(message: Message, spec_cls: type[BaseModel], out: dict[str, Any], skip: frozenset[str]) -> dict[str, Any]:
+def _unset_differing_defaults(message: Message, spec_cls: type[BaseModel], out: dict[str, Any],
+                              skip: frozenset[str]) -> dict[str, Any]:
     """Unset scalars whose spec default differs from protobuf's zero (e.g. `model_version: -1`), written as the zero.
 
     Required spec fields that are unset (e.g. empty `dims`) are written too; message fields stay absent.

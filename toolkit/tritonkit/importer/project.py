@@ -64,7 +64,8 @@ def import_repository(repository: Path, spec_path: Path, partial: bool = False) 
     repository, spec_path = repository.absolute(), spec_path.absolute()
     root = spec_path.parent
     if repository == root / "model_repository":
-        raise TritonkitError(shown_path(spec_path), "", f"`tritonkit build` writes {shown_path(repository)} next to this spec and would replace the repository being imported",
+        raise TritonkitError(shown_path(spec_path), "", f"`tritonkit build` writes {shown_path(repository)} next to "
+                             "this spec and would replace the repository being imported",
                              "import into another folder, e.g. -o imported/tritonkit.yaml")
     sources, skipped = read_repository(repository, keep_going=partial)
     problems: list[Problem] = []
@@ -86,10 +87,12 @@ def import_repository(repository: Path, spec_path: Path, partial: bool = False) 
     text = dump_spec({name: m.fields for name, m in imported.items()}, shown_path(repository))
     _write(root, spec_path, copies, text)
     leftovers = [f"{name}/{rel}" for name, s in sources.items() if name in imported for rel in s.leftovers]
-    return ImportResult(spec_path, repository, sorted(imported), sorted(copies), leftovers, dict(sorted(skipped.items())))
+    return ImportResult(spec_path, repository, sorted(imported), sorted(copies), leftovers,
+                        dict(sorted(skipped.items())))
 
 
-def _skip_callers(sources: dict[str, SourceModel], imported: dict[str, ImportedModel], skipped: dict[str, list[Problem]]) -> None:
+def _skip_callers(sources: dict[str, SourceModel], imported: dict[str, ImportedModel],
+                  skipped: dict[str, list[Problem]]) -> None:
     """Moves every imported model that calls a skipped one (transitively) to `skipped`: its build would fail."""
     changed = True
     while changed:
@@ -98,7 +101,8 @@ def _skip_callers(sources: dict[str, SourceModel], imported: dict[str, ImportedM
             callee = next((m for m in model_calls(sources[name].config) if m in skipped), None)
             if callee is not None:
                 shown = shown_path(sources[name].folder / "config.pbtxt")
-                skipped[name] = [Problem(shown, "", f"calls model '{callee}', which is not imported", f"fix '{callee}' to import both")]
+                skipped[name] = [Problem(shown, "", f"calls model '{callee}', which is not imported",
+                                         f"fix '{callee}' to import both")]
                 del imported[name]
                 changed = True
 
@@ -106,20 +110,19 @@ def _skip_callers(sources: dict[str, SourceModel], imported: dict[str, ImportedM
 def import_model(source: SourceModel) -> tuple[ImportedModel, list[Problem]]:
     """The spec fields of one model, checked by rendering them and comparing with the original message."""
     shown = shown_path(source.folder / "config.pbtxt")
-    model = ImportedModel({})
-
-    outside: list[Problem] = []
+    model, outside = ImportedModel({}), list[Problem]()
 
     def data_file(folder: str, name: str) -> str:
         inside = f"{folder}/{name}" if folder else name
         rel = f"models/{source.name}/{inside}"
         if PurePosixPath(inside).is_absolute() or ".." in PurePosixPath(inside).parts:
-            outside.append(Problem(shown, "", f"'{name}' names a file outside the model folder", "put the file in the model folder and name it from there"))
+            outside.append(Problem(shown, "", f"'{name}' names a file outside the model folder",
+                                   "put the file in the model folder and name it from there"))
         else:
             model.copies[rel] = source.folder / inside
         return rel
 
-    model.fields, problems = message_to_spec(source.config, ModelSpec, Where(shown), data_file, skip=frozenset({"name"}))
+    model.fields, problems = message_to_spec(source.config, ModelSpec, Where(shown), data_file, frozenset({"name"}))
     problems += outside
     model.fields.update(_version_files(source, model.copies))
     if problems:
@@ -131,8 +134,9 @@ def import_model(source: SourceModel) -> tuple[ImportedModel, list[Problem]]:
     rendered = parse_model_config(render_model_config(source.name, spec, "tritonkit import"), shown)
     differs = first_difference(source.config, rendered)
     if differs is not None:
-        return model, [Problem(shown, differs, "tritonkit.yaml cannot reproduce this setting exactly (its build writes it differently)",
-                               "write the value out in config.pbtxt the way Triton reads it, or keep serving this model from a hand-written repository")]
+        return model, [Problem(shown, differs, "tritonkit.yaml cannot reproduce this setting exactly "
+                               "(its build writes it differently)", "write the value out in config.pbtxt the way "
+                               "Triton reads it, or keep serving this model from a hand-written repository")]
     return model, []
 
 
@@ -160,14 +164,17 @@ def first_difference(a: Message, b: Message, path: str = "") -> str | None:
     for fd in a.DESCRIPTOR.fields:
         where = f"{path}.{fd.name}" if path else fd.name
         va, vb = getattr(a, fd.name), getattr(b, fd.name)
-        if fd.type == FieldDescriptor.TYPE_MESSAGE and fd.label != FieldDescriptor.LABEL_REPEATED:
+        message = fd.type == FieldDescriptor.TYPE_MESSAGE
+        if message and fd.label != FieldDescriptor.LABEL_REPEATED:
             if a.HasField(fd.name) != b.HasField(fd.name):
                 return where
             found = first_difference(va, vb, where) if a.HasField(fd.name) else None
-        elif fd.type == FieldDescriptor.TYPE_MESSAGE and not fd.message_type.GetOptions().map_entry and len(va) == len(vb):
-            found = next((d for i, (x, y) in enumerate(zip(va, vb)) if (d := first_difference(x, y, f"{where}[{i}]"))), None)
+        elif message and not fd.message_type.GetOptions().map_entry and len(va) == len(vb):
+            pairs = enumerate(zip(va, vb))
+            found = next((d for i, (x, y) in pairs if (d := first_difference(x, y, f"{where}[{i}]"))), None)
         else:
-            found = where if (dict(va) if hasattr(va, "items") else va) != (dict(vb) if hasattr(vb, "items") else vb) else None
+            plain_a, plain_b = (dict(v) if hasattr(v, "items") else v for v in (va, vb))
+            found = where if plain_a != plain_b else None
         if found is not None:
             return found
     return None if a == b else path or "(message)"
@@ -176,7 +183,8 @@ def first_difference(a: Message, b: Message, path: str = "") -> str | None:
 def _clobbered(root: Path, spec_path: Path, names: list[str]) -> list[Problem]:
     """Existing files the import would overwrite."""
     taken = [spec_path, *(root / "models" / n for n in names)]
-    return [Problem(shown_path(p), "", "already exists", "import into an empty folder (-o new/tritonkit.yaml) or remove it first") for p in taken if p.exists()]
+    fix = "import into an empty folder (-o new/tritonkit.yaml) or remove it first"
+    return [Problem(shown_path(p), "", "already exists", fix) for p in taken if p.exists()]
 
 
 def _write(root: Path, spec_path: Path, copies: dict[str, Path], text: str) -> None:

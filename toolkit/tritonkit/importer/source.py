@@ -8,6 +8,7 @@ from pathlib import Path
 
 from tritonkit.errors import Problem, TritonkitError, shown_path
 from tritonkit.triton.config_parse import parse_model_config
+from tritonkit.triton.layout import version_dirs
 from tritonkit.triton.model_config import pb
 from tritonkit.validate.repository_check import validate_repository
 
@@ -26,7 +27,8 @@ class SourceModel:
     leftovers: list[str] = field(default_factory=list)  # files in the model folder that no spec field carries
 
 
-def read_repository(root: Path, keep_going: bool = False) -> tuple[dict[str, SourceModel], dict[str, list[Problem]]]:
+def read_repository(root: Path, keep_going: bool = False
+                    ) -> tuple[dict[str, SourceModel], dict[str, list[Problem]]]:
     """Every model of `root`, checked the way `tritonkit validate` checks it (a missing config.pbtxt is an error),
     and no refusals; raises with every problem. With `keep_going`, models with problems are left out instead
     and returned as {model: its problems}; only a problem of the repository as a whole still raises."""
@@ -36,34 +38,27 @@ def read_repository(root: Path, keep_going: bool = False) -> tuple[dict[str, Sou
     except TritonkitError as exc:
         if not keep_going:
             raise
-        configs, refused = _valid_models(Path(root), exc.problems)
+        configs, refused = _valid_models(root, exc.problems)
     models = {}
     for name, config in configs.items():
-        folder = Path(root) / name
-        model = SourceModel(name, folder, as_triton_loads(config, name))
-        for version_dir in sorted((p for p in folder.iterdir() if p.is_dir() and p.name.isdigit()), key=lambda p: int(p.name)):
-            model.versions[int(version_dir.name)] = {p.name: _digest(p) for p in sorted(version_dir.iterdir()) if _is_content(p)}
-        model.leftovers = _leftovers(folder, model.config)
-        models[name] = model
+        model = models[name] = SourceModel(name, root / name, as_triton_loads(config, name))
+        for v in version_dirs(model.folder):
+            model.versions[int(v.name)] = {p.name: _digest(p) for p in sorted(v.iterdir()) if _is_content(p)}
+        model.leftovers = _leftovers(model.folder, model.config)
     return models, refused
 
 
 def _valid_models(root: Path, problems: list[Problem]) -> tuple[dict[str, pb.ModelConfig], dict[str, list[Problem]]]:
     """The configs of the models no problem names, and the problems by model; raises when a problem names no model."""
-    names = sorted(p.name for p in root.iterdir() if p.is_dir() and not p.name.startswith("."))
+    shown = {p.name: shown_path(p) for p in sorted(root.iterdir()) if p.is_dir() and not p.name.startswith(".")}
     refused: dict[str, list[Problem]] = {}
     for problem in problems:
-        owner = next((n for n in names if problem.file == shown_path(root / n) or problem.file.startswith(shown_path(root / n) + os.sep)), None)
+        owner = next((n for n, s in shown.items() if problem.file == s or problem.file.startswith(s + os.sep)), None)
         if owner is None:
             raise TritonkitError.of(problems)
         refused.setdefault(owner, []).append(problem)
-    configs = {}
-    for name in names:
-        if name not in refused:
-            config = parse_model_config((root / name / "config.pbtxt").read_text(encoding="utf-8"), shown_path(root / name / "config.pbtxt"))
-            config.name = config.name or name
-            configs[name] = config
-    return configs, refused
+    files = {name: root / name / "config.pbtxt" for name in shown if name not in refused}
+    return {n: parse_model_config(f.read_text(encoding="utf-8"), shown_path(f)) for n, f in files.items()}, refused
 
 
 def as_triton_loads(config: pb.ModelConfig, folder_name: str) -> pb.ModelConfig:
@@ -90,8 +85,8 @@ def _is_content(path: Path) -> bool:
 def _digest(path: Path) -> str:
     """Content hash of a file or a whole folder, to tell whether versions share a file."""
     h = hashlib.sha256()
-    files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
-    for f in files:
+    files = [path] if path.is_file() else (p for p in path.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+    for f in sorted(files):
         if f != path:
             h.update(f.relative_to(path).as_posix().encode() + b"\0")
         h.update(f.read_bytes())
@@ -100,13 +95,12 @@ def _digest(path: Path) -> str:
 
 def _leftovers(folder: Path, config: pb.ModelConfig) -> list[str]:
     """Files of the model folder outside its version folders that the config does not name as data or label files."""
-    named = {f"warmup/{data.input_data_file}" for w in config.model_warmup for data in w.inputs.values() if data.input_data_file}
-    named |= {f"initial_state/{init.data_file}" for s in config.sequence_batching.state for init in s.initial_state if init.data_file}
-    named |= {output.label_filename for output in config.output if output.label_filename}
+    named = {f"warmup/{d.input_data_file}" for w in config.model_warmup for d in w.inputs.values()}
+    named |= {f"initial_state/{i.data_file}" for s in config.sequence_batching.state for i in s.initial_state}
+    named |= {output.label_filename for output in config.output}
     out = []
-    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
-        rel = path.relative_to(folder)
-        if rel.as_posix() == "config.pbtxt" or rel.parts[0].isdigit() or rel.as_posix() in named or not all(_is_content(Path(p)) for p in rel.parts):
-            continue
-        out.append(rel.as_posix())
+    for rel in sorted(p.relative_to(folder) for p in folder.rglob("*") if p.is_file()):
+        if rel.as_posix() not in {"config.pbtxt", *named} and not rel.parts[0].isdigit() and all(
+                _is_content(Path(p)) for p in rel.parts):
+            out.append(rel.as_posix())
     return out

@@ -11,11 +11,12 @@ class _SpecDumper(yaml.SafeDumper):
 
 
 def _is_leaf(value: Any) -> bool:
-    return not isinstance(value, dict | list) or (isinstance(value, list) and all(not isinstance(v, dict | list) for v in value))
+    return all(not isinstance(v, dict | list) for v in (value if isinstance(value, list) else [value]))
 
 
 def _represent_list(dumper: yaml.SafeDumper, data: list[Any]) -> yaml.Node:
-    return dumper.represent_sequence("tag:yaml.org,2002:seq", data, flow_style=all(_is_leaf(v) and not isinstance(v, list) for v in data))
+    flat = all(_is_leaf(v) and not isinstance(v, list) for v in data)
+    return dumper.represent_sequence("tag:yaml.org,2002:seq", data, flow_style=flat)
 
 
 def _represent_dict(dumper: yaml.SafeDumper, data: dict[Any, Any]) -> yaml.Node:
@@ -31,5 +32,6 @@ def dump_spec(models: dict[str, dict[str, Any]], repository: str) -> str:
     """The whole spec file text, with a header saying where it came from and what to run next."""
     header = (f"# Imported by `tritonkit import` from {repository}; `tritonkit build` writes the same configs.\n"
               "# Field names mirror config.pbtxt; run `tritonkit schema` for the full schema.\n")
-    body = yaml.dump({"version": 1, "models": models}, Dumper=_SpecDumper, sort_keys=False, allow_unicode=True, width=120)
+    spec = {"version": 1, "models": models}
+    body = yaml.dump(spec, Dumper=_SpecDumper, sort_keys=False, allow_unicode=True, width=120)
     return header + body
