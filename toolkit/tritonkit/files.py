@@ -14,7 +14,6 @@ def sha256_bytes(data: bytes) -> str:
 
 
 def sha256_file(path: Path) -> str:
-    """Content hash of a file, read in 8 MiB chunks."""
     digest = hashlib.sha256()
     with open(path, "rb") as handle:
         for chunk in iter(lambda: handle.read(8 << 20), b""):
@@ -55,5 +54,4 @@ def write_atomically(path: Path, data: bytes, tmp_prefix: str | None = None, mod
 
 
 def write_text_atomically(path: Path, text: str, mode: int | None = None) -> None:
-    """`write_atomically` for UTF-8 text."""
     write_atomically(path, text.encode("utf-8"), mode=mode)

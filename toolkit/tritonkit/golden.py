@@ -32,7 +32,6 @@ class GoldenCase:
     rtol: float | None = None
 
     def to_arrays(self) -> dict[str, np.ndarray]:
-        """The npz payload of this case."""
         out: dict[str, np.ndarray] = {}
         for k, (inputs, outputs) in enumerate(self.steps):
             prefix = f"step:{k}:" if self.kind == "sequence" else ""
@@ -83,7 +82,6 @@ def _loaded(value: np.ndarray) -> np.ndarray:
 
 
 def write_cases(golden_dir: Path, cases: list[GoldenCase]) -> list[Path]:
-    """Writes each case as `<name>.npz`; returns the paths."""
     golden_dir.mkdir(parents=True, exist_ok=True)
     paths = []
     for case in cases:

@@ -75,9 +75,8 @@ def _with_options(section: GatewaySpec, api_key_env: str | None, max_request_byt
 @click.option("--triton",
               help="Triton's gRPC endpoint HOST:PORT [default: the server `tritonkit serve` recorded here].")
 @click.option("--repository", default="model_repository", show_default=True,
-              help="The repository Triton serves, a folder or s3://BUCKET/PREFIX (the LLM's chat format "
-              "and tokenizer are "
-              "read from it; S3 endpoint and credentials as for `tritonkit serve`).")
+              help="The repository Triton serves, a folder or s3://BUCKET/PREFIX (the LLM's chat format and tokenizer "
+              "are read from it; S3 endpoint and credentials as for `tritonkit serve`).")
 @click.option("--spec", type=click.Path(path_type=Path, dir_okay=False), help="tritonkit.yaml whose gateway: section "
               "applies [default: ./tritonkit.yaml when present].")
 @click.option("--host", help="Address to bind [default: gateway.host, 127.0.0.1]; beyond loopback gets a warning.")

@@ -20,62 +20,44 @@ _AS_JSON = "tritonkit.as_json"
 
 @dataclass(frozen=True)
 class LazyCommand:
-    """Where a command lives (`module:attribute` in tritonkit.cli) and the short help `tritonkit --help` lists.
-
-    `short_help` is the first line of the command's docstring, kept here so that listing the commands
-    imports none of them; tests/cli/test_cli_imports.py keeps the two equal.
-    """
+    """Where a command lives (`module:attribute` in tritonkit.cli) and the short help `tritonkit --help` lists."""
 
     target: str
     short_help: str
 
     def load(self) -> click.Command:
-        """The command object, importing its module now."""
         module, _, attribute = self.target.partition(":")
         command = getattr(importlib.import_module(f"tritonkit.cli.{module}"), attribute)
         assert isinstance(command, click.Command), self.target
         return command
 
 
-COMMANDS: dict[str, LazyCommand] = {
-    "init": LazyCommand("init_:init_command",
-        "Write a starter project into DIRECTORY that builds, serves and passes smoke as written."),
-    "import": LazyCommand("import_:import_command",
-        "Turn the model repository DIRECTORY into a tritonkit.yaml whose build writes the same configs."),
-    "build": LazyCommand("build:build_command",
-        "Render, validate and write the model repository and docker-compose.yml."),
-    "export": LazyCommand("export:export_command",
-        "Export MODEL (its `source:`) to ONNX/TensorRT and verify it numerically against PyTorch."),
-    "validate": LazyCommand("validate:validate_command",
-        "Check every config.pbtxt in DIRECTORY the way `tritonkit build` checks its own."),
-    "schema": LazyCommand("schema:schema_command", "Print the JSON Schema of tritonkit.yaml."),
-    "smoke": LazyCommand("smoke:smoke_command",
-        "Prove every model of REPOSITORY answers correctly on a running server."),
-    "serve": LazyCommand("serve:serve_command",
-        "Serve the model repository DIRECTORY (a folder, or one published to s3://) with an embedded Triton 2.51."),
-    "gateway": LazyCommand("gateway:gateway_command",
-        "Serve OpenAI-compatible /v1 routes (chat, completions, speech, transcriptions) in front of Triton."),
-    "up": LazyCommand("up:up_command",
-        "Start the generated docker-compose.yml in the background and wait until its healthcheck passes."),
-    "down": LazyCommand("up:down_command",
-        "Stop and remove what `tritonkit up` started: containers, the project's network and volumes."),
-    "stop": LazyCommand("stop:stop_command",
-        "Stop the Triton server recorded in ./.tritonkit/server.json (background or foreground)."),
-    "status": LazyCommand("status:status_command",
-        "List the Triton servers `tritonkit serve` runs: this project's, or with --all every one on the machine."),
-    "perf": LazyCommand("perf:perf_command",
-        "Run perf_analyzer (tritonclient 2.51) against MODEL and print throughput and latency per concurrency."),
-    "deploy": LazyCommand("deploy:deploy_command",
-        "Write Kubernetes or KServe manifests that serve the published repository, sized from the spec."),
-    "tune": LazyCommand("tune:tune_command",
-        "Tune MODEL (or an ensemble/BLS PIPELINE) with Triton Model Analyzer and write the winner back."),
-    "publish": LazyCommand("publish:publish_command",
-        "Publish the built repository to DEST (a folder or s3://bucket/prefix) as new model versions."),
-    "rollout": LazyCommand("rollout:rollout_command",
-        "Load the versions published to DEST on running servers, check them, then retire the old ones."),
-    "rollback": LazyCommand("rollout:rollback_command",
-        "Serve VERSION of MODEL alone on a running server, with the config it runs now."),
+#: Each command's short help: the first line of its docstring, kept here so that listing the commands imports
+#: none of them (tests/cli/test_cli_imports.py keeps the two equal). Command NAME is `NAME_command` in
+#: tritonkit.cli.NAME, or in the module _MODULES names.
+SHORT_HELP = {
+    "init": "Write a starter project into DIRECTORY that builds, serves and passes smoke as written.",
+    "import": "Turn the model repository DIRECTORY into a tritonkit.yaml whose build writes the same configs.",
+    "build": "Render, validate and write the model repository and docker-compose.yml.",
+    "export": "Export MODEL (its `source:`) to ONNX/TensorRT and verify it numerically against PyTorch.",
+    "validate": "Check every config.pbtxt in DIRECTORY the way `tritonkit build` checks its own.",
+    "schema": "Print the JSON Schema of tritonkit.yaml.",
+    "smoke": "Prove every model of REPOSITORY answers correctly on a running server.",
+    "serve": "Serve the model repository DIRECTORY (a folder, or one published to s3://) with an embedded Triton 2.51.",
+    "gateway": "Serve OpenAI-compatible /v1 routes (chat, completions, speech, transcriptions) in front of Triton.",
+    "up": "Start the generated docker-compose.yml in the background and wait until its healthcheck passes.",
+    "down": "Stop and remove what `tritonkit up` started: containers, the project's network and volumes.",
+    "stop": "Stop the Triton server recorded in ./.tritonkit/server.json (background or foreground).",
+    "status": "List the Triton servers `tritonkit serve` runs: this project's, or with --all every one on the machine.",
+    "perf": "Run perf_analyzer (tritonclient 2.51) against MODEL and print throughput and latency per concurrency.",
+    "deploy": "Write Kubernetes or KServe manifests that serve the published repository, sized from the spec.",
+    "tune": "Tune MODEL (or an ensemble/BLS PIPELINE) with Triton Model Analyzer and write the winner back.",
+    "publish": "Publish the built repository to DEST (a folder or s3://bucket/prefix) as new model versions.",
+    "rollout": "Load the versions published to DEST on running servers, check them, then retire the old ones.",
+    "rollback": "Serve VERSION of MODEL alone on a running server, with the config it runs now.",
 }
+_MODULES = {"init": "init_", "import": "import_", "down": "up", "rollback": "rollout"}
+COMMANDS = {name: LazyCommand(f"{_MODULES.get(name, name)}:{name}_command", text) for name, text in SHORT_HELP.items()}
 
 
 class LazyGroup(click.Group):
@@ -140,5 +122,4 @@ def cli() -> None:
 
 
 def main() -> None:
-    """Console-script entry point."""
     cli(prog_name="tritonkit")

@@ -97,10 +97,8 @@ def echo_warnings(warnings: list[Problem]) -> None:
 
 
 def emit_json(payload: Any) -> None:
-    """Machine-readable output on stdout, one JSON document."""
     click.echo(json.dumps(payload, indent=2, default=str))
 
 
 def json_option(func: F) -> F:
-    """The shared `--json` flag (bound to `as_json`)."""
     return click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON on stdout.")(func)

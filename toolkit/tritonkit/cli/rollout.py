@@ -5,17 +5,12 @@ import click
 
 from tritonkit.cli.output import emit_json, json_option, reports_errors
 from tritonkit.publish.destination import open_destination, storage_errors
-from tritonkit.publish.rollout import RolloutFailed, RolloutReport, rollback, rollout
+from tritonkit.publish.rollout import RolloutFailed, rollback, rollout
 from tritonkit.smoke import report as smoke_report
 
 _SERVER_HELP = "Triton HTTP endpoint host:port (the server must run with --model-control-mode=explicit)."
 _KEY_HELP = ("Environment variable holding the admin key a server with a restricted model-repository API wants "
              "(sent only in the admin-key header, never printed).")
-
-
-def _as_dict(report: RolloutReport) -> dict:
-    return {"servers": report.servers, "models": report.models, "rolled_back": report.rolled_back,
-            "checks": [c.as_dict() for c in report.checks]}
 
 
 @click.command("rollout")
@@ -55,7 +50,8 @@ def rollout_command(dest: str, servers: tuple[str, ...], models: tuple[str, ...]
             click.echo(smoke_report.table(failure.report.checks), err=True)
         raise
     if as_json:
-        emit_json({"ok": True, **_as_dict(result)})
+        emit_json({"ok": True, "servers": result.servers, "models": result.models, "rolled_back": result.rolled_back,
+                   "checks": [c.as_dict() for c in result.checks]})
         return
     if result.checks:
         click.echo(smoke_report.table(result.checks))

@@ -124,9 +124,8 @@ def _serve_foreground(server: EmbeddedServer, as_json: bool, gateway_port: int |
 @click.option("--onnx-threads", type=click.IntRange(min=1), help="Intra-op threads of each ONNX fallback instance "
               "(default: the model's intra_op_thread_count, else cores / instances).")
 @click.option("--startup-timeout", default=180.0, show_default=True, help="Seconds to wait for all models.")
-@click.option("--gateway", is_flag=True, help="Also run `tritonkit gateway` (OpenAI-compatible /v1 routes) in "
-              "front of it, "
-              "on the same host; foreground only.")
+@click.option("--gateway", is_flag=True, help="Also run `tritonkit gateway` (OpenAI-compatible /v1 routes) in front "
+              "of it, on the same host; foreground only.")
 @click.option("--gateway-port", type=PORT, help="The gateway's port [default: gateway.port of ./tritonkit.yaml, 9000].")
 @json_option
 @reports_errors

@@ -94,7 +94,6 @@ def _labelled(engine: Engine, project: str, kind: str) -> list[str]:
 
 
 def containers(engine: Engine, project: str) -> list[Container]:
-    """The project's containers, running or not."""
     ids = _labelled(engine, project, "container")
     if not ids:
         return []
@@ -110,7 +109,6 @@ def containers(engine: Engine, project: str) -> list[Container]:
 
 
 def is_healthy(engine: Engine, container: Container) -> bool:
-    """The container's healthcheck passes now."""
     if engine.runtime == "podman":
         return _answers(["podman", "healthcheck", "run", container.id])
     proc = subprocess.run(["docker", "inspect", "-f", "{{.State.Health.Status}}", container.id],

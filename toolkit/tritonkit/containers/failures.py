@@ -47,7 +47,7 @@ def from_engine(compose_file: Path, output: str) -> list[Problem]:
     problems = [Problem(where, "ports", f"port {m.group(2)} on {m.group(1)} is already in use",
                          "stop what listens there, or change deploy.*_port in tritonkit.yaml and rebuild")
                  for m in _PORT_TAKEN.finditer(output)]
-    return _unique(problems)
+    return list({p.line(): p for p in problems}.values())
 
 
 def from_triton_log(compose_file: Path, container: str, log: Path) -> list[Problem]:
@@ -65,10 +65,3 @@ def from_triton_log(compose_file: Path, container: str, log: Path) -> list[Probl
         problems.append(Problem(where, "command", f"Triton's {endpoint} port {port} on {host} is already in use "
                                 "inside the container", "give each endpoint its own port"))
     return problems
-
-
-def _unique(problems: list[Problem]) -> list[Problem]:
-    seen: dict[str, Problem] = {}
-    for p in problems:
-        seen.setdefault(p.line(), p)
-    return list(seen.values())

@@ -28,7 +28,6 @@ def podman() -> str:
 
 
 def image_exists(tag: str) -> bool:
-    """Whether podman's local storage has `tag`."""
     return subprocess.run([podman(), "image", "exists", tag], capture_output=True).returncode == 0
 
 

@@ -114,7 +114,6 @@ def ensure_image(progress: Callable[[str], None] = lambda _: None) -> str:
 
 
 def main() -> None:
-    """Prints the stand-in image's tag, building the image when needed (progress on stderr)."""
     print(ensure_image(lambda line: print(line, file=sys.stderr)))
 
 

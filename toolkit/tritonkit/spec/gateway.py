@@ -29,9 +29,8 @@ class GatewaySpec(StrictModel):
                                      "start, never written).")
     max_request_bytes: int = Field(default=25 * 1024 * 1024, ge=1024, description="Larger request bodies are "
                                    "refused (413).")
-    image: str = Field(default=f"tritonkit-gateway:{__version__}", description="The gateway's image: compose "
-                       "builds and tags "
-                       "it from tritonkit-gateway.Dockerfile; Kubernetes pulls it (push it to your registry "
+    image: str = Field(default=f"tritonkit-gateway:{__version__}", description="The gateway's image: compose builds "
+                       "and tags it from tritonkit-gateway.Dockerfile; Kubernetes pulls it (push it to your registry "
                        "under this name).")
     base_image: str = Field(default="python:3.11-slim",
                             description="FROM of the generated tritonkit-gateway.Dockerfile, "

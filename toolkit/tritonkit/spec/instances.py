@@ -30,9 +30,8 @@ class InstanceGroup(StrictModel):
     kind: Literal["KIND_AUTO", "KIND_GPU", "KIND_CPU", "KIND_MODEL"] = "KIND_AUTO"
     count: int | None = Field(
         default=None, ge=1,
-        description="Instances of this group (per GPU for KIND_GPU). Unset: Triton's default, 2 for "
-        "KIND_CPU (and KIND_AUTO "
-        "on a machine without a GPU) on the onnxruntime and tensorflow backends, 1 otherwise.",
+        description="Instances of this group (per GPU for KIND_GPU). Unset: Triton's default, 2 for KIND_CPU (and "
+        "KIND_AUTO on a machine without a GPU) on the onnxruntime and tensorflow backends, 1 otherwise.",
     )
     gpus: list[int] = Field(default_factory=list)
     rate_limiter: RateLimiter | None = None

@@ -90,9 +90,8 @@ def _load_models_problems(project: Project, shown: str) -> list[Problem]:
     if names is None:
         return []
     if project.deploy.model_control_mode != "explicit":
-        return [Problem(shown, "deploy.load_models", "only explicit model control loads a chosen set of "
-                        "models at startup "
-                        f"(model_control_mode is {project.deploy.model_control_mode})",
+        return [Problem(shown, "deploy.load_models", "only explicit model control loads a chosen set of models at "
+                        f"startup (model_control_mode is {project.deploy.model_control_mode})",
                         "set deploy.model_control_mode: explicit, or remove load_models")]
     return [Problem(shown, f"deploy.load_models[{i}]", f"unknown model '{name}'",
                     "name a model of the spec (its ensemble steps and BLS callees are added by the build)")

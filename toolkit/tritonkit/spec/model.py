@@ -82,9 +82,8 @@ class ModelSpec(StrictModel):
     versions: list[int] = Field(default_factory=lambda: [1], min_length=1, description="Version directories to write.")
     version_files: dict[int, dict[str, str]] = Field(
         default_factory=dict,
-        description="Files of single versions, {version: {name in version dir: path}}, on top of `files` "
-        "(same name: this one wins); "
-        "e.g. an imported repository whose versions hold different model.py files.",
+        description="Files of single versions, {version: {name in version dir: path}}, on top of `files` (same name: "
+        "this one wins); e.g. an imported repository whose versions hold different model.py files.",
     )
     smoke: list[SmokeCase] = Field(
         default_factory=list, description="Known-answer cases saved as golden samples for `tritonkit smoke`."
@@ -94,9 +93,8 @@ class ModelSpec(StrictModel):
     )
     system_packages: list[str] = Field(
         default_factory=list,
-        description="Debian/Ubuntu packages a Python model needs beyond the Triton image, unpinned "
-        "names (apt-get install "
-        "--no-install-recommends in the generated tritonkit.Dockerfile), e.g. [libespeak-ng1].",
+        description="Debian/Ubuntu packages a Python model needs beyond the Triton image, unpinned names (apt-get "
+        "install --no-install-recommends in the generated tritonkit.Dockerfile), e.g. [libespeak-ng1].",
         json_schema_extra={"items": {"type": "string",
                                      "pattern": f"^{_DEBIAN_PACKAGE.pattern}$"}},   # editors flag bad names too
     )
@@ -127,9 +125,8 @@ class ModelSpec(StrictModel):
     def _debian_package_names(cls, value: list[str]) -> list[str]:
         for name in value:
             if not _DEBIAN_PACKAGE.fullmatch(name):
-                raise ValueError(f"{name!r} is not a Debian package name; write the bare name "
-                                 "(lowercase letters, digits, '+', '-', '.', "
-                                 "no version or options), e.g. libespeak-ng1")
+                raise ValueError(f"{name!r} is not a Debian package name; write the bare name (lowercase letters, "
+                                 "digits, '+', '-', '.', no version or options), e.g. libespeak-ng1")
         return value
 
     @field_validator("versions")
@@ -172,9 +169,8 @@ class DeploySpec(StrictModel):
     model_control_mode: Literal["none", "poll", "explicit"] = "none"
     load_models: list[str] | None = Field(
         default=None,
-        description="Explicit mode: the models loaded at startup (default: all). Each one's ensemble "
-        "steps and declared "
-        "BLS callees are added, transitively, because Triton loads a BLS model's callees only when told to.",
+        description="Explicit mode: the models loaded at startup (default: all). Each one's ensemble steps and "
+        "declared BLS callees are added, transitively, because Triton loads a BLS model's callees only when told to.",
     )
     admin_key_env: str = Field(
         default="TRITON_ADMIN_KEY",

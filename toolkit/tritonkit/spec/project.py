@@ -28,9 +28,8 @@ class ProjectFile(PipelineFile):
 
     version: Literal[1] = 1
     deploy: DeploySpec = Field(default_factory=DeploySpec)
-    gateway: GatewaySpec | None = Field(default=None, description="`tritonkit gateway`: OpenAI-compatible "
-                                        "routes; with this "
-                                        "section the compose file gets a gateway service.")
+    gateway: GatewaySpec | None = Field(default=None, description="`tritonkit gateway`: OpenAI-compatible routes; "
+                                        "with this section the compose file gets a gateway service.")
     tuned: dict[str, TunedModel] = Field(
         default_factory=dict, description="Written by `tritonkit tune`: winning settings that override the models' own."
     )
@@ -65,11 +64,9 @@ class Project:
 
     @property
     def root(self) -> Path:
-        """Directory that relative paths in the spec are resolved against."""
         return self.spec_path.parent
 
     def origin(self, model: str) -> Path:
-        """The spec file that defines `model`."""
         return self.origins.get(model, self.spec_path)
 
     def smoke_cases(self, model: str) -> list[SmokeCases]:

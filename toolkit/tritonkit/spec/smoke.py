@@ -63,7 +63,6 @@ class SmokeCase(StrictModel):
         return self
 
     def tensor_maps(self) -> Iterator[Tensors]:
-        """Every inputs/outputs mapping of the case."""
         yield self.inputs
         yield self.outputs
         for step in self.sequence:
@@ -72,6 +71,5 @@ class SmokeCase(StrictModel):
         yield from self.stream
 
     def files(self) -> Iterator[str]:
-        """Paths of the tensor files the case names, as written."""
         for tensors in self.tensor_maps():
             yield from (path for value in tensors.values() if (path := tensor_file(value)))

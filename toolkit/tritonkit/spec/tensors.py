@@ -36,9 +36,8 @@ class TensorOutput(StrictModel):
     dims: list[int]
     reshape: Reshape | None = None
     label_filename: str | None = Field(
-        default=None, description="Class names, one per line (path relative to the spec): the build copies "
-        "the file into the "
-        "model folder, where Triton reads it at load and refuses the model without it.")
+        default=None, description="Class names, one per line (path relative to the spec): the build copies the file "
+        "into the model folder, where Triton reads it at load and refuses the model without it.")
     is_shape_tensor: bool = False
 
 

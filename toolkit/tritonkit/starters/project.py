@@ -25,7 +25,6 @@ class InitResult:
     missing_system: list[str] = field(default_factory=list)  # Debian packages still to install (apt-get)
 
     def summary(self) -> dict[str, object]:
-        """Machine-readable form for --json."""
         return {"project": str(self.root),
                 "pipeline": self.pipeline, "files": [p.relative_to(self.root).as_posix() for p in self.written],
                 "install": self.missing, "apt_install": self.missing_system, "next": next_steps(self)}
@@ -73,7 +72,6 @@ def _loadable(library: str) -> bool:
 
 
 def next_steps(result: InitResult) -> list[str]:
-    """The commands to run next, in order."""
     steps = [f"apt-get install {' '.join(result.missing_system)}"] if result.missing_system else []
     steps += [f"pip install '{extra}'" for extra in result.missing]
     if result.missing and STARTERS[result.pipeline].generate_command:

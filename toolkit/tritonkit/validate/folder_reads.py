@@ -49,9 +49,8 @@ def sibling_reads(root: Path, configs: dict[str, pb.ModelConfig]) -> list[Proble
         found = _parameter_read(name, config, configs)
         if found:
             key, other, file = found
-            problems.append(Problem(shown, f"parameters.{key}", f"model '{name}' reads {file} from "
-                                    f"model '{other}''s folder, "
-                                    "which Triton from s3:// downloads apart from it",
+            problems.append(Problem(shown, f"parameters.{key}", f"model '{name}' reads {file} from model '{other}''s "
+                                    "folder, which Triton from s3:// downloads apart from it",
                                     _fix(name, other, file, f"and drop parameter {key}")))
             continue
         if config.backend != "python":
@@ -61,14 +60,12 @@ def sibling_reads(root: Path, configs: dict[str, pb.ModelConfig]) -> list[Proble
             sibling, read = _named_sibling(root, name, configs)
             where = f"{shown_path(climb.file)}:{climb.line} ({climb.code})"
             if sibling:
-                problems.append(Problem(shown, "files", f"model '{name}' reads {read} from model "
-                                        f"'{sibling}''s folder at {where}, "
-                                        "which Triton from s3:// downloads apart from it",
+                problems.append(Problem(shown, "files", f"model '{name}' reads {read} from model '{sibling}''s folder "
+                                        f"at {where}, which Triton from s3:// downloads apart from it",
                                         _fix(name, sibling, read, "and read it there")))
             else:
-                problems.append(Problem(shown, "files", f"model '{name}' reads above its own folder "
-                                        f"at {where}: another model's "
-                                        "folder, which Triton from s3:// downloads apart from it",
+                problems.append(Problem(shown, "files", f"model '{name}' reads above its own folder at {where}: "
+                                        "another model's folder, which Triton from s3:// downloads apart from it",
                                         f"give '{name}' its own copy of what it reads (files: "
                                         "{<file>: model:<other>/<file>}) and read it from its own version folder"))
     return problems

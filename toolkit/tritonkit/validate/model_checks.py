@@ -14,7 +14,6 @@ from tritonkit.validate.warmup_checks import check_warmup
 
 
 def check_model(name: str, c: pb.ModelConfig) -> list[Finding]:
-    """All single-model findings for config `c` of model `name` (its directory name)."""
     resolved = resolved_platform_backend(c)
     platform = None if resolved is None else resolved[0]
     found = _check_identity(name, c)

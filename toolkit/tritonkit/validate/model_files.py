@@ -92,7 +92,7 @@ def check_model_files(name: str, c: pb.ModelConfig, folder: ModelFolder, loaded:
         found += missing
         if not missing:
             found += _model_contents(name, c, folder, v)
-    return _once(found)
+    return list(dict.fromkeys(found))  # once each: versions holding the same model give the same line
 
 
 def _loaded_file(c: pb.ModelConfig, folder: ModelFolder, version: int) -> tuple[str, Path | None]:
@@ -144,11 +144,5 @@ def _model_contents(name: str, c: pb.ModelConfig, folder: ModelFolder, v: int) -
     rel, path = _loaded_file(c, folder, v)
     if path is None:
         return []
-    shown = folder.shown(rel)
-    return check_onnx_model(name, c, path,
-                            shown) if c.backend == "onnxruntime" else check_torchscript_model(name, c, path, shown)
-
-
-def _once(found: list[Finding]) -> list[Finding]:
-    """Each finding once: versions holding the same model give the same line."""
-    return list(dict.fromkeys(found))
+    check = check_onnx_model if c.backend == "onnxruntime" else check_torchscript_model
+    return check(name, c, path, folder.shown(rel))

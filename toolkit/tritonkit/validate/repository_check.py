@@ -22,7 +22,6 @@ class RepositoryCheck:
 
 
 def validate_repository(root: Path, *, self_contained: bool = True) -> dict[str, pb.ModelConfig]:
-    """Parsed configs of every model under `root`; raises with every problem found."""
     return check_repository(root, self_contained=self_contained).configs
 
 

@@ -16,7 +16,6 @@ _CPU_KINDS = {pb.ModelInstanceGroup.KIND_CPU, pb.ModelInstanceGroup.KIND_MODEL}
 
 
 def check_sequence(name: str, c: pb.ModelConfig) -> list[Finding]:
-    """Findings on the sequence batcher of `c` (none when it has none)."""
     if not c.HasField("sequence_batching"):
         return []
     s = c.sequence_batching

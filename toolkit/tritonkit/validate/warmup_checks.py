@@ -12,7 +12,6 @@ from tritonkit.validate.io_checks import dims_match
 
 
 def check_warmup(name: str, c: pb.ModelConfig) -> list[Finding]:
-    """Findings on every warmup sample of `c`."""
     found = []
     inputs = {t.name: t for t in c.input}
     s = c.sequence_batching
