@@ -1,10 +1,12 @@
 """ASR pipeline: accuracy, decoder speed, real-time factor in process vs served, streaming latency and throughput.
 
-Usage: python benchmarks/asr.py [--threads 2] [--rounds 3] [--utterances 30] [--passes 5] [--stream-utterances 30] [--keep DIR]
+Usage: python benchmarks/asr.py [--threads 2] [--rounds 3] [--utterances 30] [--passes 5] [--stream-utterances 30]
+[--keep DIR]
 
 Builds the asr starter (`tritonkit init --pipeline asr`: the shipped command-word CTC model over
 tritonkit:ensembles/asr.yaml; examples/asr/project.py) in a work folder, with the acoustic model's onnxruntime
-intra-op threads set to --threads, and serves it on the embedded Triton. On the committed held-out WAVs (voices never used in training) it measures, in one run:
+intra-op threads set to --threads, and serves it on the embedded Triton. On the committed held-out WAVs (voices never
+used in training) it measures, in one run:
   - WER with the WFST (TLG) decoder and with greedy CTC, on the same log-probs (in process);
   - decoder frames/s: WfstDecoder over the model's log-probs (acoustic frames per second of decoding);
   - real-time factor (processing s / audio s), utterances one after another: in process (fbank -> onnxruntime
@@ -25,6 +27,7 @@ Timed sides alternate over --rounds rounds; each figure is the median over round
 "floor_over_inprocess", "served_over_inprocess_10s", "floor_over_inprocess_10s"} (the last three: that lowest
 reachable ratio on the commands, and served RTF over in-process RTF and the lowest reachable ratio on ~10 s audio).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -135,7 +138,8 @@ class InProcess:
 
 
 def served_transcribe(client: grpcclient.InferenceServerClient, clip: Clip, model: str = "asr") -> str:
-    inputs = [grpcclient.InferInput("PCM", [1, clip.pcm.size], "FP32"), grpcclient.InferInput("SAMPLE_RATE", [1, 1], "INT32")]
+    inputs = [grpcclient.InferInput("PCM", [1, clip.pcm.size], "FP32"),
+              grpcclient.InferInput("SAMPLE_RATE", [1, 1], "INT32")]
     inputs[0].set_data_from_numpy(clip.pcm[None].astype(np.float32))
     inputs[1].set_data_from_numpy(np.array([[clip.rate]], np.int32))
     return client.infer(model, inputs).as_numpy("TRANSCRIPT")[0, 0].decode()
@@ -178,7 +182,8 @@ class Streamer:
             inputs = [grpcclient.InferInput("PCM", [1, piece.size], "FP32")]
             inputs[0].set_data_from_numpy(piece[None].astype(np.float32))
             sent = time.perf_counter()
-            result = client.infer("asr_stream", inputs, sequence_id=sequence_id, sequence_start=k == 0, sequence_end=k == len(pieces) - 1)
+            result = client.infer("asr_stream", inputs, sequence_id=sequence_id, sequence_start=k == 0,
+                                  sequence_end=k == len(pieces) - 1)
         return result.as_numpy("TRANSCRIPT")[0, 0].decode(), time.perf_counter() - sent
 
     def throughput(self, clips: list[Clip], streams: int) -> float:
@@ -198,13 +203,16 @@ class Streamer:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description="ASR pipeline benchmark: WER, decoder speed, RTF in process vs served, streaming.",
+    parser = argparse.ArgumentParser(description="ASR pipeline benchmark: WER, decoder speed, RTF in process vs "
+                                                 "served, streaming.",
                                      epilog="example: python benchmarks/asr.py --threads 2 --rounds 3")
-    parser.add_argument("--threads", type=int, default=2, help="onnxruntime intra-op threads of the acoustic model, both sides")
+    parser.add_argument("--threads", type=int, default=2,
+                        help="onnxruntime intra-op threads of the acoustic model, both sides")
     parser.add_argument("--rounds", type=int, default=3, help="alternating rounds; figures are medians")
     parser.add_argument("--utterances", type=int, default=30, help="held-out utterances to use (30 committed)")
     parser.add_argument("--passes", type=int, default=5, help="passes over the utterances per RTF measurement")
-    parser.add_argument("--stream-utterances", type=int, default=30, help="utterances each stream sends per throughput measurement")
+    parser.add_argument("--stream-utterances", type=int, default=30,
+                        help="utterances each stream sends per throughput measurement")
     parser.add_argument("--keep", type=Path, help="work in this folder and keep it")
     args = parser.parse_args()
     from tritonkit.serve.server import EmbeddedServer
@@ -238,7 +246,9 @@ def main() -> None:
     with EmbeddedServer(repository, work_dir=work / ".tritonkit", startup_timeout=300) as server:
         client = grpcclient.InferenceServerClient(server.grpc_url)
         streamer = Streamer(server.grpc_url)
-        mismatched = [i for i, c in enumerate(clips) if served_transcribe(client, c) != local.transcribe(c)]  # also warms up
+        mismatched = [
+            i for i, c in enumerate(clips) if served_transcribe(client, c) != local.transcribe(c)
+        ]  # also warms up
         for clip in clips:
             served_transcribe(client, clip, "floor")   # warm-up
         streamed = [streamer.stream(client, c) for c in clips]
@@ -272,25 +282,33 @@ def main() -> None:
     per_request = {side: 1000 * value * audio / len(clips) for side, value in short.items()}
     long_audio = sum(c.seconds for c in long_clips) / len(long_clips)
     print(f"\nASR benchmark: {len(clips)} held-out utterances ({audio:.1f} s audio, voices never used in training), "
-          f"acoustic onnxruntime {args.threads} intra-op threads on both sides, {args.rounds} alternating rounds, medians")
+          f"acoustic onnxruntime {args.threads} intra-op threads on both sides, {args.rounds} alternating rounds, "
+          "medians")
     rows = [
         ("WER, WFST (TLG) decoder", f"{100 * result['wer_wfst']:.2f} %", f"{sum(len(r) for r in refs)} words"),
         ("WER, greedy CTC", f"{100 * result['wer_greedy']:.2f} %", "same log-probs"),
-        ("decoder frames/s", f"{statistics.median(decode_rates):,.0f}", f"WfstDecoder, {sum(lp.shape[0] for lp in log_probs)} acoustic frames"),
+        ("decoder frames/s", f"{statistics.median(decode_rates):,.0f}",
+         f"WfstDecoder, {sum(lp.shape[0] for lp in log_probs)} acoustic frames"),
         ("RTF in process", f"{short['in-process']:.4f}",
-         f"{per_request['in-process']:.2f} ms per {1000 * audio / len(clips):.0f} ms utterance; {args.passes} passes/round"),
+         f"{per_request['in-process']:.2f} ms per {1000 * audio / len(clips):.0f} ms utterance; {args.passes} "
+         "passes/round"),
         ("RTF served (asr, gRPC)", f"{short['served']:.4f}",
          f"{per_request['served']:.2f} ms; {short['served'] / short['in-process']:.2f}x in process"),
         ("serving floor (floor, gRPC)", f"{short['floor']:.4f}",
          f"{per_request['floor']:.2f} ms: asr's hops and tensors, no work; in process + floor = "
          f"{result['floor_over_inprocess']:.2f}x in process, the least served can be"),
-        ("RTF in process, ~10 s audio", f"{long['in-process']:.4f}", f"{len(long_clips)} recordings of joined clips, {long_audio:.1f} s each"),
+        ("RTF in process, ~10 s audio", f"{long['in-process']:.4f}",
+         f"{len(long_clips)} recordings of joined clips, {long_audio:.1f} s each"),
         ("RTF served, ~10 s audio", f"{long['served']:.4f}", f"{result['served_over_inprocess_10s']:.2f}x in process"),
         ("serving floor, ~10 s audio", f"{long['floor']:.4f}",
-         f"{1000 * long['floor'] * long_audio:.2f} ms; in process + floor = {result['floor_over_inprocess_10s']:.2f}x in process"),
-        ("stream last chunk -> final, ms", f"{result['stream_final_latency_ms']:.1f}", "asr_stream, 160 ms chunks, median over utterances"),
-        ("stream throughput, 1 stream", f"{statistics.median(tput[1]):.1f} audio s/s", f"{len(stream_set)} utterances per stream"),
-        ("stream throughput, 8 streams", f"{statistics.median(tput[8]):.1f} audio s/s", f"{result['streams8_over_streams1']:.2f}x 1 stream"),
+         f"{1000 * long['floor'] * long_audio:.2f} ms; in process + floor = {result['floor_over_inprocess_10s']:.2f}x "
+         "in process"),
+        ("stream last chunk -> final, ms", f"{result['stream_final_latency_ms']:.1f}",
+         "asr_stream, 160 ms chunks, median over utterances"),
+        ("stream throughput, 1 stream", f"{statistics.median(tput[1]):.1f} audio s/s",
+         f"{len(stream_set)} utterances per stream"),
+        ("stream throughput, 8 streams", f"{statistics.median(tput[8]):.1f} audio s/s",
+         f"{result['streams8_over_streams1']:.2f}x 1 stream"),
         ("served/streamed != in process", f"{len(mismatched)}", "transcripts that differ (should be 0)"),
     ]
     if not args.keep:

@@ -29,7 +29,8 @@ def build_example(root: Path) -> Path:
     """The example project built in `root`; returns its model repository."""
     shutil.copy(REPO_ROOT / "tritonkit.yaml", root)
     for folder in ("ensembles", "models", "examples"):
-        shutil.copytree(REPO_ROOT / folder, root / folder, ignore=shutil.ignore_patterns("__pycache__"), dirs_exist_ok=True)
+        shutil.copytree(REPO_ROOT / folder, root / folder, ignore=shutil.ignore_patterns("__pycache__"),
+                        dirs_exist_ok=True)
     subprocess.run([TRITONKIT, "build"], cwd=root, check=True, stdout=subprocess.DEVNULL)
     return root / "model_repository"
 
@@ -56,7 +57,9 @@ def measure(commands: dict[str, list[str]], cwd: Path, runs: int) -> dict[str, l
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=10)
-    parser.add_argument("--keep", type=Path, help="build the example here and keep it; a rerun reuses its export cache (default: a temporary folder)")
+    parser.add_argument("--keep", type=Path,
+                        help="build the example here and keep it; a rerun reuses its export cache (default: a "
+                             "temporary folder)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="tritonkit-cli-start-") as tmp:
         root = args.keep or Path(tmp)
@@ -76,8 +79,13 @@ def main() -> None:
     print(f"{'command':<34}{'median s':>10}{'min s':>8}{'max s':>8}")
     for name, label in labels.items():
         print(f"{label:<34}{statistics.median(times[name]):>10.3f}{min(times[name]):>8.3f}{max(times[name]):>8.3f}")
-    print(f"{args.runs} runs each on {os.cpu_count()} cores; 1-minute load average {load_before:.2f} before, {load_after:.2f} after")
-    print(json.dumps({f"{name}_s": round(statistics.median(times[name]), 3) for name in ("version", "validate", "python")}))
+    print(f"{args.runs} runs each on {os.cpu_count()} cores; 1-minute load average {load_before:.2f} before, "
+          f"{load_after:.2f} after")
+    print(
+        json.dumps(
+            {f"{name}_s": round(statistics.median(times[name]), 3) for name in ("version", "validate", "python")}
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -27,14 +27,16 @@ from examples.models.catalog import EXAMPLES  # noqa: E402
 def write_project(root: Path, names: list[str]) -> None:
     """A project with the example package and a spec that exports every chosen model."""
     shutil.copytree(REPO_ROOT / "examples", root / "examples", ignore=shutil.ignore_patterns("__pycache__"))
-    models = {n: {"source": EXAMPLES[n]["source"], "export": EXAMPLES[n]["export"], "max_batch_size": EXAMPLES[n]["max_batch_size"]} for n in names}
+    models = {n: {"source": EXAMPLES[n]["source"], "export": EXAMPLES[n]["export"],
+                  "max_batch_size": EXAMPLES[n]["max_batch_size"]} for n in names}
     (root / "tritonkit.yaml").write_text(yaml.safe_dump({"version": 1, "models": models}, sort_keys=False))
 
 
 def timed_build(root: Path) -> tuple[float, dict]:
     """Wall seconds of one `tritonkit build --json`, and its summary."""
     started = time.perf_counter()
-    result = subprocess.run([sys.executable, "-m", "tritonkit", "build", "--json"], cwd=root, capture_output=True, text=True)
+    result = subprocess.run([sys.executable, "-m", "tritonkit", "build", "--json"], cwd=root, capture_output=True,
+                            text=True)
     elapsed = time.perf_counter() - started
     if result.returncode:
         sys.exit(f"build failed: {result.stderr.strip().splitlines()[-1]}")

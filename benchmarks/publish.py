@@ -8,11 +8,12 @@ endpoint) with `tritonkit.publish.publish` (listing, manifest read, sha256 of ev
 their model's files, manifest last) and uploads the same files plainly: the same boto3 client settings and
 number of parallel uploads, one PUT per file below the multipart threshold (what `aws s3 sync` does), with
 and without the destination listing `aws s3 sync` starts with. All in-process (no Python start-up counted);
-boto3 client creation is untimed on every side. Part 2 serves the classifier starter (`tritonkit init`) from s3:// on the embedded
-Triton, publishes a changed preprocess model and runs `tritonkit rollout` while `--concurrency` clients send
-requests to the ensemble without pause.
+boto3 client creation is untimed on every side. Part 2 serves the classifier starter (`tritonkit init`) from s3:// on
+the embedded Triton, publishes a changed preprocess model and runs `tritonkit rollout` while `--concurrency` clients
+send requests to the ensemble without pause.
 Prints a table; the LAST line is {"publish_over_plain_upload": x, "failed_requests_during_rollout": n}.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -153,7 +154,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--concurrency", type=int, default=8)
     args = parser.parse_args()
-    os.environ.update({"AWS_ACCESS_KEY_ID": "bench", "AWS_SECRET_ACCESS_KEY": "bench", "AWS_DEFAULT_REGION": "us-east-1"})
+    os.environ.update({"AWS_ACCESS_KEY_ID": "bench", "AWS_SECRET_ACCESS_KEY": "bench",
+                       "AWS_DEFAULT_REGION": "us-east-1"})
     moto, endpoint = start_moto()
     try:
         with tempfile.TemporaryDirectory(prefix="tritonkit-bench-publish-") as tmp:
@@ -173,9 +175,11 @@ def main() -> None:
           f"{JOBS} parallel uploads, medians; load average {os.getloadavg()[0]:.1f}")
     print("| step | seconds | over plain |")
     print("|---|---|---|")
-    print(f"| tritonkit publish (listing, manifest, sha256, configs after files, manifest last) | {median['publish']:.3f} | {ratio:.2f}x |")
+    print("| tritonkit publish (listing, manifest, sha256, configs after files, manifest last) | "
+          f"{median['publish']:.3f} | {ratio:.2f}x |")
     print(f"| plain parallel upload of the same files | {median['plain']:.3f} | 1.00x |")
-    print(f"| aws s3 sync-equivalent (listing, then the plain upload) | {median['sync']:.3f} | {median['sync'] / median['plain']:.2f}x |")
+    print(f"| aws s3 sync-equivalent (listing, then the plain upload) | {median['sync']:.3f} | "
+          f"{median['sync'] / median['plain']:.2f}x |")
     print(f"| rollout of classifier-starter preprocess v2, {args.concurrency} clients | {seconds:.2f} |")
     print(f"rollout under load: {answered} requests answered, {failed} failed")
     print(json.dumps({"publish_over_plain_upload": round(ratio, 2), "failed_requests_during_rollout": failed}))

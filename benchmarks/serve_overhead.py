@@ -42,7 +42,8 @@ version: 1
 models:
   minilm:
     source: {{python: examples.models.minilm:build, kwargs: {{seq_len: {SEQ_LEN}}}}}
-    export: {{dynamic_axes: {{input_ids: {{1: seq}}, attention_mask: {{1: seq}}}}, verify: {{lengths: {{seq: [16]}}, golden_samples: 1}}}}
+    export: {{dynamic_axes: {{input_ids: {{1: seq}}, attention_mask: {{1: seq}}}},
+              verify: {{lengths: {{seq: [16]}}, golden_samples: 1}}}}
     max_batch_size: {MAX_BATCH}
     dynamic_batching: {{preferred_batch_size: [8, 16], max_queue_delay_microseconds: 2000}}
     instance_group: [{{kind: KIND_CPU, count: 1}}]
@@ -70,14 +71,18 @@ def tokens(count: int = 16) -> dict[str, np.ndarray]:
 def perf_input_file(path: Path) -> Path:
     """perf_analyzer --input-data JSON with the same token rows the in-process run uses."""
     data = tokens()
-    rows = [{name: {"content": data[name][i].tolist(), "shape": [SEQ_LEN]} for name in data} for i in range(len(data["input_ids"]))]
+    rows = [
+        {name: {"content": data[name][i].tolist(), "shape": [SEQ_LEN]} for name in data}
+        for i in range(len(data["input_ids"]))
+    ]
     path.write_text(json.dumps({"data": rows}))
     return path
 
 
 def build_project(root: Path) -> Path:
     """Exports MiniLM with `tritonkit build`; returns the built repository."""
-    shutil.copytree(REPO_ROOT / "examples", root / "examples", ignore=shutil.ignore_patterns("__pycache__"), dirs_exist_ok=True)
+    shutil.copytree(REPO_ROOT / "examples", root / "examples", ignore=shutil.ignore_patterns("__pycache__"),
+                    dirs_exist_ok=True)
     (root / "tritonkit.yaml").write_text(SPEC)
     subprocess.run([sys.executable, "-m", "tritonkit", "build"], cwd=root, check=True)
     return root / "model_repository"
@@ -151,7 +156,8 @@ def tritonkit_server(repository: Path, work: Path) -> Iterator[str]:
 
 
 def pytriton_main(onnx_path: str, grpc_port: int, http_port: int, metrics_port: int, budget: int) -> None:
-    """Child process: PyTriton serving the ONNX file with tritonkit's runner in every layout, batching as in the spec."""
+    """Child process: PyTriton serving the ONNX file with tritonkit's runner in every layout, batching as in the
+    spec."""
     from pytriton.decorators import batch
     from pytriton.model_config import DynamicBatcher, ModelConfig, Tensor
     from pytriton.triton import Triton, TritonConfig, TritonSecurityConfig
@@ -170,10 +176,17 @@ def pytriton_main(onnx_path: str, grpc_port: int, http_port: int, metrics_port: 
     with Triton(config=config, security_config=TritonSecurityConfig(restricted_endpoints=[])) as triton:
         for instances, threads in layouts(budget):
             triton.bind(
-                model_name=layout_name((instances, threads)), infer_func=[make_infer(threads) for _ in range(instances)],
-                inputs=[Tensor(name="input_ids", dtype=np.int64, shape=(-1,)), Tensor(name="attention_mask", dtype=np.int64, shape=(-1,))],
+                model_name=layout_name((instances, threads)),
+                infer_func=[make_infer(threads) for _ in range(instances)],
+                inputs=[
+                    Tensor(name="input_ids", dtype=np.int64, shape=(-1,)),
+                    Tensor(name="attention_mask", dtype=np.int64, shape=(-1,)),
+                ],
                 outputs=[Tensor(name="sentence_embedding", dtype=np.float32, shape=(-1,))],
-                config=ModelConfig(max_batch_size=MAX_BATCH, batcher=DynamicBatcher(preferred_batch_size=[8, 16], max_queue_delay_microseconds=2000)),
+                config=ModelConfig(
+                    max_batch_size=MAX_BATCH,
+                    batcher=DynamicBatcher(preferred_batch_size=[8, 16], max_queue_delay_microseconds=2000),
+                ),
             )
         triton.serve()
 
@@ -188,8 +201,10 @@ def pytriton_server(onnx_path: Path, budget: int) -> Iterator[str]:
 
     ports = choose_ports("127.0.0.1", {"http": None, "grpc": None, "metrics": None})
     # PyTriton's Python stub needs the same environment fix as tritonkit's (this interpreter's libpython first).
-    child = subprocess.Popen([sys.executable, __file__, "--pytriton-child", str(onnx_path), str(ports["grpc"]), str(ports["http"]), str(ports["metrics"]), str(budget)],
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True, env=prepare_runtime().env)
+    child = subprocess.Popen([sys.executable, __file__, "--pytriton-child", str(onnx_path), str(ports["grpc"]),
+                              str(ports["http"]), str(ports["metrics"]), str(budget)],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+                             env=prepare_runtime().env)
     url = f"127.0.0.1:{ports['grpc']}"
     try:
         client = grpcclient.InferenceServerClient(url)
@@ -229,12 +244,14 @@ def median_of(results: list[dict[str, float]]) -> dict[str, float]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description="Serving overhead of tritonkit's embedded Triton vs in-process and PyTriton.",
+    parser = argparse.ArgumentParser(description="Serving overhead of tritonkit's embedded Triton vs in-process and "
+                                                 "PyTriton.",
                                      epilog="example: python benchmarks/serve_overhead.py --threads 2 --rounds 3")
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--threads", type=int, default=2, help="onnxruntime intra-op threads per side, in all")
     parser.add_argument("--rounds", type=int, default=3, help="alternating rounds; figures are medians")
-    parser.add_argument("--seconds", type=float, default=12.0, help="in-process measuring time per round (split over batch sizes)")
+    parser.add_argument("--seconds", type=float, default=12.0,
+                        help="in-process measuring time per round (split over batch sizes)")
     parser.add_argument("--keep", type=Path, help="work in this folder and keep it")
     args = parser.parse_args()
     work = args.keep or Path(tempfile.mkdtemp(prefix="tritonkit-serve-bench-"))
@@ -260,7 +277,9 @@ def main() -> None:
                     local.append(in_process(runner, args.seconds))
                     continue
                 for layout in layouts(args.threads):
-                    served.setdefault((side, layout), []).append(perf(url, layout_name(layout), input_data, args.concurrency))
+                    served.setdefault((side, layout), []).append(
+                        perf(url, layout_name(layout), input_data, args.concurrency)
+                    )
             print(f"round {round_ + 1}/{args.rounds}: in-process best {max(local[-1].values()):.1f} seq/s, "
                   + ", ".join(f"{side} {i}x{t} {r[-1]['throughput']:.1f}" for (side, (i, t)), r in served.items()),
                   file=sys.stderr, flush=True)
@@ -276,9 +295,14 @@ def main() -> None:
     print(f"{'setup':<64}{'threads':>9}{'seq/s':>8}{'min-max':>13}{'p99 ms':>8}{'ratio':>7}")
     for batch, rate in inproc.items():
         spread = f"{min(r[batch] for r in local):.0f}-{max(r[batch] for r in local):.0f}"
-        print(f"{'onnxruntime in-process, batch ' + str(batch):<64}{'1x' + str(args.threads):>9}{rate:>8.1f}{spread:>13}"
-              f"{'-':>8}{rate / inproc_best:>7.2f}")
-    print(f"{'onnxruntime in-process, best batch per round':<64}{'1x' + str(args.threads):>9}{inproc_best:>8.1f}{'':>13}{'-':>8}{1:>7.2f}")
+        print(
+            f"{'onnxruntime in-process, batch ' + str(batch):<64}{'1x' + str(args.threads):>9}{rate:>8.1f}{spread:>13}"
+            f"{'-':>8}{rate / inproc_best:>7.2f}"
+        )
+    print(
+        f"{'onnxruntime in-process, best batch per round':<64}{'1x' + str(args.threads):>9}{inproc_best:>8.1f}"
+        f"{'':>13}{'-':>8}{1:>7.2f}"
+    )
     labels = {"tritonkit": "tritonkit serve (embedded Triton, fallback runner, dyn. batch)",
               "PyTriton": "PyTriton 0.7 (same runner and batching)"}
     for (side, (i, t)), m in medians.items():
@@ -286,8 +310,14 @@ def main() -> None:
               f"{m['p99_ms']:>8.1f}{m['throughput'] / inproc_best:>7.2f}")
     if not args.keep:
         shutil.rmtree(work, ignore_errors=True)
-    print(json.dumps({"served_over_inprocess": round(best["tritonkit"]["throughput"] / inproc_best, 3),
-                      "tritonkit_over_pytriton": round(best["tritonkit"]["throughput"] / best["PyTriton"]["throughput"], 3)}))
+    print(
+        json.dumps(
+            {
+                "served_over_inprocess": round(best["tritonkit"]["throughput"] / inproc_best, 3),
+                "tritonkit_over_pytriton": round(best["tritonkit"]["throughput"] / best["PyTriton"]["throughput"], 3),
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

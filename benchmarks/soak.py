@@ -5,10 +5,10 @@ model named `preprocess`), then runs `--concurrency`
 workers (half HTTP, half gRPC) for `--seconds`, each replaying the smoke golden cases (`read_cases`) of
 every model in turn: plain requests, sequences (interleaved correlation ids unique per replay), decoupled
 streams and the ensembles. The LLM pipeline's `generate` (gRPC streams of tokens, and one-response requests that
-do not ask for token_ids) and `llm` ensemble (streamed text over HTTP and gRPC) have no golden files: their greedy outputs for fixed prompts are computed in process at
-start (`llm_jobs`). Every answer is compared with its known value. Reports requests, errors, wrong
-answers and p50/p99 per model (of the measured run), and resident memory per process group (each server, each
-model's stubs), sampled every `--sample-every` seconds.
+do not ask for token_ids) and `llm` ensemble (streamed text over HTTP and gRPC) have no golden files: their greedy
+outputs for fixed prompts are computed in process at start (`llm_jobs`). Every answer is compared with its known value.
+Reports requests, errors, wrong answers and p50/p99 per model (of the measured run), and resident memory per process
+group (each server, each model's stubs), sampled every `--sample-every` seconds.
 
 Memory: a `--warmup` phase (default 10 s of the same mix; its errors and wrong answers still count) comes first,
 because every process grows a few MiB on its first requests (allocator pools, onnxruntime arenas, shared-memory
@@ -20,6 +20,7 @@ does not. `rss_growth_mb` is the growth of all processes after warm-up.
 
 Last line: {"requests": n, "errors": e, "wrong": w, "p99_ms_max": p, "rss_growth_mb": g}
 """
+
 from __future__ import annotations
 
 import argparse
@@ -107,7 +108,8 @@ def jobs_for(server: EmbeddedServer, repository: Path) -> list[Job]:
         slots = max(1, config.max_batch_size) * max(1, sum(g.count for g in config.instance_group))
         gate = threading.Semaphore(max(1, slots // 2))
         tolerances = read_tolerances(golden)
-        jobs += [Job(server, f"{repository.parent.name}/{name}", case, tolerances, outputs, gate if case.kind == "sequence" else None)
+        jobs += [Job(server, f"{repository.parent.name}/{name}", case, tolerances, outputs,
+                     gate if case.kind == "sequence" else None)
                  for case in read_cases(golden)]
     return jobs
 
@@ -124,7 +126,8 @@ def _reason(out: StepOutput) -> np.ndarray:
 def llm_jobs(server: EmbeddedServer, repository: Path) -> list[Job]:
     """Known answers for `generate` (gRPC stream of ids, and one response when token_ids is not asked for) and
     the `llm` ensemble (streamed text over HTTP and gRPC): each prompt's greedy generation run step by step in
-    process by the same engine code, over the built model, so every streamed response is known before the load starts."""
+    process by the same engine code, over the built model, so every streamed response is known before the load
+    starts."""
     folder = repository / "generate" / "1"
     loaded = load_engine(folder, {})
     engine, codec = loaded.engine, loaded.codec
@@ -142,7 +145,8 @@ def llm_jobs(server: EmbeddedServer, repository: Path) -> list[Job]:
         last = steps[-1]
         limit = np.array([[LLM_MAX_TOKENS]], np.int32)
         by_ids: dict[str, np.ndarray] = {"input_ids": np.asarray(ids, np.int64)[None], "max_tokens": limit}
-        by_text: dict[str, np.ndarray] = {"text_input": np.array([[prompt.encode()]], dtype=object), "max_tokens": limit}
+        by_text: dict[str, np.ndarray] = {"text_input": np.array([[prompt.encode()]], dtype=object),
+                                          "max_tokens": limit}
         generate = GoldenCase(f"greedy-{k}", "stream", [(by_ids, {})], atol=0, rtol=0, responses=[
             {"token_ids": np.asarray(out.token_ids, np.int64), "finish_reason": _reason(out)} for out in steps])
         complete = GoldenCase(f"greedy-{k}-once", "stream", [(by_ids, {})], atol=0, rtol=0, responses=[{
@@ -154,7 +158,8 @@ def llm_jobs(server: EmbeddedServer, repository: Path) -> list[Job]:
             for out in steps])
         for model, case in (("generate", generate), ("generate", complete), ("llm", ensemble)):
             outputs = list(case.responses[0])
-            jobs.append(Job(server, f"{repository.parent.name}/{model}", case, read_tolerances(repository / model / "golden"), outputs,
+            jobs.append(Job(server, f"{repository.parent.name}/{model}", case,
+                            read_tolerances(repository / model / "golden"), outputs,
                             streams, flat=True))
     return jobs
 
@@ -327,7 +332,9 @@ def main() -> None:
         scratch = Path(tmp)
         repositories = build_projects(scratch)
         with contextlib.ExitStack() as stack:
-            servers = [stack.enter_context(EmbeddedServer(repo, work_dir=repo.parent / ".tritonkit")) for repo in repositories]
+            servers = [
+                stack.enter_context(EmbeddedServer(repo, work_dir=repo.parent / ".tritonkit")) for repo in repositories
+            ]
             jobs = [job for server, repo in zip(servers, repositories) for job in jobs_for(server, repo)]
             jobs += llm_jobs(servers[-1], repositories[-1])
             kinds = sorted({j.case.kind for j in jobs})

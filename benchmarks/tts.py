@@ -44,8 +44,8 @@ from tritonkit.pipelines.tts.runtime.serving import MODEL_FILE, VOCAB_FILE, VOIC
 from tritonkit.triton.layout import read_config  # noqa: E402
 
 PARAGRAPH = ("Triton serves speech at 24 kilohertz. The frontend turns each sentence into phonemes. "
-             "Kokoro speaks them with a voice of your choice. The first sentence streams back while the rest are spoken. "
-             "So playback starts long before the paragraph is done.")
+             "Kokoro speaks them with a voice of your choice. The first sentence streams back while the rest are "
+             "spoken. So playback starts long before the paragraph is done.")
 CONCURRENCY = (1, 4)
 
 
@@ -62,9 +62,11 @@ def in_process(repository: Path) -> Synthesizer:
     speech = built_parameters(repository / "speech")
     front = built_parameters(repository / "frontend")
     folder = repository / "speech" / "1"
-    model = KokoroModel(folder / MODEL_FILE, folder / VOICES_FILE, intra_op_threads=int(speech.get("intra_op_thread_count", "0") or 0),
+    model = KokoroModel(folder / MODEL_FILE, folder / VOICES_FILE,
+                        intra_op_threads=int(speech.get("intra_op_thread_count", "0") or 0),
                         spin=speech.get("spin", "false").lower() == "true")
-    frontend = Frontend.from_vocab(folder / VOCAB_FILE, front.get("espeak_voice", "en-us"), int(front.get("max_tokens", MAX_TOKENS)))
+    frontend = Frontend.from_vocab(folder / VOCAB_FILE, front.get("espeak_voice", "en-us"),
+                                   int(front.get("max_tokens", MAX_TOKENS)))
     return Synthesizer(frontend, model, speech.get("default_voice", "jf_alpha"))
 
 
@@ -101,10 +103,12 @@ def concurrently(one: Callable[[], float], clients: int) -> list[float]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description="TTS benchmark: RTF in process vs served, first streamed chunk vs whole utterance.",
+    parser = argparse.ArgumentParser(description="TTS benchmark: RTF in process vs served, first streamed chunk vs "
+                                                 "whole utterance.",
                                      epilog="example: python benchmarks/tts.py --rounds 3")
     parser.add_argument("--rounds", type=int, default=3, help="alternating rounds; figures are medians")
-    parser.add_argument("--threads", type=int, default=None, help="pin speech's onnxruntime intra-op threads (both sides); "
+    parser.add_argument("--threads", type=int, default=None,
+                        help="pin speech's onnxruntime intra-op threads (both sides); "
                         "default: the starter's (0, every core)")
     parser.add_argument("--keep", type=Path, help="work in this folder and keep it")
     args = parser.parse_args()
@@ -128,7 +132,9 @@ def main() -> None:
         _, served_audio = served_whole(url)
         first_chunk(url)
         audio_s = reference.size / SAMPLE_RATE
-        differs = float(np.max(np.abs(reference - served_audio))) if reference.size == served_audio.size else float("inf")
+        differs = (
+            float(np.max(np.abs(reference - served_audio))) if reference.size == served_audio.size else float("inf")
+        )
 
         def timed_local() -> None:
             started = time.perf_counter()
@@ -140,7 +146,8 @@ def main() -> None:
 
         sides: list[Callable[[], None]] = [timed_local]
         for c in CONCURRENCY:
-            sides += [timed_served(whole[c], lambda: served_whole(url)[0], c), timed_served(first[c], lambda: first_chunk(url), c)]
+            sides += [timed_served(whole[c], lambda: served_whole(url)[0], c),
+                      timed_served(first[c], lambda: first_chunk(url), c)]
         for round_ in range(args.rounds):
             for side in sides if round_ % 2 == 0 else sides[::-1]:
                 side()
@@ -148,19 +155,24 @@ def main() -> None:
 
     med = {c: (statistics.median(whole[c]), statistics.median(first[c])) for c in CONCURRENCY}
     rtf_in, rtf_served = statistics.median(rtf_local), med[1][0] / audio_s
-    result = {"rtf_served_over_inprocess": round(rtf_served / rtf_in, 3), "first_chunk_over_whole": round(med[1][1] / med[1][0], 3)}
-    print(f"\nTTS benchmark: Kokoro-82M int8, a {len(local.frontend.sentences(PARAGRAPH))}-sentence paragraph ({audio_s:.1f} s of audio), "
-          f"speech onnxruntime intra-op threads {threads} (0: every core) on both sides, {args.rounds} alternating rounds, medians; "
-          f"{os.cpu_count()} cores, load average {load_before[0]:.2f} before, {load_after[0]:.2f} after")
+    result = {"rtf_served_over_inprocess": round(rtf_served / rtf_in, 3),
+              "first_chunk_over_whole": round(med[1][1] / med[1][0], 3)}
+    print(f"\nTTS benchmark: Kokoro-82M int8, a {len(local.frontend.sentences(PARAGRAPH))}-sentence paragraph "
+          f"({audio_s:.1f} s of audio), speech onnxruntime intra-op threads {threads} (0: every core) on both sides, "
+          f"{args.rounds} alternating rounds, medians; {os.cpu_count()} cores, load average {load_before[0]:.2f} "
+          f"before, {load_after[0]:.2f} after")
     rows = [
-        ("RTF in process", f"{rtf_in:.3f}", f"Synthesizer (frontend + Kokoro); range {min(rtf_local):.3f}-{max(rtf_local):.3f}"),
+        ("RTF in process", f"{rtf_in:.3f}",
+         f"Synthesizer (frontend + Kokoro); range {min(rtf_local):.3f}-{max(rtf_local):.3f}"),
         ("RTF served (tts, gRPC)", f"{rtf_served:.3f}", f"{rtf_served / rtf_in:.2f}x in process"),
     ]
     for c in CONCURRENCY:
-        rows += [(f"whole utterance, c={c}, s", f"{med[c][0]:.2f}", f"tts; range {min(whole[c]):.2f}-{max(whole[c]):.2f}"),
+        rows += [(f"whole utterance, c={c}, s", f"{med[c][0]:.2f}",
+                  f"tts; range {min(whole[c]):.2f}-{max(whole[c]):.2f}"),
                  (f"first chunk, c={c}, s", f"{med[c][1]:.2f}",
                   f"tts_stream; range {min(first[c]):.2f}-{max(first[c]):.2f}; {med[c][1] / med[c][0]:.2f}x the whole")]
-    rows.append(("served - in process audio", f"{differs:.1e}", "max |sample difference| (onnxruntime threads may change the last bits)"))
+    rows.append(("served - in process audio", f"{differs:.1e}",
+                 "max |sample difference| (onnxruntime threads may change the last bits)"))
     if not args.keep:
         shutil.rmtree(work, ignore_errors=True)
     print_report(rows, result)

@@ -43,7 +43,8 @@ SPEC = f"""version: 1
 models:
   minilm:
     source: {{python: examples.models.minilm:build, kwargs: {{seq_len: {SEQ_LEN}}}}}
-    export: {{dynamic_axes: {{input_ids: {{1: seq}}, attention_mask: {{1: seq}}}}, verify: {{lengths: {{seq: [16]}}, golden_samples: 1}}}}
+    export: {{dynamic_axes: {{input_ids: {{1: seq}}, attention_mask: {{1: seq}}}},
+              verify: {{lengths: {{seq: [16]}}, golden_samples: 1}}}}
     max_batch_size: 16
     instance_group: [{{kind: KIND_CPU, count: 1}}]
 """
@@ -51,7 +52,8 @@ Config = tuple[int, int, int | None]  # (instances, max batch size, queue delay 
 
 
 def write_project(root: Path) -> Path:
-    shutil.copytree(REPO_ROOT / "examples", root / "examples", ignore=shutil.ignore_patterns("__pycache__"), dirs_exist_ok=True)
+    shutil.copytree(REPO_ROOT / "examples", root / "examples", ignore=shutil.ignore_patterns("__pycache__"),
+                    dirs_exist_ok=True)
     (root / "tritonkit.yaml").write_text(SPEC)
     return root / "tritonkit.yaml"
 
@@ -135,8 +137,10 @@ def variant(base: pb.ModelConfig, config: Config) -> pb.ModelConfig:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
                                      epilog="example: python benchmarks/tune_gain.py --rounds 3 --keep /tmp/tune-gain")
-    parser.add_argument("--rounds", type=int, default=3, help="alternating rounds at concurrency 8; figures are medians")
-    parser.add_argument("--measurement-requests", type=int, default=100, help="tune's perf_analyzer count window (its default)")
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="alternating rounds at concurrency 8; figures are medians")
+    parser.add_argument("--measurement-requests", type=int, default=100,
+                        help="tune's perf_analyzer count window (its default)")
     parser.add_argument("--keep", type=Path, help="project folder to use and keep (default: a temporary one)")
     parser.add_argument("--reuse-tune", action="store_true", help="with --keep: take the tune run already there")
     args = parser.parse_args()
@@ -200,7 +204,8 @@ def main() -> None:
             at = max(grid[config], key=lambda c: grid[config][c]["throughput"])
             mark = (" <- tuned" if config == tuned_settings else "") + (" <- grid best" if config == best else "")
             print(f"{name_of(config):<52}{peaks[config]:>13.1f}{at:>6}{grid[config][CONCURRENCY]['throughput']:>8.1f}{mark}")
-        print(f"\nMiniLM-L6 ONNX seq {SEQ_LEN}, perf_analyzer gRPC at concurrency {CONCURRENCY}, median of {args.rounds} "
+        print(f"\nMiniLM-L6 ONNX seq {SEQ_LEN}, perf_analyzer gRPC at concurrency {CONCURRENCY}, median of "
+              f"{args.rounds} "
               "alternating rounds (count windows of 100 requests)")
         labels = {"default": "default (1 instance, no dynamic batching)", "tuned": f"tuned ({winner['settings']})",
                   name_of(best): f"grid best ({name_of(best)})"}

@@ -14,7 +14,8 @@ import sys
 def tritonkit(*args: str, capture: bool = False) -> str:
     """Runs one tritonkit command as a user would; a failure ends the demo with its exit code."""
     print(f"\n$ tritonkit {' '.join(args)}", flush=True)
-    result = subprocess.run([sys.executable, "-m", "tritonkit", *args], stdout=subprocess.PIPE if capture else None, text=True)
+    result = subprocess.run([sys.executable, "-m", "tritonkit", *args], stdout=subprocess.PIPE if capture else None,
+                            text=True)
     if result.returncode:
         if capture and result.stdout:
             print(result.stdout)

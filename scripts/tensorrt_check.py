@@ -37,7 +37,8 @@ def _export(root: Path, name: str, label: str, overrides: dict[str, Any]):
     options = {**spec["export"], **overrides}
     job = ExportJob(f"{name}_{label}", SourceSpec.model_validate(spec["source"]), ExportSpec.model_validate(options),
                     spec["max_batch_size"], REPO_ROOT)
-    return export_model(job, root / name / label / "1", root / name / label / "golden", root / "cache", SilentProgress())
+    return export_model(job, root / name / label / "1", root / name / label / "golden", root / "cache",
+                        SilentProgress())
 
 
 def local_build(root: Path, name: str, precision: str) -> tuple[str, str]:

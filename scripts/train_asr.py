@@ -30,7 +30,16 @@ sys.path.insert(0, str(REPO))
 
 from examples.asr import corpus  # noqa: E402
 from examples.asr.heldout import HELDOUT_DIR, edit_distance, read_wav, write_wav  # noqa: E402
-from tritonkit.pipelines.asr.commands_ctc.model import HERE, TOKENS, WEIGHTS, WORD_END, CommandCTC, greedy_decode, load, output_frames  # noqa: E402
+from tritonkit.pipelines.asr.commands_ctc.model import (  # noqa: E402
+    HERE,
+    TOKENS,
+    WEIGHTS,
+    WORD_END,
+    CommandCTC,
+    greedy_decode,
+    load,
+    output_frames,
+)
 from tritonkit.pipelines.asr.commands_ctc.vocabulary import WORDS  # noqa: E402
 from tritonkit.pipelines.asr.runtime.features import SAMPLE_RATE, compute_fbank  # noqa: E402
 
@@ -55,7 +64,9 @@ def utterance(job: tuple[int, int, bool]) -> tuple[np.ndarray, list[str], str, n
     return compute_fbank(pcm, SAMPLE_RATE).astype(np.float16), words, voice.name, pcm
 
 
-def synthesize_set(seed: int, count: int, heldout: bool, workers: int) -> list[tuple[np.ndarray, list[str], str, np.ndarray]]:
+def synthesize_set(
+    seed: int, count: int, heldout: bool, workers: int
+) -> list[tuple[np.ndarray, list[str], str, np.ndarray]]:
     with Pool(workers) as pool:
         items = pool.map(utterance, [(seed, i, heldout) for i in range(count)], chunksize=32)
     return [(f, w, v, p if heldout else np.zeros(0, np.float32)) for f, w, v, p in items]
@@ -73,7 +84,8 @@ def batches(lengths: list[int], batch: int, rng: random.Random) -> list[list[int
     return out
 
 
-def collate(items: list[tuple[np.ndarray, list[str]]], mean: torch.Tensor, rng: np.random.Generator, masks: bool) -> tuple[torch.Tensor, ...]:
+def collate(items: list[tuple[np.ndarray, list[str]]], mean: torch.Tensor, rng: np.random.Generator,
+            masks: bool) -> tuple[torch.Tensor, ...]:
     """Pad with the mean frame (zero after normalisation), optionally SpecAugment time/frequency masks."""
     frames = max(f.shape[0] for f, _ in items)
     x = mean.repeat(len(items), frames, 1)
@@ -86,7 +98,8 @@ def collate(items: list[tuple[np.ndarray, list[str]]], mean: torch.Tensor, rng: 
                 w, lo = int(rng.integers(0, 16)), int(rng.integers(0, max(1, f.shape[0] - 15)))
                 x[b, lo:lo + w] = mean
     targets = [spell(w) for _, w in items]
-    return (x, torch.tensor([output_frames(f.shape[0]) for f, _ in items]), torch.tensor([t for ts in targets for t in ts]),
+    return (x, torch.tensor([output_frames(f.shape[0]) for f, _ in items]),
+            torch.tensor([t for ts in targets for t in ts]),
             torch.tensor([len(t) for t in targets]))
 
 
@@ -164,7 +177,8 @@ def main() -> None:
     ap.add_argument("--lr", type=float, default=3e-3)
     ap.add_argument("--threads", type=int, default=2, help="torch threads")
     ap.add_argument("--workers", type=int, help="espeak-ng synthesis processes (default: --threads)")
-    ap.add_argument("--init", type=Path, help="start from these weights (e.g. the committed ones) instead of random ones")
+    ap.add_argument("--init", type=Path,
+                    help="start from these weights (e.g. the committed ones) instead of random ones")
     ap.add_argument("--dry-run", action="store_true", help="train but write nothing (for timing)")
     ap.add_argument("--lang-only", action="store_true", help="only write lang/ (tokens, lexicon, grammar, corpus)")
     ap.add_argument("--smoke-only", action="store_true", help="only write smoke/ with the committed weights")
@@ -200,7 +214,9 @@ def main() -> None:
         model.feat_std.copy_(torch.from_numpy(feats.std(0) + 1e-3))
     opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=1e-2)
     warmup = max(1, args.steps // 20)
-    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min(1.0, (s + 1) / warmup) * 0.5 * (1 + math.cos(math.pi * min(1.0, s / args.steps))))
+    sched = torch.optim.lr_scheduler.LambdaLR(
+        opt, lambda s: min(1.0, (s + 1) / warmup) * 0.5 * (1 + math.cos(math.pi * min(1.0, s / args.steps)))
+    )
     ctc = nn.CTCLoss(blank=0, zero_infinity=True)
     rng, np_rng = random.Random(args.seed), np.random.default_rng(args.seed)
     lengths = [f.shape[0] for f, *_ in train]
@@ -213,7 +229,9 @@ def main() -> None:
             if step >= args.steps:
                 break
             model.train()
-            x, in_len, targets, tgt_len = collate([(train[i][0], train[i][1]) for i in idx], model.feat_mean, np_rng, masks=True)
+            x, in_len, targets, tgt_len = collate(
+                [(train[i][0], train[i][1]) for i in idx], model.feat_mean, np_rng, masks=True
+            )
             loss = ctc(model(x).transpose(0, 1), targets, in_len, tgt_len)
             opt.zero_grad()
             loss.backward()
@@ -223,7 +241,8 @@ def main() -> None:
             losses.append(loss.item())
             step += 1
             if step % 100 == 0:
-                log.append({"step": step, "loss": round(float(np.mean(losses[-100:])), 4), "seconds": round(time.time() - train_start)})
+                log.append({"step": step, "loss": round(float(np.mean(losses[-100:])), 4),
+                            "seconds": round(time.time() - train_start)})
                 print(log[-1], flush=True)
     train_s = time.time() - train_start
     wer, cer, _ = error_rates(model, [(f, w) for f, w, *_ in heldout])
@@ -257,14 +276,17 @@ def main() -> None:
         "tokens": TOKENS, "parameters": sum(p.numel() for p in model.parameters()),
         "steps": step, "epochs": round(step * args.batch / len(train), 2), "batch": args.batch,
         "final_loss": round(float(np.mean(losses[-100:])), 4), "loss_log": log,
-        "heldout_greedy_wer": round(wer, 4), "heldout_greedy_cer": round(cer, 4), "train_voice_greedy_wer": round(train_wer, 4),
+        "heldout_greedy_wer": round(wer, 4), "heldout_greedy_cer": round(cer, 4),
+        "train_voice_greedy_wer": round(train_wer, 4),
         "heldout_wav_set": {"files": args.heldout_wavs, "greedy_wer": round(wav_wer, 4)},
         "seconds": {"synthesis": round(synth_s), "training": round(train_s), "total": round(total_s)},
     }
     if start_provenance:
-        provenance["initialized_from"] = {"heldout_greedy_wer_before": round(initial_wer, 4), "provenance": start_provenance}
+        provenance["initialized_from"] = {"heldout_greedy_wer_before": round(initial_wer, 4),
+                                          "provenance": start_provenance}
     WEIGHTS.with_suffix(".json").write_text(json.dumps(provenance, indent=2) + "\n")
-    print(f"wrote {WEIGHTS.relative_to(REPO)}, lang/, smoke/, {HELDOUT_DIR.relative_to(REPO)}/ ({args.heldout_wavs} WAVs); hypotheses of the WAV set: {hyps}")
+    print(f"wrote {WEIGHTS.relative_to(REPO)}, lang/, smoke/, {HELDOUT_DIR.relative_to(REPO)}/ ({args.heldout_wavs} "
+          f"WAVs); hypotheses of the WAV set: {hyps}")
 
 
 if __name__ == "__main__":

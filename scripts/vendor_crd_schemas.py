@@ -32,7 +32,8 @@ def main(paths: list[str]) -> None:
         group, kind = crd["spec"]["group"], crd["spec"]["names"]["kind"]
         for version in crd["spec"]["versions"]:
             name = f"{kind.lower()}-{group.split('.')[0]}-{version['name']}.json.gz"
-            text = json.dumps(without_descriptions(version["schema"]["openAPIV3Schema"]), sort_keys=True, separators=(",", ":"))
+            text = json.dumps(without_descriptions(version["schema"]["openAPIV3Schema"]), sort_keys=True,
+                              separators=(",", ":"))
             (OUT / name).write_bytes(gzip.compress(text.encode(), mtime=0))
             print(f"wrote {OUT / name} ({len(text)} bytes before gzip)")
 

@@ -43,10 +43,13 @@ def test_unmarked_plain():
 def test_an_unmarked_test_that_starts_triton_fails(tmp_path: Path) -> None:
     (tmp_path / "test_inner.py").write_text(INNER)
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), "COLUMNS": "400"}  # summary lines in full
-    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rA", "-p", "tests.server_marker", "-p", "no:cacheprovider",
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rA", "-p", "tests.server_marker", "-p",
+                          "no:cacheprovider",
                           "--rootdir", str(tmp_path), "-o", "markers=server", str(tmp_path / "test_inner.py")],
                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
-    errors = {line.split("::")[1].split()[0]: line for line in run.stdout.splitlines() if line.startswith(("ERROR", "FAILED"))}
+    errors = {
+        line.split("::")[1].split()[0]: line for line in run.stdout.splitlines() if line.startswith(("ERROR", "FAILED"))
+    }
     assert sorted(errors) == ["test_unmarked_fixture", "test_unmarked_started_and_stopped"], run.stdout
     for line in errors.values():
         assert line.startswith("ERROR") and "starts Triton (tritonserver pid " in line, line

@@ -31,7 +31,8 @@ CHUNK_MS = 160
 def transcribe(url: str, pcm: np.ndarray, rate: int) -> tuple[str, list[dict]]:
     """The `asr` ensemble's transcript and timed words for a whole utterance, over HTTP."""
     client = httpclient.InferenceServerClient(url)
-    inputs = [httpclient.InferInput("PCM", [1, pcm.size], "FP32"), httpclient.InferInput("SAMPLE_RATE", [1, 1], "INT32")]
+    inputs = [httpclient.InferInput("PCM", [1, pcm.size], "FP32"),
+              httpclient.InferInput("SAMPLE_RATE", [1, 1], "INT32")]
     inputs[0].set_data_from_numpy(pcm[None].astype(np.float32))
     inputs[1].set_data_from_numpy(np.array([[rate]], np.int32))
     result = client.infer("asr", inputs)
@@ -39,7 +40,8 @@ def transcribe(url: str, pcm: np.ndarray, rate: int) -> tuple[str, list[dict]]:
 
 
 def stream(grpc_url: str, pcm: np.ndarray, sequence_id: int, rate: int = 16000) -> list[str]:
-    """`asr_stream`'s answer to each 160 ms chunk of `rate` Hz audio, over gRPC: partial transcripts, the final one last."""
+    """`asr_stream`'s answer to each 160 ms chunk of `rate` Hz audio, over gRPC: partial transcripts, the final one
+    last."""
     client = grpcclient.InferenceServerClient(grpc_url)
     chunk = rate * CHUNK_MS // 1000
     pieces = [pcm[i:i + chunk] for i in range(0, pcm.size, chunk)]

@@ -89,12 +89,14 @@ class Voice:
 
 
 def random_voice(rng: random.Random, variants: list[str]) -> Voice:
-    return Voice(rng.choice(ACCENTS), rng.choice(variants), rng.randint(130, 230), rng.randint(25, 75), rng.randint(0, 12))
+    return Voice(rng.choice(ACCENTS), rng.choice(variants), rng.randint(130, 230), rng.randint(25, 75),
+                 rng.randint(0, 12))
 
 
 def synthesize(words: list[str], voice: Voice) -> np.ndarray:
     """espeak-ng's speech for `words`, float32 PCM in [-1, 1] at 16 kHz."""
-    out = subprocess.run(["espeak-ng", "-v", voice.name, "-s", str(voice.speed), "-p", str(voice.pitch), "-g", str(voice.gap),
+    out = subprocess.run(["espeak-ng", "-v", voice.name, "-s", str(voice.speed), "-p", str(voice.pitch), "-g",
+                          str(voice.gap),
                           "--stdout", " ".join(words)], check=True, capture_output=True).stdout
     rate = int.from_bytes(out[24:28], "little")
     data = out[out.index(b"data") + 8:]  # espeak-ng's streamed header leaves the data size unset
@@ -116,7 +118,8 @@ def check_distinct_voices(variants: list[str]) -> None:
     first: dict[bytes, str] = {}
     for voice, pcm in zip(voices, audio, strict=True):
         if pcm in first:
-            raise ValueError(f"voice {voice.name} sounds exactly like {first[pcm]} (espeak-ng {' '.join(VOICE_CHECK_WORDS)!r}): "
+            raise ValueError(f"voice {voice.name} sounds exactly like {first[pcm]} (espeak-ng "
+                             f"{' '.join(VOICE_CHECK_WORDS)!r}): "
                              "espeak-ng ignored the variant; use another variant name")
         first[pcm] = voice.name
 

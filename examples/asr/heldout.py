@@ -31,7 +31,8 @@ def read_wav(path: Path) -> tuple[np.ndarray, int]:
     """Mono 16-bit PCM as float32 in [-1, 1], and its sample rate."""
     with wave.open(str(path), "rb") as w:
         if w.getnchannels() != 1 or w.getsampwidth() != 2:
-            raise ValueError(f"{path}: expected mono 16-bit PCM, got {w.getnchannels()} channels of {8 * w.getsampwidth()} bits")
+            raise ValueError(f"{path}: expected mono 16-bit PCM, got {w.getnchannels()} channels of "
+                             f"{8 * w.getsampwidth()} bits")
         return np.frombuffer(w.readframes(w.getnframes()), dtype="<i2").astype(np.float32) / 32768.0, w.getframerate()
 
 

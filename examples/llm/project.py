@@ -22,7 +22,8 @@ RECIPES = {"tiny": (package_path("pipelines/llm/starter/tritonkit.yaml"), EXAMPL
            "smollm2": (EXAMPLES / "smollm2" / "tritonkit.yaml", EXAMPLES / "smollm2")}
 
 
-def write_project(folder: Path, recipe: str, assets_dir: Path | None = None, generate_parameters: dict[str, Any] | None = None,
+def write_project(folder: Path, recipe: str, assets_dir: Path | None = None,
+                  generate_parameters: dict[str, Any] | None = None,
                   generate_overrides: dict[str, Any] | None = None) -> Path:
     """Returns the spec path. `assets_dir` replaces the recipe's assets/ folder (tokenizer.json, generation.json);
     `generate_parameters` merge into generate's parameters; `generate_overrides` replace top-level fields of

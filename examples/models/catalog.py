@@ -19,7 +19,8 @@ EXAMPLES: dict[str, dict[str, Any]] = {
     },
     "ctc_acoustic": {
         "source": {"python": "examples.models.ctc_acoustic:build"},
-        "export": {"exporter": "torchscript", "output_names": ["log_probs"], "dynamic_axes": {"features": {1: "frames"}}},
+        "export": {"exporter": "torchscript", "output_names": ["log_probs"],
+                   "dynamic_axes": {"features": {1: "frames"}}},
         "max_batch_size": 4,
     },
     "transformer_encoder": {
@@ -29,9 +30,11 @@ EXAMPLES: dict[str, dict[str, Any]] = {
     },
     "minilm": {
         "source": {"python": "examples.models.minilm:build"},
-        "export": {"dynamic_axes": {"input_ids": {1: "seq"}, "attention_mask": {1: "seq"}}, "verify": {"lengths": {"seq": [16]}}},
+        "export": {"dynamic_axes": {"input_ids": {1: "seq"}, "attention_mask": {1: "seq"}},
+                   "verify": {"lengths": {"seq": [16]}}},
         "max_batch_size": 8,
     },
 }
 #: A model whose export must fail verification (see wrong_branch.py).
-WRONG_BRANCH: dict[str, Any] = {"source": {"python": "examples.models.wrong_branch:build"}, "export": {}, "max_batch_size": 4}
+WRONG_BRANCH: dict[str, Any] = {"source": {"python": "examples.models.wrong_branch:build"}, "export": {},
+                                "max_batch_size": 4}

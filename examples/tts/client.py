@@ -9,8 +9,10 @@ The two ways a client talks to the pipeline of tritonkit:ensembles/tts.yaml:
 Both are written as mono 16-bit WAV files: whole.wav and streamed.wav (the sentences joined).
 
 Example (the tts starter, `tritonkit init --pipeline tts`, served on the default ports; from the repository root):
-    python -m examples.tts.client "Triton serves speech at 24 kilohertz. It streams." --out-dir /tmp/tts --url 127.0.0.1:8000 --grpc-url 127.0.0.1:8001
+    python -m examples.tts.client "Triton serves speech at 24 kilohertz. It streams." --out-dir /tmp/tts --url
+    127.0.0.1:8000 --grpc-url 127.0.0.1:8001
 """
+
 from __future__ import annotations
 
 import argparse
@@ -77,7 +79,8 @@ def stream_events(grpc_url: str, text: str, voice: str | None = None, speed: flo
     events: queue.Queue = queue.Queue()
     client.start_stream(callback=lambda result, error: events.put((result, error)))
     try:
-        client.async_stream_infer("tts_stream", request_inputs(grpcclient, text, voice, speed), enable_empty_final_response=True)
+        client.async_stream_infer("tts_stream", request_inputs(grpcclient, text, voice, speed),
+                                  enable_empty_final_response=True)
         while True:
             result, error = events.get(timeout=timeout_s)
             yield result, error
@@ -88,7 +91,8 @@ def stream_events(grpc_url: str, text: str, voice: str | None = None, speed: flo
         client.close()
 
 
-def stream(grpc_url: str, text: str, voice: str | None = None, speed: float | None = None, timeout_s: float = 120.0) -> list[Speech]:
+def stream(grpc_url: str, text: str, voice: str | None = None, speed: float | None = None,
+           timeout_s: float = 120.0) -> list[Speech]:
     """`tts_stream`'s responses, one per sentence, over a gRPC stream; a server error is raised."""
     started = time.perf_counter()
     sentences = []
@@ -106,7 +110,8 @@ def main(argv: list[str] | None = None) -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("text", help="English text; each sentence is one streamed response")
     parser.add_argument("--out-dir", type=Path, default=Path("."), help="where whole.wav and streamed.wav go")
-    parser.add_argument("--voice", default=None, help="jf_alpha (default), jf_gongitsune, jf_nezumi, jf_tebukuro, jm_kumo")
+    parser.add_argument("--voice", default=None,
+                        help="jf_alpha (default), jf_gongitsune, jf_nezumi, jf_tebukuro, jm_kumo")
     parser.add_argument("--speed", type=float, default=None, help="0.25 .. 4.0, 1.0 by default")
     parser.add_argument("--url", default="127.0.0.1:8000", help="Triton HTTP endpoint (host:port)")
     parser.add_argument("--grpc-url", default="127.0.0.1:8001", help="Triton gRPC endpoint (host:port)")
@@ -127,7 +132,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"sentence {k} at {s.arrived_s:.2f} s: {s.audio.size / s.sample_rate:.2f} s {s.sentence!r}")
     joined = np.concatenate([s.audio for s in sentences])
     write_wav(args.out_dir / "streamed.wav", joined, sentences[0].sample_rate)
-    print(f"streamed: {len(sentences)} sentences, {joined.size / sentences[0].sample_rate:.2f} s -> {args.out_dir / 'streamed.wav'}")
+    print(f"streamed: {len(sentences)} sentences, {joined.size / sentences[0].sample_rate:.2f} s -> "
+          f"{args.out_dir / 'streamed.wav'}")
     return 0
 
 

@@ -4,11 +4,12 @@ They make no sound worth hearing; they have the shapes and the data-dependent le
 three-stage template (frontend -> acoustic -> vocoder) is exported, verified and served in seconds.
 - acoustic: `tokens` int64 [T] + `pace` float32 [1] -> `mel` float32 [sum(durations), N_MELS] and `durations`
   int64 [T]. Each token's duration is predicted from the encoded text, divided by the pace (clamped to 0.25..4),
-  rounded and clamped to 1..MAX_FRAMES, and the length regulator repeats the token's encoding that many frames: the output length
-  depends on the token values, not only on their count.
+  rounded and clamped to 1..MAX_FRAMES, and the length regulator repeats the token's encoding that many frames: the
+  output length depends on the token values, not only on their count.
 - vocoder: `mel` float32 [F, N_MELS] -> `audio` float32 [F * HOP] and `sample_rate` int32 [1] (the vocoder says
   its own rate; the three-stage `speech` model passes it on).
 """
+
 from __future__ import annotations
 
 import json

@@ -6,7 +6,14 @@ import pytest
 
 from tests.asr.vocab import GAP, HOLD, LEAD, TOKENS, frame_tokens, posteriors, write_inputs
 from tritonkit.pipelines.asr.graph.build import build_graph
-from tritonkit.pipelines.asr.runtime.decoder import DecoderConfig, Graph, WfstDecoder, Word, greedy_decode, greedy_tokens
+from tritonkit.pipelines.asr.runtime.decoder import (
+    DecoderConfig,
+    Graph,
+    WfstDecoder,
+    Word,
+    greedy_decode,
+    greedy_tokens,
+)
 
 
 @pytest.fixture(scope="module")
@@ -18,7 +25,8 @@ def graph(tmp_path_factory: pytest.TempPathFactory) -> Graph:
 
 
 def _expected_words(words: list[str], scale: float) -> list[Word]:
-    """Each word from its first letter's first frame to its last letter's last frame + 1 (layout of vocab.posteriors)."""
+    """Each word from its first letter's first frame to its last letter's last frame + 1 (layout of
+    vocab.posteriors)."""
     out, frame = [], LEAD
     for word in words:
         length = HOLD * len(word) + sum(a == b for a, b in zip(word, word[1:]))  # a blank between doubled letters

@@ -96,7 +96,7 @@ def test_audio_longer_than_max_seconds_is_refused_with_the_limit_named():
     assert compute_fbank(two_s_at_8k, 8000, max_seconds=2.0).shape[0] > 0   # at the limit: served
     with pytest.raises(ValueError) as refused:
         compute_fbank(two_s_at_8k, 8000, max_seconds=1.5)
-    assert str(refused.value) == ("audio of 2.00 s is longer than the limit (max_audio_seconds) of 1.5 s; split it into "
-                                  "shorter requests, or raise the model's max_audio_seconds parameter")
+    assert str(refused.value) == ("audio of 2.00 s is longer than the limit (max_audio_seconds) of 1.5 s; split it "
+                                  "into shorter requests, or raise the model's max_audio_seconds parameter")
     with pytest.raises(ValueError, match="positive"):
         compute_fbank(two_s_at_8k, 0, max_seconds=1.5)

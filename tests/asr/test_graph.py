@@ -1,4 +1,6 @@
-"""TLG building: synthetic CTC posteriors decode to the words they spell, through a grammar, a corpus n-gram or an ARPA LM."""
+"""TLG building: synthetic CTC posteriors decode to the words they spell, through a grammar, a corpus n-gram or an ARPA
+LM."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -38,9 +40,13 @@ def _decoder(inputs: dict[str, Path], kind: str, out: Path) -> WfstDecoder:
     return WfstDecoder(Graph.load(out))
 
 
-@pytest.mark.parametrize("words", ["call one two three", "call nine nine", "stop", "go up", "go down", "don't stop", "call zero four five six seven eight"])
+@pytest.mark.parametrize("words",
+                         ["call one two three", "call nine nine", "stop", "go up", "go down", "don't stop",
+                          "call zero four five six seven eight"])
 @pytest.mark.parametrize("kind", ["grammar", "corpus"])
-def test_posteriors_spelling_words_decode_to_those_words(inputs: dict[str, Path], tmp_path: Path, kind: str, words: str) -> None:
+def test_posteriors_spelling_words_decode_to_those_words(
+    inputs: dict[str, Path], tmp_path: Path, kind: str, words: str
+) -> None:
     decoder = _decoder(inputs, kind, tmp_path / "graph")
     assert decoder.decode(posteriors(words.split())).text == words
 

@@ -1,4 +1,6 @@
-"""`asr: {graph}` in a spec: `tritonkit build` makes TLG.fst into the decoder's version folder, cached like an export."""
+"""`asr: {graph}` in a spec: `tritonkit build` makes TLG.fst into the decoder's version folder, cached like an
+export."""
+
 from __future__ import annotations
 
 import json
@@ -32,12 +34,24 @@ def _build(project: Path) -> dict:
 
 
 def test_build_puts_the_graph_in_each_version_folder_and_reuses_the_cache(tmp_path: Path) -> None:
-    project = _project(tmp_path, {"tokens": "lang/tokens.txt", "lexicon": "lang/lexicon.txt", "grammar": "lang/grammar.txt"})
+    project = _project(tmp_path,
+                       {"tokens": "lang/tokens.txt", "lexicon": "lang/lexicon.txt", "grammar": "lang/grammar.txt"})
     first = _build(project)["graphs"]["decoder"]
-    assert first["cache_hit"] is False and first["states"] > 0 and first["arcs"] > first["states"] and first["lm"] == "grammar"
+    assert (
+        first["cache_hit"] is False
+        and first["states"] > 0
+        and first["arcs"] > first["states"]
+        and first["lm"] == "grammar"
+    )
     for version in ("1", "2"):
         folder = project / "model_repository" / "decoder" / version
-        assert sorted(p.name for p in folder.iterdir()) == ["TLG.fst", "lexicon.txt", "model.py", "tokens.txt", "words.txt"]
+        assert sorted(p.name for p in folder.iterdir()) == [
+            "TLG.fst",
+            "lexicon.txt",
+            "model.py",
+            "tokens.txt",
+            "words.txt",
+        ]
     decoder = WfstDecoder(Graph.load(project / "model_repository" / "decoder" / "1"))
     assert decoder.decode(posteriors(["call", "four", "two"])).text == "call four two"
 
@@ -50,7 +64,9 @@ def test_build_puts_the_graph_in_each_version_folder_and_reuses_the_cache(tmp_pa
 
 
 def test_text_output_reports_graph_sizes(tmp_path: Path) -> None:
-    project = _project(tmp_path, {"tokens": "lang/tokens.txt", "lexicon": "lang/lexicon.txt", "corpus": "lang/corpus.txt", "ngram_order": 2})
+    project = _project(tmp_path,
+                       {"tokens": "lang/tokens.txt", "lexicon": "lang/lexicon.txt", "corpus": "lang/corpus.txt",
+                        "ngram_order": 2})
     done = run_cli("build", cwd=project)
     assert done.returncode == 0, done.stderr
     assert "graph decoder: TLG " in done.stdout and "(corpus, 16 words, 28 tokens), built in" in done.stdout
@@ -65,28 +81,36 @@ def _refused(tmp_path: Path, graph: dict) -> str:
 
 
 def test_spec_errors_are_one_line(tmp_path: Path) -> None:
-    line = _refused(tmp_path / "a", {"tokens": "lang/tokens.txt", "lexicon": "lang/lexicon.txt", "grammar": "lang/g.txt", "corpus": "lang/corpus.txt"})
-    assert "models.decoder.asr.graph" in line and "give exactly one of arpa, corpus, grammar (got corpus, grammar)" in line
-    line = _refused(tmp_path / "b", {"tokens": "lang/tokens.txt", "lexicon": "lang/lexicon.txt", "grammar": "../outside.txt"})
+    line = _refused(tmp_path / "a",
+                    {"tokens": "lang/tokens.txt", "lexicon": "lang/lexicon.txt", "grammar": "lang/g.txt",
+                     "corpus": "lang/corpus.txt"})
+    assert (
+        "models.decoder.asr.graph" in line and "give exactly one of arpa, corpus, grammar (got corpus, grammar)" in line
+    )
+    line = _refused(tmp_path / "b",
+                    {"tokens": "lang/tokens.txt", "lexicon": "lang/lexicon.txt", "grammar": "../outside.txt"})
     assert line.startswith("tritonkit.yaml: models.decoder.asr.graph.grammar: '../outside.txt' resolves to")
-    line = _refused(tmp_path / "c", {"tokens": "lang/tokens.txt", "lexicon": "lang/lexicon.txt", "grammar": "lang/missing.txt"})
+    line = _refused(tmp_path / "c",
+                    {"tokens": "lang/tokens.txt", "lexicon": "lang/lexicon.txt", "grammar": "lang/missing.txt"})
     assert line.startswith("tritonkit.yaml: models.decoder.asr.graph.grammar: file 'lang/missing.txt' not found")
 
 
 def test_bad_lexicon_is_one_line_naming_the_lexicon(tmp_path: Path) -> None:
-    project = _project(tmp_path, {"tokens": "lang/tokens.txt", "lexicon": "lang/lexicon.txt", "grammar": "lang/grammar.txt"})
+    project = _project(tmp_path,
+                       {"tokens": "lang/tokens.txt", "lexicon": "lang/lexicon.txt", "grammar": "lang/grammar.txt"})
     (project / "lang" / "lexicon.txt").write_text("stop s t o p\nplay p l Ä y\n")
     done = run_cli("build", cwd=project)
     assert done.returncode == 2
-    assert done.stderr.strip() == ("lang/lexicon.txt: line 2: word 'play' uses token 'Ä', which is not in lang/tokens.txt; "
-                                   "add 'Ä' to the token list or spell 'play' with listed tokens")
+    assert done.stderr.strip() == ("lang/lexicon.txt: line 2: word 'play' uses token 'Ä', which is not in "
+                                   "lang/tokens.txt; add 'Ä' to the token list or spell 'play' with listed tokens")
     assert not list((project / ".tritonkit" / "cache" / "asr_graph").iterdir())
 
 
 def test_another_model_decodes_with_its_own_copy_of_the_graph(tmp_path: Path) -> None:
     """Triton from s3:// downloads each model apart: a model decoding with another model's graph gets its own copy
     (files: model:<graph model>/TLG.fst ...), byte for byte what the graph model serves, and validate accepts it."""
-    project = _project(tmp_path, {"tokens": "lang/tokens.txt", "lexicon": "lang/lexicon.txt", "grammar": "lang/grammar.txt"})
+    project = _project(tmp_path,
+                       {"tokens": "lang/tokens.txt", "lexicon": "lang/lexicon.txt", "grammar": "lang/grammar.txt"})
     spec = yaml.safe_load((project / "tritonkit.yaml").read_text())
     spec["models"]["stream"] = {**spec["models"]["decoder"], "asr": None, "versions": [1],
                                 "files": {"model.py": "model.py", **{f: f"model:decoder/{f}" for f in GRAPH_FILES}}}

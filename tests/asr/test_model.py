@@ -13,7 +13,15 @@ from tests.asr.conftest import heldout_features
 from tests.conftest import REPO_ROOT
 from tritonkit.export import ExportJob, export_model
 from tritonkit.export.progress import SilentProgress
-from tritonkit.pipelines.asr.commands_ctc.model import HERE, RECEPTIVE_FRAMES, SUBSAMPLING, TOKENS, WEIGHTS, greedy_decode, transcribe
+from tritonkit.pipelines.asr.commands_ctc.model import (
+    HERE,
+    RECEPTIVE_FRAMES,
+    SUBSAMPLING,
+    TOKENS,
+    WEIGHTS,
+    greedy_decode,
+    transcribe,
+)
 from tritonkit.pipelines.asr.commands_ctc.vocabulary import WORDS
 from tritonkit.pipelines.asr.runtime.features import compute_fbank
 from tritonkit.spec.export import ExportSpec, SourceSpec
@@ -36,7 +44,8 @@ def test_committed_weights_transcribe_heldout_voices(model):
     hyps = [transcribe(model, compute_fbank(*read_wav(u.path))) for u in utterances]
     wer = word_error_rate([u.words for u in utterances], hyps)
     assert wer == pytest.approx(PROVENANCE["heldout_wav_set"]["greedy_wer"], abs=0.02)
-    # 30 clips, 63 words: one wrong word is 1.6 points (the 400-utterance held-out figure, 9.2%, is the measure). Was 0.15
+    # 30 clips, 63 words: one wrong word is 1.6 points (the 400-utterance held-out figure, 9.2%, is the measure). Was
+    # 0.15
     # while 3 clips were plain en-gb, a training voice (espeak-ng ignored their variant)
     assert wer <= 0.17
     right = [h for u, h in zip(utterances, hyps) if h == u.words]
@@ -55,12 +64,14 @@ def test_a_chunk_with_receptive_context_gives_the_offline_frames(model):
             chunk = model(feats[:, lo:hi])[0]
             skip = lo // SUBSAMPLING
             torch.testing.assert_close(chunk[first - skip:last - skip], offline[first:last], atol=1e-5, rtol=1e-5)
-        assert not torch.allclose(model(feats[:, 20:60])[0, :5], offline[10:15], atol=1e-3)  # without context it differs
+        assert not torch.allclose(model(feats[:, 20:60])[0, :5], offline[10:15],
+                                  atol=1e-3)  # without context it differs
 
 
 def test_exports_to_onnx_with_a_dynamic_time_axis(tmp_path, model):
     job = ExportJob("acoustic", SourceSpec(python="tritonkit.pipelines.asr.commands_ctc.model:build"),
-                    ExportSpec.model_validate({"output_names": ["log_probs"], "dynamic_axes": {"features": {1: "frames"}}}), 8,
+                    ExportSpec.model_validate({"output_names": ["log_probs"],
+                                               "dynamic_axes": {"features": {1: "frames"}}}), 8,
                     REPO_ROOT)
     result = export_model(job, tmp_path / "acoustic" / "1", tmp_path / "acoustic" / "golden", tmp_path / "cache",
                           SilentProgress())
@@ -75,7 +86,9 @@ def test_exports_to_onnx_with_a_dynamic_time_axis(tmp_path, model):
 
 def test_lang_files_match_the_model():
     lang = HERE / "lang"
-    assert [line.split() for line in (lang / "tokens.txt").read_text().splitlines()] == [[t, str(i)] for i, t in enumerate(TOKENS)]
+    assert [line.split() for line in (lang / "tokens.txt").read_text().splitlines()] == [
+        [t, str(i)] for i, t in enumerate(TOKENS)
+    ]
     lexicon = {line.split()[0]: line.split()[1:] for line in (lang / "lexicon.txt").read_text().splitlines()}
     assert sorted(lexicon) == sorted(WORDS)
     assert all(pron == [*word, "|"] for word, pron in lexicon.items())

@@ -59,7 +59,8 @@ def _in_process(repository: Path, pcm: np.ndarray, rate: int) -> str:
 
 def _http(server, pcm: np.ndarray, rate: int) -> tuple[str, list[dict]]:
     client = httpclient.InferenceServerClient(server.http_url)
-    inputs = [httpclient.InferInput("PCM", [1, pcm.size], "FP32"), httpclient.InferInput("SAMPLE_RATE", [1, 1], "INT32")]
+    inputs = [httpclient.InferInput("PCM", [1, pcm.size], "FP32"),
+              httpclient.InferInput("SAMPLE_RATE", [1, 1], "INT32")]
     inputs[0].set_data_from_numpy(pcm[None].astype(np.float32))
     inputs[1].set_data_from_numpy(np.array([[rate]], np.int32))
     result = client.infer("asr", inputs)
@@ -68,7 +69,8 @@ def _http(server, pcm: np.ndarray, rate: int) -> tuple[str, list[dict]]:
 
 def _grpc(server, pcm: np.ndarray, rate: int) -> str:
     client = grpcclient.InferenceServerClient(server.grpc_url)
-    inputs = [grpcclient.InferInput("PCM", [1, pcm.size], "FP32"), grpcclient.InferInput("SAMPLE_RATE", [1, 1], "INT32")]
+    inputs = [grpcclient.InferInput("PCM", [1, pcm.size], "FP32"),
+              grpcclient.InferInput("SAMPLE_RATE", [1, 1], "INT32")]
     inputs[0].set_data_from_numpy(pcm[None].astype(np.float32))
     inputs[1].set_data_from_numpy(np.array([[rate]], np.int32))
     return client.infer("asr", inputs).as_numpy("TRANSCRIPT")[0, 0].decode()

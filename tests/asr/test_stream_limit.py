@@ -27,7 +27,8 @@ def served(tmp_path_factory: pytest.TempPathFactory):
     result = run_cli("build", cwd=project)
     assert result.returncode == 0, result.stderr
     config = project / "model_repository" / "asr_stream" / "config.pbtxt"
-    text, count = re.subn(r'(key: "max_streams"\s*value:\s*\{\s*string_value: )"\d+"', rf'\1"{LIMIT}"', config.read_text())
+    text, count = re.subn(r'(key: "max_streams"\s*value:\s*\{\s*string_value: )"\d+"', rf'\1"{LIMIT}"',
+                          config.read_text())
     assert count == 1, config.read_text()
     config.write_text(text)
     with EmbeddedServer(project / "model_repository", work_dir=project / ".tritonkit", startup_timeout=240) as server:

@@ -39,7 +39,8 @@ def served(tmp_path_factory: pytest.TempPathFactory):
 
 
 def _offline(client: grpcclient.InferenceServerClient, pcm: np.ndarray, rate: int) -> str:
-    inputs = [grpcclient.InferInput("PCM", [1, pcm.size], "FP32"), grpcclient.InferInput("SAMPLE_RATE", [1, 1], "INT32")]
+    inputs = [grpcclient.InferInput("PCM", [1, pcm.size], "FP32"),
+              grpcclient.InferInput("SAMPLE_RATE", [1, 1], "INT32")]
     inputs[0].set_data_from_numpy(pcm[None].astype(np.float32))
     inputs[1].set_data_from_numpy(np.array([[rate]], np.int32))
     return client.infer("asr", inputs).as_numpy("TRANSCRIPT")[0, 0].decode()
@@ -102,7 +103,9 @@ def test_eight_concurrent_streams_are_right_and_batched(served) -> None:
     for k, (pcm, rate, words) in enumerate(utterances):
         assert finals[k] == _offline(client, pcm, rate), (k, words)
     after = _batch_counts(client, "acoustic")
-    batched = {size: after[size] - before.get(size, 0) for size in after if size > 1 and after[size] > before.get(size, 0)}
+    batched = {
+        size: after[size] - before.get(size, 0) for size in after if size > 1 and after[size] > before.get(size, 0)
+    }
     assert batched, f"acoustic saw no batch > 1: {after}"
 
 

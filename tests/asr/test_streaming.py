@@ -48,7 +48,8 @@ def acoustic():
     return run
 
 
-def _recognizer(decoder: WfstDecoder, max_streams: int = 8, max_chunk_seconds: float | None = None) -> StreamingRecognizer:
+def _recognizer(decoder: WfstDecoder, max_streams: int = 8,
+                max_chunk_seconds: float | None = None) -> StreamingRecognizer:
     return StreamingRecognizer(decoder, Receptive(RECEPTIVE_FRAMES, SUBSAMPLING), max_streams, idle_timeout_s=60,
                                max_chunk_seconds=max_chunk_seconds)
 
@@ -60,7 +61,9 @@ def test_interleaved_streams_finals_equal_offline_with_batched_calls(decoder, ac
     finals: dict[int, str] = {}
     acoustic.calls.clear()
     for step in range(max(len(p) for p in pieces)):
-        chunks = [Chunk(2**40 + k, p[step], step == 0, step == len(p) - 1) for k, p in enumerate(pieces) if step < len(p)]
+        chunks = [
+            Chunk(2**40 + k, p[step], step == 0, step == len(p) - 1) for k, p in enumerate(pieces) if step < len(p)
+        ]
         for chunk, result in zip(chunks, recognizer.step(chunks, acoustic)):
             assert not isinstance(result, Exception), result
             if chunk.end:
@@ -81,7 +84,10 @@ def test_streams_at_other_rates_equal_offline_at_that_rate(decoder, acoustic, ra
         at_16k = read_wav(utterance.path)[0]
         pcm = resample(at_16k, 16000, rate)
         with torch.no_grad():
-            offline = [decoder.decode(model(torch.from_numpy(compute_fbank(x, r))[None])[0].numpy()).text for x, r in [(pcm, rate), (at_16k, 16000)]]
+            offline = [
+                decoder.decode(model(torch.from_numpy(compute_fbank(x, r))[None])[0].numpy()).text
+                for x, r in [(pcm, rate), (at_16k, 16000)]
+            ]
         recognizer = _recognizer(decoder)
         chunk = rate * 160 // 1000
         pieces = [pcm[i:i + chunk] for i in range(0, pcm.size, chunk)]
@@ -109,7 +115,8 @@ def test_a_chunk_at_another_rate_than_its_streams_is_refused_and_leaves_the_stre
 def test_unknown_streams_and_too_many_are_refused_per_chunk(decoder, acoustic) -> None:
     recognizer = _recognizer(decoder, max_streams=1)
     silence = np.zeros(CHUNK, np.float32)
-    results = recognizer.step([Chunk(1, silence, True, False), Chunk(2, silence, False, False), Chunk(3, silence, True, False)], acoustic)
+    results = recognizer.step([Chunk(1, silence, True, False), Chunk(2, silence, False, False),
+                               Chunk(3, silence, True, False)], acoustic)
     assert results[0].text == ""  # type: ignore[union-attr]
     assert isinstance(results[1], UnknownStreamError) and "send its first chunk with the START flag" in str(results[1])
     assert isinstance(results[2], StreamLimitError)
@@ -134,13 +141,15 @@ def test_the_graph_and_receptive_frames_come_from_the_models_own_folder_and_conf
     (tmp_path / "acoustic" / "1").mkdir(parents=True)
     (tmp_path / "acoustic" / "1" / "TLG.fst").write_bytes(b"graph")
     args = {"model_repository": str(tmp_path / "asr_stream"), "model_version": "1"}
-    with pytest.raises(FileNotFoundError, match=r"asr_stream/1 has no TLG.fst: copy the graph into this model in the spec"):
+    with pytest.raises(FileNotFoundError,
+                       match=r"asr_stream/1 has no TLG.fst: copy the graph into this model in the spec"):
         own_folder(args)
     (tmp_path / "asr_stream" / "1").mkdir(parents=True)
     (tmp_path / "asr_stream" / "1" / "TLG.fst").write_bytes(b"graph")
     assert own_folder(args) == tmp_path / "asr_stream" / "1"
     assert required_parameter({"receptive_frames": "103"}, "receptive_frames") == "103"
-    with pytest.raises(ValueError, match=r"parameter 'receptive_frames' is not set: give it in the spec \(e.g. receptive_frames: "
+    with pytest.raises(ValueError,
+                       match=r"parameter 'receptive_frames' is not set: give it in the spec \(e.g. receptive_frames: "
                                          r"model:acoustic/receptive_frames\)"):
         required_parameter({}, "receptive_frames")
 

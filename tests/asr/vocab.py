@@ -11,7 +11,8 @@ from pathlib import Path
 import numpy as np
 
 TOKENS = ["<blk>", *string.ascii_lowercase, "'"]
-WORDS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "call", "stop", "go", "up", "down", "don't"]
+WORDS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "call", "stop", "go", "up",
+         "down", "don't"]
 GRAMMAR = "# commands\ncall (zero|one|two|three|four|five|six|seven|eight|nine)+\nstop\ngo (up|down)\ndon't stop\n"
 CORPUS = "call one two three\ncall nine nine\nstop\ngo up\ngo down\ncall zero four five six seven eight\ndon't stop\n"
 LEAD, HOLD, GAP = 4, 3, 2

@@ -63,7 +63,8 @@ sent: list[InferenceRequest] = []
 
 
 class InferenceRequest:
-    def __init__(self, model_name: str, inputs: list[Tensor], requested_output_names: list[str], **options: Any) -> None:
+    def __init__(self, model_name: str, inputs: list[Tensor], requested_output_names: list[str],
+                 **options: Any) -> None:
         self.model_name, self.inputs, self.outputs, self.options = model_name, inputs, requested_output_names, options
         sent.append(self)
 

@@ -24,15 +24,27 @@ pytestmark = pytest.mark.server
 HERE = Path(__file__).parent
 SCALAR = {"data_type": "TYPE_FP32", "dims": [1]}
 TEST_MODELS = {
-    "sleepy": {"backend": "python", "max_batch_size": 1,
-               "dynamic_batching": {"default_queue_policy": {"default_timeout_microseconds": 60_000_000, "allow_timeout_override": True}},
-               "input": [{"name": "SECONDS", **SCALAR}], "output": [{"name": "SECONDS", **SCALAR}],
-               "instance_group": [{"kind": "KIND_CPU", "count": 1}], "files": {"model.py": "models/sleepy.py"}},
-    "impatient": {"backend": "python", "max_batch_size": 0, "bls": {"calls": ["sleepy"]},
-                  "input": [{"name": "SECONDS", **SCALAR}, {"name": "TIMEOUT_S", **SCALAR}],
-                  "output": [{"name": "SECONDS", **SCALAR}], "instance_group": [{"kind": "KIND_CPU", "count": 2}],
-                  "files": {"model.py": "models/impatient.py", "bls_runtime": "tritonkit:pipelines/bls/runtime"},
-                  "smoke": [{"inputs": {"SECONDS": [0.0], "TIMEOUT_S": [5.0]}, "outputs": {"SECONDS": [0.0]}}]},
+    "sleepy": {
+        "backend": "python",
+        "max_batch_size": 1,
+        "dynamic_batching": {
+            "default_queue_policy": {"default_timeout_microseconds": 60_000_000, "allow_timeout_override": True}
+        },
+        "input": [{"name": "SECONDS", **SCALAR}],
+        "output": [{"name": "SECONDS", **SCALAR}],
+        "instance_group": [{"kind": "KIND_CPU", "count": 1}],
+        "files": {"model.py": "models/sleepy.py"},
+    },
+    "impatient": {
+        "backend": "python",
+        "max_batch_size": 0,
+        "bls": {"calls": ["sleepy"]},
+        "input": [{"name": "SECONDS", **SCALAR}, {"name": "TIMEOUT_S", **SCALAR}],
+        "output": [{"name": "SECONDS", **SCALAR}],
+        "instance_group": [{"kind": "KIND_CPU", "count": 2}],
+        "files": {"model.py": "models/impatient.py", "bls_runtime": "tritonkit:pipelines/bls/runtime"},
+        "smoke": [{"inputs": {"SECONDS": [0.0], "TIMEOUT_S": [5.0]}, "outputs": {"SECONDS": [0.0]}}],
+    },
 }
 
 
@@ -92,16 +104,21 @@ def test_call_timeout_fails_fast_naming_the_callee(served) -> None:
     server, _ = served
     client = httpclient.InferenceServerClient(server.http_url)
     sleeper = grpcclient.InferenceServerClient(server.grpc_url)   # the HTTP client is not shared across threads
-    busy = threading.Thread(target=sleeper.infer, args=("sleepy", scalar_inputs(grpcclient, SECONDS=np.array([[2.0]], np.float32))))
+    busy = threading.Thread(target=sleeper.infer,
+                            args=("sleepy", scalar_inputs(grpcclient, SECONDS=np.array([[2.0]], np.float32))))
     busy.start()   # the only instance of `sleepy` is now busy for 2 s; the next request waits in its queue
     time.sleep(0.3)
     started = time.monotonic()
     try:
         with pytest.raises(Exception, match="model 'sleepy' called by 'impatient' failed: .*timeout") as err:
-            client.infer("impatient", scalar_inputs(httpclient, SECONDS=np.array([0.0], np.float32), TIMEOUT_S=np.array([0.2], np.float32)))
+            client.infer("impatient",
+                         scalar_inputs(httpclient, SECONDS=np.array([0.0], np.float32),
+                                       TIMEOUT_S=np.array([0.2], np.float32)))
         waited = time.monotonic() - started
     finally:
         busy.join()
     assert waited < 1.2, f"the caller waited {waited:.2f} s for a 0.2 s timeout ({err.value})"
-    ok = client.infer("impatient", scalar_inputs(httpclient, SECONDS=np.array([0.05], np.float32), TIMEOUT_S=np.array([5.0], np.float32)))
+    ok = client.infer("impatient",
+                      scalar_inputs(httpclient, SECONDS=np.array([0.05], np.float32),
+                                    TIMEOUT_S=np.array([5.0], np.float32)))
     np.testing.assert_allclose(ok.as_numpy("SECONDS"), [0.05])

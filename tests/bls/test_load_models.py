@@ -43,7 +43,8 @@ def test_without_load_models_explicit_mode_loads_everything(tmp_path: Path) -> N
 
 
 @pytest.mark.parametrize(("deploy", "field", "text"), [
-    ({"model_control_mode": "explicit", "load_models": ["route", "rout"]}, "deploy.load_models[1]", "unknown model 'rout'"),
+    ({"model_control_mode": "explicit", "load_models": ["route", "rout"]}, "deploy.load_models[1]",
+     "unknown model 'rout'"),
     ({"load_models": ["route"]}, "deploy.load_models", "only explicit model control"),
 ])
 def test_bad_load_models_are_refused(tmp_path: Path, deploy: dict[str, Any], field: str, text: str) -> None:

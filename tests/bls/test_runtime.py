@@ -50,7 +50,9 @@ def test_undeclared_callee_is_refused_before_any_request() -> None:
 
 
 def test_callee_error_names_the_callee() -> None:
-    pb.models["double"] = lambda inputs: [pb.InferenceResponse([], pb.TritonError("X must be finite", pb.TritonError.INVALID_ARG))]
+    pb.models["double"] = lambda inputs: [
+        pb.InferenceResponse([], pb.TritonError("X must be finite", pb.TritonError.INVALID_ARG))
+    ]
     with pytest.raises(CallError) as err:
         callees().call("double", {"X": np.array([np.inf])}, ["Y"])
     assert str(err.value) == "model 'double' called by 'route' failed: X must be finite"
@@ -66,14 +68,17 @@ def test_callee_that_cannot_take_requests_and_a_missing_output() -> None:
 
 
 def test_stream_yields_each_response_and_skips_the_empty_final_one() -> None:
-    pb.models["count"] = lambda inputs: [pb.InferenceResponse([pb.Tensor("Y", np.array([i]))]) for i in (1, 2, 3)] + [pb.InferenceResponse([])]
+    pb.models["count"] = lambda inputs: (
+        [pb.InferenceResponse([pb.Tensor("Y", np.array([i]))]) for i in (1, 2, 3)] + [pb.InferenceResponse([])]
+    )
     got = [r["Y"][0] for r in callees().stream("count", {"N": np.array([3])}, ["Y"], timeout_s=1)]
     assert got == [1, 2, 3]
     assert pb.sent[0].options == {"timeout": 1_000_000}
 
 
 def test_stream_error_midway_is_raised_after_the_responses_before_it() -> None:
-    pb.models["count"] = lambda inputs: [pb.InferenceResponse([pb.Tensor("Y", np.array([1]))]), pb.InferenceResponse([], pb.TritonError("N too big"))]
+    pb.models["count"] = lambda inputs: [pb.InferenceResponse([pb.Tensor("Y", np.array([1]))]),
+                                         pb.InferenceResponse([], pb.TritonError("N too big"))]
     stream = callees().stream("count", {"N": np.array([9])}, ["Y"])
     assert next(stream)["Y"][0] == 1
     with pytest.raises(CallError, match="model 'count' called by 'route' failed: N too big"):

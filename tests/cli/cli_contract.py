@@ -43,7 +43,8 @@ def run_in_process(args: list[str], cwd: Path) -> Outcome:
 
 def run_subprocess(args: list[str], cwd: Path) -> Outcome:
     """`python -m tritonkit ARGS` as its own process, as a user runs it."""
-    proc = subprocess.run([sys.executable, "-m", "tritonkit", *args], cwd=cwd, capture_output=True, text=True, timeout=120)
+    proc = subprocess.run([sys.executable, "-m", "tritonkit", *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=120)
     return Outcome(proc.returncode, proc.stdout, proc.stderr)
 
 

@@ -36,7 +36,8 @@ print(json.dumps({"exit": code, "modules": sorted(sys.modules)}))
 
 def modules_after(args: list[str], cwd: Path) -> set[str]:
     """The modules loaded by `python -m tritonkit ARGS`, which must exit 0."""
-    proc = subprocess.run([sys.executable, "-c", PROBE, json.dumps(args)], cwd=cwd, capture_output=True, text=True, timeout=120)
+    proc = subprocess.run([sys.executable, "-c", PROBE, json.dumps(args)], cwd=cwd, capture_output=True, text=True,
+                          timeout=120)
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout.splitlines()[-1])
     assert report["exit"] == 0, proc.stdout + proc.stderr

@@ -18,7 +18,8 @@ def hide(module: str, root: Path) -> dict[str, str]:
     """An environment in which importing `module` fails as when it is not installed."""
     package = root / "hidden" / module
     package.mkdir(parents=True)
-    (package / "__init__.py").write_text(f"raise ModuleNotFoundError(\"No module named '{module}'\", name={module!r})\n")
+    (package / "__init__.py").write_text(f"raise ModuleNotFoundError(\"No module named '{module}'\", "
+                                         f"name={module!r})\n")
     return {**os.environ, "PYTHONPATH": str(root / "hidden")}
 
 

@@ -80,7 +80,8 @@ def test_llm_starter_builds_its_dockerfile_and_streams_through_the_container(dep
     build_project(project)
     dockerfile = project / "tritonkit.Dockerfile"
     assert "tokenizers" in dockerfile.read_text()
-    plain = subprocess.run(["podman", "run", "--rm", standin, "python3", "-c", "import tokenizers"], capture_output=True)
+    plain = subprocess.run(["podman", "run", "--rm", standin, "python3", "-c", "import tokenizers"],
+                           capture_output=True)
     assert plain.returncode != 0  # the stand-in alone could not run the pipeline
     import yaml
 

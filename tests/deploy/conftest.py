@@ -34,7 +34,8 @@ def init_and_build(root: Path, pipeline: str, edit: Any = None) -> Path:
 
 def deploy(project: Path, target: str, *args: str) -> subprocess.CompletedProcess[str]:
     """The real CLI, with a fake AWS secret and admin key in its environment (neither may reach a file)."""
-    env = {**os.environ, "AWS_SECRET_ACCESS_KEY": FAKE_SECRET, "AWS_ACCESS_KEY_ID": "AKIAFAKEFAKEFAKE", "TRITON_ADMIN_KEY": FAKE_ADMIN_KEY}
+    env = {**os.environ, "AWS_SECRET_ACCESS_KEY": FAKE_SECRET, "AWS_ACCESS_KEY_ID": "AKIAFAKEFAKEFAKE",
+           "TRITON_ADMIN_KEY": FAKE_ADMIN_KEY}
     return subprocess.run([sys.executable, "-m", "tritonkit", "deploy", target, *args], cwd=project, env=env,
                           capture_output=True, text=True, timeout=120)
 

@@ -65,8 +65,10 @@ def sd_labels(annotations: dict[str, str], pod_labels: dict[str, str], pod: str)
 #: params or slow-scrape annotations are written by tritonkit).
 KUBERNETES_PODS_RELABEL = [
     {"source_labels": ["__meta_kubernetes_pod_annotation_prometheus_io_scrape"], "action": "keep", "regex": "true"},
-    {"source_labels": ["__meta_kubernetes_pod_annotation_prometheus_io_path"], "action": "replace", "target_label": "__metrics_path__", "regex": "(.+)"},
-    {"source_labels": ["__meta_kubernetes_pod_annotation_prometheus_io_port", "__meta_kubernetes_pod_ip"], "action": "replace",
+    {"source_labels": ["__meta_kubernetes_pod_annotation_prometheus_io_path"], "action": "replace",
+     "target_label": "__metrics_path__", "regex": "(.+)"},
+    {"source_labels": ["__meta_kubernetes_pod_annotation_prometheus_io_port", "__meta_kubernetes_pod_ip"],
+     "action": "replace",
      "regex": r"(\d+);((([0-9]+?)(\.|$)){4})", "replacement": "$2:$1", "target_label": "__address__"},
     {"action": "labelmap", "regex": "__meta_kubernetes_pod_label_(.+)"},
     {"source_labels": ["__meta_kubernetes_namespace"], "action": "replace", "target_label": "namespace"},
@@ -75,33 +77,47 @@ KUBERNETES_PODS_RELABEL = [
 ]
 
 
-def discovered(pod: str, annotations: dict[str, str], pod_labels: dict[str, str], ports: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def discovered(pod: str, annotations: dict[str, str], pod_labels: dict[str, str],
+               ports: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The pod as Kubernetes pod discovery lists it: one target per declared container port."""
     return [{"targets": [f"127.0.0.1:{p['containerPort']}"],
              "labels": {**sd_labels(annotations, pod_labels, pod), "__meta_kubernetes_pod_container_name": "triton",
-                        "__meta_kubernetes_pod_container_port_name": p["name"], "__meta_kubernetes_pod_container_port_number": str(p["containerPort"])}}
+                        "__meta_kubernetes_pod_container_port_name": p["name"],
+                        "__meta_kubernetes_pod_container_port_number": str(p["containerPort"])}}
             for p in ports]
 
 
 def annotations_job(job: str, targets: list[dict[str, Any]]) -> dict[str, Any]:
     """The prometheus chart's `kubernetes-pods` job over `targets`."""
-    return {"job_name": job, "honor_labels": True, "static_configs": targets, "relabel_configs": KUBERNETES_PODS_RELABEL}
+    return {"job_name": job, "honor_labels": True, "static_configs": targets,
+            "relabel_configs": KUBERNETES_PODS_RELABEL}
 
 
 def podmonitor_job(monitor: dict[str, Any], targets: list[dict[str, Any]]) -> dict[str, Any]:
     """The job prometheus-operator generates for a PodMonitor (selector labels, endpoint port name and path);
     the scrape interval is this test's 1 s, not the PodMonitor's."""
     endpoint = monitor["spec"]["podMetricsEndpoints"][0]
-    selector = [{"action": "keep", "source_labels": [f"__meta_kubernetes_pod_label_{re.sub(r'[^a-zA-Z0-9_]', '_', k)}",
-                                                     f"__meta_kubernetes_pod_labelpresent_{re.sub(r'[^a-zA-Z0-9_]', '_', k)}"],
-                 "regex": f"({re.escape(v)});true"} for k, v in monitor["spec"]["selector"]["matchLabels"].items()]
+    selector = [
+        {
+            "action": "keep",
+            "source_labels": [
+                f"__meta_kubernetes_pod_label_{re.sub(r'[^a-zA-Z0-9_]', '_', k)}",
+                f"__meta_kubernetes_pod_labelpresent_{re.sub(r'[^a-zA-Z0-9_]', '_', k)}",
+            ],
+            "regex": f"({re.escape(v)});true",
+        }
+        for k, v in monitor["spec"]["selector"]["matchLabels"].items()
+    ]
     return {"job_name": f"podMonitor/{NAMESPACE}/{monitor['metadata']['name']}/0", "honor_labels": False,
             "metrics_path": endpoint["path"], "static_configs": targets,
             "relabel_configs": [*selector,
-                                {"action": "drop", "source_labels": ["__meta_kubernetes_pod_phase"], "regex": "(Failed|Succeeded)"},
-                                {"action": "keep", "source_labels": ["__meta_kubernetes_pod_container_port_name"], "regex": endpoint["port"]},
+                                {"action": "drop", "source_labels": ["__meta_kubernetes_pod_phase"],
+                                 "regex": "(Failed|Succeeded)"},
+                                {"action": "keep", "source_labels": ["__meta_kubernetes_pod_container_port_name"],
+                                 "regex": endpoint["port"]},
                                 {"source_labels": ["__meta_kubernetes_namespace"], "target_label": "namespace"},
-                                {"source_labels": ["__meta_kubernetes_pod_container_name"], "target_label": "container"},
+                                {"source_labels": ["__meta_kubernetes_pod_container_name"],
+                                 "target_label": "container"},
                                 {"source_labels": ["__meta_kubernetes_pod_name"], "target_label": "pod"},
                                 {"target_label": "job", "replacement": f"{NAMESPACE}/{monitor['metadata']['name']}"},
                                 {"target_label": "endpoint", "replacement": endpoint["port"]}]}
@@ -117,8 +133,11 @@ def fill_adapter_query(template: str, series: str, pods: list[str]) -> str:
     """prometheus-adapter's fill for a pods metric in NAMESPACE: `namespace="ns",pod="p"` (`pod=~"p1|p2"` for
     several), grouped by the pod label (pkg/naming/metrics_query.go, Build)."""
     pod_matcher = f'pod="{pods[0]}"' if len(pods) == 1 else f'pod=~"{"|".join(pods)}"'
-    filled = (template.replace("<<.Series>>", series).replace("<<.LabelMatchers>>", f'namespace="{NAMESPACE}",{pod_matcher}')
-              .replace("<<.GroupBy>>", "pod"))
+    filled = (
+        template.replace("<<.Series>>", series)
+        .replace("<<.LabelMatchers>>", f'namespace="{NAMESPACE}",{pod_matcher}')
+        .replace("<<.GroupBy>>", "pod")
+    )
     assert "<<" not in filled, filled  # a template field this fill does not know
     return filled
 
@@ -131,15 +150,19 @@ class Prometheus:
         if binary is None:
             missing("needs Debian's prometheus: apt-get install prometheus")
         config = folder / "prometheus.yml"
-        config.write_text(yaml.safe_dump({"global": {"scrape_interval": "1s", "scrape_timeout": "1s"}, "scrape_configs": jobs}))
+        config.write_text(yaml.safe_dump({"global": {"scrape_interval": "1s", "scrape_timeout": "1s"},
+                                          "scrape_configs": jobs}))
         self.url = f"http://127.0.0.1:{port}"
         self.log = (folder / "prometheus.log").open("w")
-        self.process = subprocess.Popen([str(binary), f"--config.file={config}", f"--storage.tsdb.path={folder / 'data'}",
-                                         f"--web.listen-address=127.0.0.1:{port}"], stdout=self.log, stderr=subprocess.STDOUT)
+        self.process = subprocess.Popen([str(binary), f"--config.file={config}",
+                                         f"--storage.tsdb.path={folder / 'data'}",
+                                         f"--web.listen-address=127.0.0.1:{port}"], stdout=self.log,
+                                        stderr=subprocess.STDOUT)
 
     def api(self, path: str, base: str | None = None, **params: str) -> Any:
         """GET /api/v1/`path` of this Prometheus, or of `base` (the same server under the URL a manifest names)."""
-        with urllib.request.urlopen(f"{base or self.url}/api/v1/{path}?{urllib.parse.urlencode(params)}", timeout=10) as answer:
+        with urllib.request.urlopen(f"{base or self.url}/api/v1/{path}?{urllib.parse.urlencode(params)}",
+                                    timeout=10) as answer:
             body = json.load(answer)
         assert body["status"] == "success", body
         return body["data"]
@@ -157,7 +180,9 @@ class Prometheus:
 
     def values(self, query: str, base: str) -> dict[str, float]:
         """The instant vector's values by pod (empty when no series matches yet), asked of `base`."""
-        return {r["metric"].get("pod", ""): float(r["value"][1]) for r in self.api("query", base, query=query)["result"]}
+        return {
+            r["metric"].get("pod", ""): float(r["value"][1]) for r in self.api("query", base, query=query)["result"]
+        }
 
     def stop(self) -> None:
         self.process.terminate()
@@ -222,7 +247,8 @@ def signals(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Signals]:
     root = tmp_path_factory.mktemp("signals")
     with socket.socket() as held:  # Prometheus's port, held while Triton's three are picked so none coincide
         held.bind(("127.0.0.1", 0))
-        ports = {**choose_ports("127.0.0.1", {"http": None, "grpc": None, "metrics": None}), "prometheus": held.getsockname()[1]}
+        ports = {**choose_ports("127.0.0.1", {"http": None, "grpc": None, "metrics": None}),
+                 "prometheus": held.getsockname()[1]}
 
     def metrics_port(spec: dict[str, Any]) -> None:
         spec.setdefault("deploy", {})["metrics_port"] = ports["metrics"]
@@ -235,13 +261,19 @@ def signals(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Signals]:
     k8s, kserve = documents(project / "deploy" / "k8s"), documents(project / "deploy" / "kserve")
     monitored = documents(project / "deploy" / "k8s-monitored")
     template, runtime = k8s["Deployment"]["spec"]["template"], kserve["ServingRuntime"]["spec"]
-    kserve_labels = {**kserve["InferenceService"]["metadata"]["labels"], "serving.kserve.io/inferenceservice": "classifier", "component": "predictor"}
+    kserve_labels = {**kserve["InferenceService"]["metadata"]["labels"],
+                     "serving.kserve.io/inferenceservice": "classifier", "component": "predictor"}
     no_annotations: dict[str, str] = {}  # the PodMonitor pod's annotations are not what finds it
-    jobs = [annotations_job("k8s", discovered(K8S_POD, template["metadata"]["annotations"], template["metadata"]["labels"],
+    jobs = [annotations_job("k8s",
+                            discovered(K8S_POD, template["metadata"]["annotations"], template["metadata"]["labels"],
                                               containers(k8s)[0]["ports"])),
             # KServe copies the ServingRuntime's spec.annotations onto the predictor pods
-            annotations_job("kserve", discovered(KSERVE_POD, runtime["annotations"], kserve_labels, runtime["containers"][0]["ports"])),
-            podmonitor_job(monitored["PodMonitor"], discovered(MONITORED_POD, no_annotations, monitored["Deployment"]["spec"]["template"]["metadata"]["labels"],
+            annotations_job("kserve",
+                            discovered(KSERVE_POD, runtime["annotations"], kserve_labels,
+                                       runtime["containers"][0]["ports"])),
+            podmonitor_job(monitored["PodMonitor"],
+                           discovered(MONITORED_POD, no_annotations,
+                                      monitored["Deployment"]["spec"]["template"]["metadata"]["labels"],
                                                                containers(monitored)[0]["ports"]))]
     values = yaml.safe_load((project / "deploy" / "k8s" / "prometheus-adapter-values.yaml").read_text())
     metric = kserve["InferenceService"]["spec"]["predictor"]["autoScaling"]["metrics"][0]["external"]["metric"]
@@ -253,7 +285,8 @@ def signals(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Signals]:
         prometheus = Prometheus(root, ports["prometheus"], jobs)
         try:
             prometheus.wait_ready()
-            yield Signals(prometheus, values["rules"]["custom"][0], adapter_url(values), metric["query"], metric["serverAddress"],
+            yield Signals(prometheus, values["rules"]["custom"][0], adapter_url(values), metric["query"],
+                          metric["serverAddress"],
                           server.http_url, ports["metrics"])
         finally:
             prometheus.stop()
@@ -263,24 +296,35 @@ def signals(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Signals]:
 
 def test_every_scrape_reaches_tritons_metrics_port_with_namespace_and_pod(signals: Signals) -> None:
     prometheus = signals.prometheus
-    targets = poll(lambda: prometheus.api("targets")["activeTargets"], lambda t: len(t) == 3 and all(x["health"] == "up" for x in t), 30)
+    targets = poll(lambda: prometheus.api("targets")["activeTargets"],
+                   lambda t: len(t) == 3 and all(x["health"] == "up" for x in t), 30)
     assert {(t["labels"]["pod"], t["labels"]["namespace"], t["health"]) for t in targets} == {
         (K8S_POD, NAMESPACE, "up"), (MONITORED_POD, NAMESPACE, "up"), (KSERVE_POD, NAMESPACE, "up")}, targets
-    assert {t["scrapeUrl"] for t in targets} == {f"http://127.0.0.1:{signals.metrics_port}/metrics"}  # one per pod, not per port
+    assert {t["scrapeUrl"] for t in targets} == {
+        f"http://127.0.0.1:{signals.metrics_port}/metrics"
+    }  # one per pod, not per port
     dropped = prometheus.api("targets", state="dropped")["droppedTargets"]
-    assert sorted(t["discoveredLabels"]["__meta_kubernetes_pod_container_port_name"] for t in dropped
-                  if t["discoveredLabels"]["job"].startswith("podMonitor/")) == ["grpc", "http"]  # the PodMonitor keeps the metrics port only
-    series = poll(lambda: prometheus.api("series", **{"match[]": signals.rule["seriesQuery"]}), lambda s: len({x["pod"] for x in s}) == 3, 30)
+    assert sorted(
+        t["discoveredLabels"]["__meta_kubernetes_pod_container_port_name"]
+        for t in dropped
+        if t["discoveredLabels"]["job"].startswith("podMonitor/")
+    ) == ["grpc", "http"]  # the PodMonitor keeps the metrics port only
+    series = poll(lambda: prometheus.api("series", **{"match[]": signals.rule["seriesQuery"]}),
+                  lambda s: len({x["pod"] for x in s}) == 3, 30)
     assert {s["pod"] for s in series} == {K8S_POD, MONITORED_POD, KSERVE_POD}
     assert {s["__name__"] for s in series} == {"nv_inference_queue_duration_us"}
 
 
 def test_hpa_and_kserve_queries_read_zero_idle_and_positive_under_load(signals: Signals) -> None:
     prometheus = signals.prometheus
-    assert signals.adapter_url == signals.keda_url == prometheus.url  # the URL --prometheus-url gave, as each consumer reads it
-    hpa_query = fill_adapter_query(signals.rule["metricsQuery"], "nv_inference_queue_duration_us", [K8S_POD, MONITORED_POD])
+    assert (
+        signals.adapter_url == signals.keda_url == prometheus.url
+    )  # the URL --prometheus-url gave, as each consumer reads it
+    hpa_query = fill_adapter_query(signals.rule["metricsQuery"], "nv_inference_queue_duration_us",
+                                   [K8S_POD, MONITORED_POD])
     assert f'namespace="ml",pod=~"{K8S_POD}|{MONITORED_POD}"' in hpa_query and "by (pod)" in hpa_query
-    queries = {"hpa": (hpa_query, signals.adapter_url, {K8S_POD, MONITORED_POD}), "kserve": (signals.kserve_query, signals.keda_url, {""})}
+    queries = {"hpa": (hpa_query, signals.adapter_url, {K8S_POD, MONITORED_POD}),
+               "kserve": (signals.kserve_query, signals.keda_url, {""})}
     # idle: the series exist (two scrapes inside the 2m rate window) and the ratio is zero
     for query, base, pods in queries.values():
         idle = poll(lambda q=query, b=base: prometheus.values(q, b), lambda v, p=pods: set(v) == p, 30)
@@ -291,7 +335,8 @@ def test_hpa_and_kserve_queries_read_zero_idle_and_positive_under_load(signals: 
     loader = threading.Thread(target=lambda: answered.append(drive_load(signals.triton_url, stop, LOAD_SECONDS)))
     loader.start()
     try:
-        loaded = {name: poll(lambda q=q, b=b: prometheus.values(q, b), lambda v, p=p: set(v) == p and all(x > 0 for x in v.values()), LOAD_SECONDS)
+        loaded = {name: poll(lambda q=q, b=b: prometheus.values(q, b), lambda v,
+                             p=p: set(v) == p and all(x > 0 for x in v.values()), LOAD_SECONDS)
                   for name, (q, b, p) in queries.items()}
     finally:
         stop.set()

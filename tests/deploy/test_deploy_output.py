@@ -40,7 +40,8 @@ def test_deployment_pods_are_annotated_for_scraping_on_the_declared_metrics_port
     docs = documents(out["k8s"])
     annotations = pod_template(docs)["metadata"]["annotations"]
     ports = {p["name"]: p["containerPort"] for p in containers(docs)[0]["ports"]}
-    assert annotations == {"prometheus.io/scrape": "true", "prometheus.io/port": str(ports["metrics"]), "prometheus.io/path": "/metrics"}
+    assert annotations == {"prometheus.io/scrape": "true", "prometheus.io/port": str(ports["metrics"]),
+                           "prometheus.io/path": "/metrics"}
     assert f"--metrics-port={ports['metrics']}" in containers(docs)[0]["args"]
 
 
@@ -51,10 +52,14 @@ def test_kserve_declares_and_scrapes_the_metrics_port(out: dict[str, Path]) -> N
     assert ports == {"http1": 8080, "metrics": 8002}
     assert f"--metrics-port={ports['metrics']}" in runtime["containers"][0]["args"]
     assert runtime["annotations"] == {"prometheus.kserve.io/port": "8002", "prometheus.kserve.io/path": "/metrics",
-                                      "prometheus.io/scrape": "true", "prometheus.io/port": "8002", "prometheus.io/path": "/metrics"}
+                                      "prometheus.io/scrape": "true", "prometheus.io/port": "8002",
+                                      "prometheus.io/path": "/metrics"}
     isvc = docs["InferenceService"]
     assert isvc["metadata"]["annotations"]["serving.kserve.io/enable-prometheus-scraping"] == "true"
-    assert "prometheus-server.monitoring.svc" in isvc["spec"]["predictor"]["autoScaling"]["metrics"][0]["external"]["metric"]["serverAddress"]
+    assert (
+        "prometheus-server.monitoring.svc"
+        in isvc["spec"]["predictor"]["autoScaling"]["metrics"][0]["external"]["metric"]["serverAddress"]
+    )
 
 
 def test_podmonitor_only_when_asked_and_it_selects_the_pods_metrics_port(out: dict[str, Path]) -> None:
@@ -66,12 +71,16 @@ def test_podmonitor_only_when_asked_and_it_selects_the_pods_metrics_port(out: di
     assert monitor["selector"]["matchLabels"].items() <= pod_template(docs)["metadata"]["labels"].items()
     assert monitor["podMetricsEndpoints"][0]["port"] in {p["name"] for p in containers(docs)[0]["ports"]}
     kserve = documents(out["kserve-monitored"])
-    assert kserve["PodMonitor"]["spec"]["selector"]["matchLabels"] == {"serving.kserve.io/inferenceservice": "classifier", "component": "predictor"}
+    assert kserve["PodMonitor"]["spec"]["selector"]["matchLabels"] == {
+        "serving.kserve.io/inferenceservice": "classifier",
+        "component": "predictor",
+    }
     assert kserve["PodMonitor"]["spec"]["podMetricsEndpoints"][0]["port"] == "metrics"
 
 
 def test_a_run_without_podmonitor_removes_the_one_an_earlier_run_wrote(classifier: Path) -> None:
-    """kubectl apply -f deploy/k8s would still apply a left-over podmonitor.yaml (and fail without the operator's CRDs)."""
+    """kubectl apply -f deploy/k8s would still apply a left-over podmonitor.yaml (and fail without the operator's
+    CRDs)."""
     folder = classifier / "deploy" / "rerun"
     folder.mkdir(parents=True)
     (folder / "mine.yaml").write_text("# a file of the user's\nkind: ConfigMap\n")
@@ -79,9 +88,14 @@ def test_a_run_without_podmonitor_removes_the_one_an_earlier_run_wrote(classifie
         done = deploy(classifier, "k8s", "--repository", S3, "--out", "deploy/rerun", *flags)
         assert done.returncode == 0, done.stderr
     assert not (folder / "podmonitor.yaml").exists()
-    listed = set(yaml.safe_load((folder / "kustomization.yaml").read_text())["resources"]) | {"kustomization.yaml", "prometheus-adapter-values.yaml"}
+    listed = set(yaml.safe_load((folder / "kustomization.yaml").read_text())["resources"]) | {
+        "kustomization.yaml",
+        "prometheus-adapter-values.yaml",
+    }
     assert {p.name for p in folder.iterdir()} == listed | {"mine.yaml"}
-    done = deploy(classifier, "kserve", "--repository", S3, "--out", "deploy/rerun")  # one folder for both: only optional files go
+    done = deploy(
+        classifier, "kserve", "--repository", S3, "--out", "deploy/rerun"
+    )  # one folder for both: only optional files go
     assert done.returncode == 0, done.stderr
     assert {p.name for p in folder.iterdir()} == listed | {"mine.yaml", "servingruntime.yaml", "inferenceservice.yaml"}
 
@@ -92,7 +106,10 @@ def test_the_pages_the_manifests_point_at_exist(out: dict[str, Path]) -> None:
     assert 'README "' not in text
     pages = set(re.findall(r"docs/[\w/.-]+\.md", text))
     assert pages and all((REPO_ROOT / page).is_file() for page in pages), pages
-    assert '"Sizing, probes, validation"' in text and "## Sizing, probes, validation" in (REPO_ROOT / "docs/commands/deploy.md").read_text()
+    assert (
+        '"Sizing, probes, validation"' in text
+        and "## Sizing, probes, validation" in (REPO_ROOT / "docs/commands/deploy.md").read_text()
+    )
 
 
 def test_adapter_values_name_the_prometheus_url(out: dict[str, Path]) -> None:
@@ -101,17 +118,25 @@ def test_adapter_values_name_the_prometheus_url(out: dict[str, Path]) -> None:
     chosen = yaml.safe_load((out["k8s-monitored"] / "prometheus-adapter-values.yaml").read_text())["prometheus"]
     assert chosen == {"url": "http://prometheus-operated.monitoring.svc", "port": 9090, "path": ""}
     isvc = documents(out["kserve-monitored"])["InferenceService"]
-    assert isvc["spec"]["predictor"]["autoScaling"]["metrics"][0]["external"]["metric"]["serverAddress"] == PROMETHEUS_OPERATED
+    assert (
+        isvc["spec"]["predictor"]["autoScaling"]["metrics"][0]["external"]["metric"]["serverAddress"]
+        == PROMETHEUS_OPERATED
+    )
 
 
 def test_replicas_spread_over_nodes_and_zones(out: dict[str, Path]) -> None:
     deployment = pod_template(documents(out["k8s"]))
     isvc = documents(out["kserve"])["InferenceService"]["spec"]["predictor"]
     for constraints, pod_labels in ((deployment["spec"]["topologySpreadConstraints"], deployment["metadata"]["labels"]),
-                                    (isvc["topologySpreadConstraints"], {"serving.kserve.io/inferenceservice": "classifier", "component": "predictor"})):
+                                    (isvc["topologySpreadConstraints"],
+                                     {"serving.kserve.io/inferenceservice": "classifier", "component": "predictor"})):
         assert [c["topologyKey"] for c in constraints] == ["kubernetes.io/hostname", "topology.kubernetes.io/zone"]
         for c in constraints:
-            assert c["maxSkew"] == 1 and c["whenUnsatisfiable"] == "ScheduleAnyway" and c["matchLabelKeys"] == ["pod-template-hash"]
+            assert (
+                c["maxSkew"] == 1
+                and c["whenUnsatisfiable"] == "ScheduleAnyway"
+                and c["matchLabelKeys"] == ["pod-template-hash"]
+            )
             assert c["labelSelector"]["matchLabels"].items() <= pod_labels.items()
 
 
@@ -128,9 +153,14 @@ def test_memory_counts_kv_cache_bytes_per_instance(classifier: Path, tmp_path: P
         project = init_and_build(tmp_path / name, "classifier", edit)
         done = deploy(project, "k8s", "--repository", S3)
         assert done.returncode == 0, done.stderr
-        memory[name] = int(containers(documents(project / "deploy" / "k8s"))[0]["resources"]["limits"]["memory"].removesuffix("Mi"))
+        memory[name] = int(
+            containers(documents(project / "deploy" / "k8s"))[0]["resources"]["limits"]["memory"].removesuffix("Mi")
+        )
     assert memory["kv"] - memory["plain"] == 2 * 300
-    assert "preprocess" in (project / "deploy" / "k8s" / "deployment.yaml").read_text().split("kv 300Mi")[0].rsplit(",", 1)[-1]
+    assert (
+        "preprocess"
+        in (project / "deploy" / "k8s" / "deployment.yaml").read_text().split("kv 300Mi")[0].rsplit(",", 1)[-1]
+    )
 
 
 def test_written_files_are_readable_by_all(out: dict[str, Path]) -> None:
@@ -143,20 +173,27 @@ def test_next_commands_are_printed_and_json_stays_json(classifier: Path) -> None
     done = deploy(classifier, "k8s", "--repository", S3, "--out", "deploy/next")
     assert done.returncode == 0, done.stderr
     steps = done.stdout.split("next (NAMESPACE: yours):\n", 1)[1].splitlines()
-    assert [s.split()[:2] for s in steps] == [["kubectl", "-n"], ["kubectl", "-n"], ["helm", "repo"], ["helm", "upgrade"],
+    assert [s.split()[:2] for s in steps] == [["kubectl", "-n"], ["kubectl", "-n"], ["helm", "repo"],
+                                              ["helm", "upgrade"],
                                               ["kubectl", "apply"], ["kubectl", "-n"]]
     assert "create secret generic classifier-s3" in steps[0] and "create secret generic classifier-admin" in steps[1]
-    assert steps[3].endswith(" -f deploy/next/prometheus-adapter-values.yaml") and steps[4].strip() == "kubectl apply -k deploy/next -n NAMESPACE"
+    assert (
+        steps[3].endswith(" -f deploy/next/prometheus-adapter-values.yaml")
+        and steps[4].strip() == "kubectl apply -k deploy/next -n NAMESPACE"
+    )
     as_json = deploy(classifier, "kserve", "--repository", S3, "--out", "deploy/next-kserve", "--json",
                      "--irsa-role-arn", "arn:aws:iam::123456789012:role/triton")
     assert as_json.returncode == 0, as_json.stderr
     report = json.loads(as_json.stdout)  # nothing but the JSON object on stdout
-    assert report["next"][0].startswith("kubectl -n NAMESPACE create secret generic classifier-admin")  # IRSA: no S3 Secret
+    assert report["next"][0].startswith(
+        "kubectl -n NAMESPACE create secret generic classifier-admin"
+    )  # IRSA: no S3 Secret
     assert report["next"][1] == "kubectl apply -f deploy/next-kserve -n NAMESPACE"
 
 
 def test_a_bad_prometheus_url_is_one_line(classifier: Path, tmp_path: Path) -> None:
-    done = deploy(classifier, "kserve", "--repository", S3, "--prometheus-url", "prometheus:9090", "--out", str(tmp_path / "x"))
+    done = deploy(classifier, "kserve", "--repository", S3, "--prometheus-url", "prometheus:9090", "--out",
+                  str(tmp_path / "x"))
     assert done.returncode == 2 and ERROR_LINE.match(done.stderr.strip()), done.stderr
     assert done.stderr.startswith("tritonkit deploy kserve: --prometheus-url: 'prometheus:9090' is not an http(s) URL")
     assert not (tmp_path / "x").exists()
@@ -169,14 +206,22 @@ WITHOUT_EXTRA = ("import runpy, sys; sys.modules.update(jsonschema=None, kuberne
 
 def test_without_the_deploy_extra_help_works_and_a_run_is_one_line(classifier: Path, tmp_path: Path) -> None:
     for command in (["deploy", "--help"], ["deploy", "kserve", "--help"]):
-        helped = subprocess.run([sys.executable, "-c", WITHOUT_EXTRA, *command], capture_output=True, text=True, timeout=60)
-        assert helped.returncode == 0 and helped.stderr == "" and "Usage: tritonkit deploy" in helped.stdout, helped.stderr
-    assert "--prometheus-url" in helped.stdout and "http://prometheus-server.monitoring.svc:80" in helped.stdout.replace("\n", " ")
+        helped = subprocess.run([sys.executable, "-c", WITHOUT_EXTRA, *command], capture_output=True, text=True,
+                                timeout=60)
+        assert helped.returncode == 0 and helped.stderr == "" and "Usage: tritonkit deploy" in helped.stdout, (
+            helped.stderr
+        )
+    assert (
+        "--prometheus-url" in helped.stdout
+        and "http://prometheus-server.monitoring.svc:80" in helped.stdout.replace("\n", " ")
+    )
     for target in ("k8s", "kserve"):
-        done = subprocess.run([sys.executable, "-c", WITHOUT_EXTRA, "deploy", target, "--repository", S3, "--out", str(tmp_path / target)],
+        done = subprocess.run([sys.executable, "-c", WITHOUT_EXTRA, "deploy", target, "--repository", S3, "--out",
+                               str(tmp_path / target)],
                               cwd=classifier, capture_output=True, text=True, timeout=60)
         assert done.returncode == 2 and done.stderr.strip() == (
-            f"tritonkit deploy {target}: needs jsonschema, kubernetes-validate to check the manifests; pip install 'tritonkit[deploy]'"), done.stderr
+            f"tritonkit deploy {target}: needs jsonschema, kubernetes-validate to check the manifests; pip install "
+            "'tritonkit[deploy]'"), done.stderr
         assert not (tmp_path / target).exists()
 
 
@@ -184,4 +229,5 @@ def test_an_output_folder_that_cannot_be_made_is_one_line(classifier: Path, tmp_
     (tmp_path / "a-file").write_text("not a folder")
     done = deploy(classifier, "k8s", "--repository", S3, "--out", str(tmp_path / "a-file" / "k8s"))
     assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, done.stderr
-    assert done.stderr.strip().endswith("a-file/k8s: cannot be written (Not a directory); pass a writable folder with --out")
+    assert done.stderr.strip().endswith("a-file/k8s: cannot be written (Not a directory); pass a writable folder with "
+                                        "--out")

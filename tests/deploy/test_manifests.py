@@ -13,7 +13,16 @@ import yaml
 
 from tests.cli.cli_contract import ERROR_LINE
 from tests.conftest import require, run_cli
-from tests.deploy.conftest import FAKE_ADMIN_KEY, FAKE_SECRET, PROMETHEUS_OPERATED, S3, containers, deploy, documents, init_and_build
+from tests.deploy.conftest import (
+    FAKE_ADMIN_KEY,
+    FAKE_SECRET,
+    PROMETHEUS_OPERATED,
+    S3,
+    containers,
+    deploy,
+    documents,
+    init_and_build,
+)
 
 require("kubernetes_validate", "pip install tritonkit[deploy]")
 
@@ -49,13 +58,21 @@ def test_every_file_passes_the_offline_schemas(k8s: Path, kserve: Path, monitore
     assert {p.name for p in k8s.glob("*.yaml")} == {"serviceaccount.yaml", "deployment.yaml", "service.yaml",
                                                      "hpa.yaml", "pdb.yaml", KUSTOMIZATION, ADAPTER_VALUES}
     assert {p.name for p in monitored[0].glob("*.yaml")} == {p.name for p in k8s.glob("*.yaml")} | {"podmonitor.yaml"}
-    assert {p.name for p in kserve.glob("*.yaml")} == {"serviceaccount.yaml", "servingruntime.yaml", "inferenceservice.yaml"}
-    assert {p.name for p in monitored[1].glob("*.yaml")} == {p.name for p in kserve.glob("*.yaml")} | {"podmonitor.yaml"}
+    assert {p.name for p in kserve.glob("*.yaml")} == {
+        "serviceaccount.yaml",
+        "servingruntime.yaml",
+        "inferenceservice.yaml",
+    }
+    assert {p.name for p in monitored[1].glob("*.yaml")} == {p.name for p in kserve.glob("*.yaml")} | {
+        "podmonitor.yaml"
+    }
     manifests = [Manifest(p.name, p.read_text(), list(yaml.safe_load_all(p.read_text()))) for p in files]
     assert check(manifests, "1.34") == []
     for folder in (k8s, monitored[0]):
         kustomization = yaml.safe_load((folder / KUSTOMIZATION).read_text())
-        assert sorted(kustomization["resources"]) == sorted(p.name for p in folder.glob("*.yaml") if p.name not in (KUSTOMIZATION, ADAPTER_VALUES))
+        assert sorted(kustomization["resources"]) == sorted(
+            p.name for p in folder.glob("*.yaml") if p.name not in (KUSTOMIZATION, ADAPTER_VALUES)
+        )
 
 
 def test_the_schema_check_catches_what_kubectl_would_refuse(k8s: Path, monitored: tuple[Path, Path]) -> None:
@@ -79,7 +96,11 @@ def test_the_schema_check_catches_what_kubectl_would_refuse(k8s: Path, monitored
 def test_triton_args_explicit_mode_on_s3(k8s: Path) -> None:
     args = containers(documents(k8s))[0]["args"]
     assert f"--model-repository={S3}" in args and "--model-control-mode=explicit" in args
-    assert [a for a in args if a.startswith("--load-model=")] == ["--load-model=classifier", "--load-model=preprocess", "--load-model=classify"]
+    assert [a for a in args if a.startswith("--load-model=")] == [
+        "--load-model=classifier",
+        "--load-model=preprocess",
+        "--load-model=classify",
+    ]
     assert "--http-restricted-api=model-repository:admin-key=$(TRITON_ADMIN_KEY)" in args
 
 
@@ -98,13 +119,15 @@ def test_readiness_script_asks_every_model(tmp_path: Path) -> None:
     from tritonkit.deploy.pod import READY_SCRIPT
 
     fake = tmp_path / "curl"
-    fake.write_text('#!/bin/sh\nfor a; do last="$a"; done\necho "$last" >> "$LOG"\ncase "$last" in *"/bad/"*) exit 22;; esac\n')
+    fake.write_text('#!/bin/sh\nfor a; do last="$a"; done\necho "$last" >> "$LOG"\ncase "$last" in *"/bad/"*) exit '
+                    '22;; esac\n')
     fake.chmod(0o755)
     env = {**os.environ, "PATH": f"{tmp_path}:{os.environ['PATH']}", "LOG": str(tmp_path / "log")}
     ok = subprocess.run(["sh", "-c", READY_SCRIPT.format(port=8000), "ready", "a", "b"], env=env)
     assert ok.returncode == 0
     assert (tmp_path / "log").read_text().split() == ["http://127.0.0.1:8000/v2/models/a/ready", "http://127.0.0.1:8000/v2/models/b/ready"]
-    assert subprocess.run(["sh", "-c", READY_SCRIPT.format(port=8000), "ready", "a", "bad", "b"], env=env).returncode != 0
+    assert subprocess.run(["sh", "-c", READY_SCRIPT.format(port=8000), "ready", "a", "bad", "b"],
+                          env=env).returncode != 0
 
 
 def test_startup_window_comes_from_the_load_time(classifier: Path, tmp_path: Path) -> None:
@@ -114,7 +137,9 @@ def test_startup_window_comes_from_the_load_time(classifier: Path, tmp_path: Pat
     assert json.loads(done.stdout)["load_source"] == "--load-seconds"
     slow = containers(documents(out))[0]["startupProbe"]
     fast = containers(documents(classifier / "deploy" / "k8s"))[0]["startupProbe"]
-    assert slow["failureThreshold"] * slow["periodSeconds"] >= 3 * 600 > fast["failureThreshold"] * fast["periodSeconds"]
+    assert (
+        slow["failureThreshold"] * slow["periodSeconds"] >= 3 * 600 > fast["failureThreshold"] * fast["periodSeconds"]
+    )
 
 
 def test_load_time_is_read_from_a_serve_log(tmp_path: Path) -> None:
@@ -123,7 +148,8 @@ def test_load_time_is_read_from_a_serve_log(tmp_path: Path) -> None:
     logs = tmp_path / ".tritonkit" / "logs"
     logs.mkdir(parents=True)
     (logs / "tritonserver-1.log").write_text('I1130 23:59:58.500000 1 server.cc:1] "start"\n'
-                                             'I1201 00:00:05.000000 1 http_server.cc:1] "Started HTTPService at 127.0.0.1:8000"\n')
+                                             'I1201 00:00:05.000000 1 http_server.cc:1] "Started HTTPService at '
+                                             '127.0.0.1:8000"\n')
     measured = measured_load_time(tmp_path, None)
     assert measured.seconds == 6.5 and "tritonkit serve" in measured.source
     assert measured_load_time(tmp_path / "none", None).source.startswith("default")
@@ -137,7 +163,10 @@ def test_hpa_is_autoscaling_v2_on_the_adapter_metric(k8s: Path) -> None:
     assert hpa["spec"]["metrics"][0]["pods"]["metric"]["name"] == METRIC == "triton_queue_compute_ratio"
     rule = yaml.safe_load((k8s / "prometheus-adapter-values.yaml").read_text())["rules"]["custom"][0]
     assert rule["name"]["as"] == METRIC
-    assert "nv_inference_queue_duration_us" in rule["metricsQuery"] and "nv_inference_compute_infer_duration_us" in rule["metricsQuery"]
+    assert (
+        "nv_inference_queue_duration_us" in rule["metricsQuery"]
+        and "nv_inference_compute_infer_duration_us" in rule["metricsQuery"]
+    )
 
 
 def test_adapter_rule_is_namespace_independent(k8s: Path) -> None:
@@ -212,14 +241,20 @@ def test_a_model_loaded_later_that_enables_the_response_cache_gets_the_cache(tmp
     args = containers(documents(project / "deploy" / "k8s"))[0]["args"]
     assert [a for a in args if a.startswith("--load-model=")] == ["--load-model=preprocess"]
     assert "--cache-config=local,size=1048576" in args
-    assert "--cache-config=local,size=1048576" in yaml.safe_load((project / "docker-compose.yml").read_text())["services"]["triton"]["command"]
+    assert (
+        "--cache-config=local,size=1048576"
+        in yaml.safe_load((project / "docker-compose.yml").read_text())["services"]["triton"]["command"]
+    )
 
 
 def test_nothing_secret_in_any_file_or_output(classifier: Path, k8s: Path, kserve: Path) -> None:
-    done = deploy(classifier, "k8s", "--repository", S3, "--irsa-role-arn", "arn:aws:iam::123456789012:role/triton", "--out", "deploy/irsa")
+    done = deploy(classifier, "k8s", "--repository", S3, "--irsa-role-arn", "arn:aws:iam::123456789012:role/triton",
+                  "--out", "deploy/irsa")
     assert done.returncode == 0, done.stderr
     irsa = classifier / "deploy" / "irsa"
-    assert documents(irsa)["ServiceAccount"]["metadata"]["annotations"] == {"eks.amazonaws.com/role-arn": "arn:aws:iam::123456789012:role/triton"}
+    assert documents(irsa)["ServiceAccount"]["metadata"]["annotations"] == {
+        "eks.amazonaws.com/role-arn": "arn:aws:iam::123456789012:role/triton"
+    }
     assert "envFrom" not in containers(documents(irsa))[0]
     assert containers(documents(k8s))[0]["envFrom"] == [{"secretRef": {"name": "classifier-s3"}}]
     for folder in (k8s, kserve, irsa):
@@ -231,21 +266,33 @@ def test_nothing_secret_in_any_file_or_output(classifier: Path, k8s: Path, kserv
 
 @pytest.mark.parametrize("args, expected", [
     ((), "tritonkit deploy k8s: --repository: is missing; pass the s3:// URL"),
-    (("--repository", "https://bucket/prefix"), "tritonkit deploy k8s: --repository: 'https://bucket/prefix' is not an s3:// URL"),
+    (("--repository", "https://bucket/prefix"),
+     "tritonkit deploy k8s: --repository: 'https://bucket/prefix' is not an s3:// URL"),
     (("--repository", "s3://127.0.0.1:99999/bucket/prefix"),
-     "tritonkit deploy k8s: --repository: 's3://127.0.0.1:99999/bucket/prefix': port 99999 is outside 1-65535; write it as s3://HOST:PORT/BUCKET/PREFIX"),
-    (("--repository", S3, "--image", "nvcr.io/nvidia/tritonserver"), "tritonkit deploy k8s: --image: image 'nvcr.io/nvidia/tritonserver' is not pinned"),
-    (("--repository", S3, "--image", "nvcr.io/nvidia/tritonserver:latest"), "tritonkit deploy k8s: --image: image 'nvcr.io/nvidia/tritonserver:latest' is not pinned"),
+     "tritonkit deploy k8s: --repository: 's3://127.0.0.1:99999/bucket/prefix': port 99999 is outside 1-65535; write "
+     "it as s3://HOST:PORT/BUCKET/PREFIX"),
+    (("--repository", S3, "--image", "nvcr.io/nvidia/tritonserver"),
+     "tritonkit deploy k8s: --image: image 'nvcr.io/nvidia/tritonserver' is not pinned"),
+    (("--repository", S3, "--image", "nvcr.io/nvidia/tritonserver:latest"),
+     "tritonkit deploy k8s: --image: image 'nvcr.io/nvidia/tritonserver:latest' is not pinned"),
     (("--repository", S3, "--name", "Bad_Name"), "tritonkit deploy k8s: --name: 'Bad_Name' is not a Kubernetes name"),
     (("--repository", S3, "--load-seconds", "nan"), "tritonkit deploy k8s: --load-seconds: nan is not a duration"),
-    (("--repository", S3, "--queue-compute-ratio", "inf"), "tritonkit deploy k8s: --queue-compute-ratio: inf is not a positive number"),
-    (("--repository", S3, "--max-replicas", "3000000000"), "tritonkit deploy k8s: --min-replicas: 1..3000000000 is not a replica range"),
-    (("--repository", S3, "--prometheus-url", "http://prometheus:99999"), "tritonkit deploy k8s: --prometheus-url: 'http://prometheus:99999' is not"),
-    (("--repository", S3, "--s3-secret", "AWS_Keys"), "tritonkit deploy k8s: --s3-secret: 'AWS_Keys' is not a Secret name"),
-    (("--repository", S3, "--kubernetes-version", "1.24"), "tritonkit deploy k8s: --kubernetes-version: '1.24' is not a version whose schemas"),
-    (("--repository", S3, "--kubernetes-version", "latest"), "tritonkit deploy k8s: --kubernetes-version: 'latest' is not a version whose schemas"),
+    (("--repository", S3, "--queue-compute-ratio", "inf"),
+     "tritonkit deploy k8s: --queue-compute-ratio: inf is not a positive number"),
+    (("--repository", S3, "--max-replicas", "3000000000"),
+     "tritonkit deploy k8s: --min-replicas: 1..3000000000 is not a replica range"),
+    (("--repository", S3, "--prometheus-url", "http://prometheus:99999"),
+     "tritonkit deploy k8s: --prometheus-url: 'http://prometheus:99999' is not"),
+    (("--repository", S3, "--s3-secret", "AWS_Keys"),
+     "tritonkit deploy k8s: --s3-secret: 'AWS_Keys' is not a Secret name"),
+    (("--repository", S3, "--kubernetes-version", "1.24"),
+     "tritonkit deploy k8s: --kubernetes-version: '1.24' is not a version whose schemas"),
+    (("--repository", S3, "--kubernetes-version", "latest"),
+     "tritonkit deploy k8s: --kubernetes-version: 'latest' is not a version whose schemas"),
 ])
-def test_bad_input_is_one_line_exit_2_and_writes_nothing(classifier: Path, tmp_path: Path, args: tuple[str, ...], expected: str) -> None:
+def test_bad_input_is_one_line_exit_2_and_writes_nothing(
+    classifier: Path, tmp_path: Path, args: tuple[str, ...], expected: str
+) -> None:
     out = tmp_path / "out"
     done = deploy(classifier, "k8s", *args, "--out", str(out))
     assert done.returncode == 2
@@ -264,8 +311,11 @@ def test_unbuilt_project_is_refused(tmp_path: Path) -> None:
 
 def test_system_packages_need_a_custom_image(tmp_path: Path) -> None:
     """A Python model that needs a Debian package cannot run on the stock image: deploy asks for --image."""
-    project = init_and_build(tmp_path, "classifier", lambda data: data["models"]["preprocess"].update(system_packages=["libespeak-ng1"]))
+    project = init_and_build(tmp_path, "classifier",
+                             lambda data: data["models"]["preprocess"].update(system_packages=["libespeak-ng1"]))
     done = deploy(project, "k8s", "--repository", S3)
-    assert done.returncode == 2 and "need packages beyond" in done.stderr and "libespeak-ng1" in done.stderr, done.stderr
+    assert done.returncode == 2 and "need packages beyond" in done.stderr and "libespeak-ng1" in done.stderr, (
+        done.stderr
+    )
     assert len(done.stderr.strip().splitlines()) == 1
     assert deploy(project, "k8s", "--repository", S3, "--image", "registry.example/triton-tts:1.0").returncode == 0

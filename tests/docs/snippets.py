@@ -86,7 +86,9 @@ def strict(code: str) -> str:
         if not text.strip() or text.rstrip().endswith("\\"):
             continue
         if subprocess.run(["bash", "-n", "-c", text], capture_output=True).returncode == 0:
-            out.append(f"{{\n{text}\n}} || exit $?\n" if text.strip() and not text.lstrip().startswith("#") else text + "\n")
+            out.append(
+                f"{{\n{text}\n}} || exit $?\n" if text.strip() and not text.lstrip().startswith("#") else text + "\n"
+            )
             chunk = []
     return "".join(out) + ("\n".join(chunk) + "\n" if chunk else "")
 
@@ -104,7 +106,9 @@ class Reader:
             return subprocess.run([sys.executable, "-c", snippet.code], cwd=self.cwd, env=self.env, capture_output=True,
                                   text=True, timeout=timeout)
         with tempfile.TemporaryDirectory() as scratch:
-            where = Path(scratch, "pwd")   # where the reader's shell stands afterwards (a file: a pipe would stay open in a background server)
+            where = Path(
+                scratch, "pwd"
+            )  # where the reader's shell stands afterwards (a file: a pipe would stay open in a background server)
             script = f"{strict(snippet.code)}printf '%s' \"$PWD\" > {shlex.quote(str(where))}\n"
             result = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", script], cwd=self.cwd, env=self.env,
                                     capture_output=True, text=True, timeout=timeout)
@@ -117,4 +121,5 @@ class Reader:
 def stop_servers(folder: Path, env: dict[str, str]) -> None:
     """`tritonkit stop` in every project under `folder` that a block left a background server in."""
     for state in folder.rglob(".tritonkit/server.json"):
-        subprocess.run([sys.executable, "-m", "tritonkit", "stop"], cwd=state.parent.parent, env=env, capture_output=True, timeout=60)
+        subprocess.run([sys.executable, "-m", "tritonkit", "stop"], cwd=state.parent.parent, env=env,
+                       capture_output=True, timeout=60)

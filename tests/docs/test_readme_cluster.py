@@ -34,7 +34,9 @@ def _cluster_block() -> tuple[list[str], list[str]]:
 @pytest.mark.slow
 def test_readme_cluster_commands_run_as_written(s3: dict[str, str], tmp_path: Path) -> None:  # noqa: F811
     local, cluster = _cluster_block()
-    assert any("tritonkit deploy k8s" in line for line in local) and any("tritonkit publish s3://" in line for line in local)
+    assert any("tritonkit deploy k8s" in line for line in local) and any(
+        "tritonkit publish s3://" in line for line in local
+    )
     buckets = set(re.findall(r"s3://([a-z0-9.-]+)/", "\n".join(local)))
     boto3 = pytest.importorskip("boto3")
     for bucket in buckets:   # the reader's bucket exists before they publish to it
@@ -46,11 +48,15 @@ def test_readme_cluster_commands_run_as_written(s3: dict[str, str], tmp_path: Pa
         result = reader.run(snippet, timeout=600)
     finally:
         stop_servers(tmp_path, env)
-    assert result.returncode == 0, f"exit {result.returncode}\n--- stdout\n{result.stdout[-4000:]}\n--- stderr\n{result.stderr[-4000:]}"
+    assert result.returncode == 0, (
+        f"exit {result.returncode}\n--- stdout\n{result.stdout[-4000:]}\n--- stderr\n{result.stderr[-4000:]}"
+    )
     assert (reader.cwd / "deploy" / "k8s" / "kustomization.yaml").is_file()
     assert "smoke result:" in result.stdout and result.stdout.count("smoke result:") == 2
     printed = result.stdout[result.stdout.index("next (NAMESPACE: yours):"):].splitlines()[1:]
     namespace = re.search(r"kubectl -n (\S+) ", cluster[0])
     assert namespace, cluster[0]
     expected = [line.strip().replace("NAMESPACE", namespace[1]) for line in printed if line.startswith("  ")]
-    assert cluster == expected, "README's kubectl/helm lines are not what `tritonkit deploy k8s` prints:\n" + "\n".join(expected)
+    assert cluster == expected, "README's kubectl/helm lines are not what `tritonkit deploy k8s` prints:\n" + "\n".join(
+        expected
+    )

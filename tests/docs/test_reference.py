@@ -40,7 +40,9 @@ def test_types_link_to_their_object_show_their_bounds_and_descriptions_come_from
     page = _hook().render(ProjectFile.model_json_schema())
     assert "| `models` | map: name → [ModelSpec](#modelspec) |" in page
     instance_group = page.split("\n## InstanceGroup\n", 1)[1].split("\n## ", 1)[0]
-    assert re.search(r"\| `count` \| `integer` \(≥ 1\) \| `null` \| Instances of this group", instance_group), instance_group   # bounds shown
+    assert re.search(r"\| `count` \| `integer` \(≥ 1\) \| `null` \| Instances of this group", instance_group), (
+        instance_group
+    )  # bounds shown
 
 
 def test_the_page_holds_the_marker_the_hook_replaces() -> None:
@@ -63,6 +65,9 @@ def test_the_cli_page_has_every_command() -> None:
 @pytest.mark.parametrize("command", ["", "status", "deploy k8s", "build"])
 def test_a_cli_section_is_what_the_terminal_prints(command: str) -> None:
     env = {**os.environ, "COLUMNS": "120", "NO_COLOR": "1"}   # a wide terminal: click caps help at the group's 100
-    printed = subprocess.run([sys.executable, "-m", "tritonkit", *command.split(), "--help"], capture_output=True, text=True,
+    printed = subprocess.run([sys.executable, "-m", "tritonkit", *command.split(), "--help"], capture_output=True,
+                             text=True,
                              env=env, check=True).stdout
-    assert _cli_sections()[f"tritonkit {command}".strip()] == printed.rstrip().replace("python -m tritonkit", "tritonkit")
+    assert _cli_sections()[f"tritonkit {command}".strip()] == printed.rstrip().replace(
+        "python -m tritonkit", "tritonkit"
+    )

@@ -48,7 +48,8 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def config(project: Path, model: str) -> model_config_pb2.ModelConfig:
-    return text_format.Parse((project / "model_repository" / model / "config.pbtxt").read_text(), model_config_pb2.ModelConfig())
+    return text_format.Parse((project / "model_repository" / model / "config.pbtxt").read_text(),
+                             model_config_pb2.ModelConfig())
 
 
 def graph_io(path: Path) -> dict[str, tuple[int, list]]:
@@ -105,7 +106,8 @@ def test_wrong_export_fails_the_build_and_writes_nothing(project: Path) -> None:
 
 def test_local_tensorrt_without_tensorrt_names_the_alternative(project: Path) -> None:
     spec = project / "tritonkit.yaml"
-    spec.write_text(SPEC.replace("    dynamic_batching: {}", "    dynamic_batching: {}\n    export: {format: tensorrt}"))
+    spec.write_text(SPEC.replace("    dynamic_batching: {}",
+                                 "    dynamic_batching: {}\n    export: {format: tensorrt}"))
     try:
         result = run_cli("build", cwd=project, timeout=900)
     finally:
@@ -116,7 +118,9 @@ def test_local_tensorrt_without_tensorrt_names_the_alternative(project: Path) ->
 
 def test_deferred_tensorrt_builds_engines_in_compose(project: Path) -> None:
     spec = project / "tritonkit.yaml"
-    spec.write_text(SPEC.replace("    dynamic_batching: {}", "    dynamic_batching: {}\n    export: {format: tensorrt, tensorrt: {mode: deferred, fp16: true}}"))
+    spec.write_text(SPEC.replace("    dynamic_batching: {}",
+                                 "    dynamic_batching: {}\n    export: {format: tensorrt, tensorrt: {mode: deferred, "
+                                 "fp16: true}}"))
     try:
         result = run_cli("build", cwd=project, timeout=900)
         assert result.returncode == 0, result.stderr
@@ -129,7 +133,8 @@ def test_deferred_tensorrt_builds_engines_in_compose(project: Path) -> None:
         assert config(project, "mlp").backend == "tensorrt"
         assert (project / "model_repository" / "mlp" / "1" / "model.onnx").is_file()
         if shutil.which("docker-compose"):
-            check = subprocess.run(["docker-compose", "-f", "docker-compose.yml", "config", "-q"], cwd=project, capture_output=True, text=True)
+            check = subprocess.run(["docker-compose", "-f", "docker-compose.yml", "config", "-q"], cwd=project,
+                                   capture_output=True, text=True)
             assert check.returncode == 0, check.stderr
     finally:
         spec.write_text(SPEC)

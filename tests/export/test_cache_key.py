@@ -24,7 +24,8 @@ KEY = (
 
 def key_with(package_copy: Path) -> str:
     """The cache key of a fixed job, computed by the tritonkit package at `package_copy` in a fresh process."""
-    run = subprocess.run([sys.executable, "-c", KEY], cwd=package_copy.parent, capture_output=True, text=True, timeout=60,
+    run = subprocess.run([sys.executable, "-c", KEY], cwd=package_copy.parent, capture_output=True, text=True,
+                         timeout=60,
                          env={"PYTHONPATH": str(package_copy.parent), "PATH": "/usr/bin:/bin"})
     assert run.returncode == 0, run.stderr
     imported_from, key = run.stdout.split()

@@ -50,7 +50,8 @@ def test_a_fixed_size_for_the_data_dependent_dim_is_refused(exporter, acoustic: 
     with pytest.raises(SignatureError) as info:
         exporter("acoustic", SOURCE, OPTIONS, 0, project_dir=TINY, outputs=outputs)   # a cache hit: no re-export
     line = info.value.line()
-    assert line.startswith("tritonkit.yaml: models.acoustic.output[0].dims: output 'mel' dims[0] is 40 but verification saw sizes")
+    assert line.startswith("tritonkit.yaml: models.acoustic.output[0].dims: output 'mel' dims[0] is 40 but "
+                           "verification saw sizes")
     assert "write -1 at dims[0]" in line
 
 
@@ -60,7 +61,8 @@ def _flipped(onnx_path: Path):
 
     def reference(inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         mel, durations = sess.run(["mel", "durations"], inputs)
-        return {"mel": np.concatenate([mel[:1], mel]), "durations": durations + np.eye(1, durations.size, dtype=np.int64)[0]}
+        return {"mel": np.concatenate([mel[:1], mel]),
+                "durations": durations + np.eye(1, durations.size, dtype=np.int64)[0]}
 
     return reference
 

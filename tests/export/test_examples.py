@@ -20,7 +20,8 @@ EXPECTED = {
         {"output": ("TYPE_FP32", [4])},
     ),
     "tiny_gpt": (
-        {"input_ids": ("TYPE_INT64", [-1]), "past_key": ("TYPE_FP32", [2, 2, -1, 16]), "past_value": ("TYPE_FP32", [2, 2, -1, 16])},
+        {"input_ids": ("TYPE_INT64", [-1]), "past_key": ("TYPE_FP32", [2, 2, -1, 16]),
+         "past_value": ("TYPE_FP32", [2, 2, -1, 16])},
         {"logits": ("TYPE_FP32", [-1, 64]), "present_key": ("TYPE_FP32", [2, 2, -1, 16]),
          "present_value": ("TYPE_FP32", [2, 2, -1, 16])},
     ),

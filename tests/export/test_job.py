@@ -52,7 +52,8 @@ def test_job_points_errors_at_the_model() -> None:
         (lambda d: d.pop("max_batch_size"), "max_batch_size: not a valid export job: field required"),
         (lambda d: d.update(max_batch_size="four"), "max_batch_size: not a valid export job: input should be a valid "
                                                     "integer, unable to parse string as an integer"),
-        (lambda d: d["source"].update(onnx="m.onnx"), "source: not a valid export job: value error, give exactly one of "
+        (lambda d: d["source"].update(onnx="m.onnx"),
+         "source: not a valid export job: value error, give exactly one of "
                                                       "python, torchscript, onnx (got python, onnx)"),
         (lambda d: d.update(out_dir="/tmp"), "out_dir: not a valid export job: unexpected keyword argument"),
     ],

@@ -27,7 +27,8 @@ models:
 
 def build_in(folder: Path) -> Path:
     folder.mkdir(parents=True)
-    shutil.copytree(REPO_ROOT / "examples" / "models", folder / "examples" / "models", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(REPO_ROOT / "examples" / "models", folder / "examples" / "models",
+                    ignore=shutil.ignore_patterns("__pycache__"))
     (folder / "examples" / "__init__.py").touch()
     (folder / "tritonkit.yaml").write_text(SPEC)
     result = run_cli("build", cwd=folder, timeout=600)

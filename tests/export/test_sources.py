@@ -39,12 +39,16 @@ def test_torchscript_source_falls_back_and_records_why(exporter, scripted):
 def test_onnx_source_is_checked_run_and_described(exporter, tmp_path):
     module, example = ctc_acoustic.build()
     torch.onnx.export(module, example, str(tmp_path / "ctc.onnx"), dynamo=False, input_names=["features"],
-                      output_names=["log_probs"], dynamic_axes={"features": {0: "b", 1: "t"}, "log_probs": {0: "b", 1: "u"}})
-    result = exporter("onnx_ctc", {"onnx": "ctc.onnx"}, {"verify": {"lengths": {"t": [7, 33]}}}, 4, project_dir=tmp_path)
+                      output_names=["log_probs"],
+                      dynamic_axes={"features": {0: "b", 1: "t"}, "log_probs": {0: "b", 1: "u"}})
+    result = exporter("onnx_ctc", {"onnx": "ctc.onnx"}, {"verify": {"lengths": {"t": [7, 33]}}}, 4,
+                      project_dir=tmp_path)
     assert result.exporter == "none" and "no PyTorch reference" in result.exporter_reason
     assert result.inputs == [{"name": "features", "data_type": "TYPE_FP32", "dims": [-1, 80]}]
     assert result.outputs == [{"name": "log_probs", "data_type": "TYPE_FP32", "dims": [-1, 29]}]
-    assert any("features=[2, 33, 80]" in c for c in result.cases) and any("features=[4, 4, 80]" in c for c in result.cases)
+    assert any("features=[2, 33, 80]" in c for c in result.cases) and any(
+        "features=[4, 4, 80]" in c for c in result.cases
+    )
     with np.load(result.golden_files[0]) as golden:  # golden outputs are the graph's own answers
         assert golden["output:log_probs"].shape[1] == (golden["input:features"].shape[1] + 1) // 2
 
@@ -63,9 +67,12 @@ def test_external_data_always_writes_model_onnx_data(exporter):
 @pytest.mark.parametrize(
     ("options", "field", "text"),
     [
-        ({"dynamic_axes": {"feature": {1: "n"}}}, "models.bad.export.dynamic_axes.feature", "use one of: features, output"),
-        ({"dynamic_axes": {"features": {0: "n"}}}, "models.bad.export.dynamic_axes.features", "axis 0 is the batch axis"),
-        ({"verify": {"lengths": {"seq": [4]}}}, "models.bad.export.verify.lengths.seq", "'seq' is not a dynamic dim name"),
+        ({"dynamic_axes": {"feature": {1: "n"}}}, "models.bad.export.dynamic_axes.feature",
+         "use one of: features, output"),
+        ({"dynamic_axes": {"features": {0: "n"}}}, "models.bad.export.dynamic_axes.features",
+         "axis 0 is the batch axis"),
+        ({"verify": {"lengths": {"seq": [4]}}}, "models.bad.export.verify.lengths.seq",
+         "'seq' is not a dynamic dim name"),
         ({"output_names": ["a", "b"]}, "models.bad.export.output_names", "2 names but the model returns 1 tensors"),
         ({"input_names": ["a", "b"]}, "models.bad.export.input_names", "2 names for 1 inputs ['features']"),
     ],
@@ -82,7 +89,8 @@ def test_rename_and_progress_on_stderr(exporter, capsys):
 
     root = exporter.root / "renamed"
     job = ExportJob("renamed", SourceSpec(python="examples.models.mlp:build"),
-                    ExportSpec(exporter="torchscript", input_names=["x"], output_names=["scores"], opset=17), 2, REPO_ROOT)
+                    ExportSpec(exporter="torchscript", input_names=["x"], output_names=["scores"], opset=17), 2,
+                    REPO_ROOT)
     result = export_model(job, root / "1", root / "golden", exporter.cache_dir)
     assert [t["name"] for t in result.inputs] == ["x"] and [t["name"] for t in result.outputs] == ["scores"]
     assert onnx.load(str(result.onnx_path)).opset_import[0].version == 17

@@ -68,7 +68,8 @@ def test_local_engine_matches_pytorch(exporter):
     if not gpu_available():
         pytest.skip("TensorRT is installed but no CUDA GPU is visible")
     result = exporter("mlp_plan", {"python": "examples.models.mlp:build"},
-                      {"format": "tensorrt", "tensorrt": {"mode": "local"}, "tolerance": {"atol": 1e-3, "rtol": 1e-3}}, 8)
+                      {"format": "tensorrt", "tensorrt": {"mode": "local"}, "tolerance": {"atol": 1e-3, "rtol": 1e-3}},
+                      8)
     assert [p.name for p in result.model_files] == ["model.plan"]
     assert result.tensorrt["mode"] == "local"
     assert result.tensorrt["max_errors"]["output"]["max_abs"] < 1e-3

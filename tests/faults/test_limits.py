@@ -69,7 +69,9 @@ def _project(root: Path) -> Path:
 
 def test_limits_apply_where_the_model_sets_no_bound(tmp_path: Path) -> None:
     models = load_project(_project(tmp_path)).models
-    policy = {name: m.dynamic_batching.default_queue_policy if m.dynamic_batching else None for name, m in models.items()}
+    policy = {
+        name: m.dynamic_batching.default_queue_policy if m.dynamic_batching else None for name, m in models.items()
+    }
     assert policy["slow"] is not None and policy["slow"].max_queue_size == 2
     assert policy["own_bound"] is not None and policy["own_bound"].max_queue_size == 7
     assert policy["with_timeout"] is not None

@@ -82,7 +82,9 @@ def test_killed_stub_fails_the_request_then_the_model_is_reloaded_and_smoke_show
         assert smoke.returncode == 0, smoke.stdout[-2000:]
         assert [r["model"] for r in restart] == ["victim"] and restart[0]["status"] == "pass"
         assert f"(pid {stub}) died" in restart[0]["detail"] and "model reloaded" in restart[0]["detail"]
-        in_table = run_cli("smoke", "--protocol", "http", "--verbose", cwd=tmp_path, timeout=180).stdout   # the per-check table
+        in_table = run_cli(
+            "smoke", "--protocol", "http", "--verbose", cwd=tmp_path, timeout=180
+        ).stdout  # the per-check table
         assert "stub restart" in in_table and f"stub of model 'victim' (pid {stub}) died" in in_table
     finally:
         tree = descendants(proc.pid)

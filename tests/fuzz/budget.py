@@ -1,4 +1,6 @@
-"""The fuzz tests' hypothesis budget: a fixed seed and a small CI count, raised by TRITONKIT_FUZZ_EXAMPLES (`make fuzz`)."""
+"""The fuzz tests' hypothesis budget: a fixed seed and a small CI count, raised by TRITONKIT_FUZZ_EXAMPLES (`make
+fuzz`)."""
+
 from __future__ import annotations
 
 import os

@@ -46,7 +46,8 @@ MODELS = {   # the example's models without `mlp` (its build exports with torch)
     "countdown": {"N": ("INT32", [1])},
 }
 COUNTDOWN_MAX = 1000   # models/countdown.py refuses a larger N
-DTYPES = ["BOOL", "UINT8", "UINT16", "UINT32", "UINT64", "INT8", "INT16", "INT32", "INT64", "FP16", "FP32", "FP64", "BYTES", "BF16"]
+DTYPES = ["BOOL", "UINT8", "UINT16", "UINT32", "UINT64", "INT8", "INT16", "INT32", "INT64", "FP16", "FP32", "FP64",
+          "BYTES", "BF16"]
 
 
 @dataclass
@@ -73,7 +74,9 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     shutil.copytree(REPO_ROOT / "models", project / "models", ignore=shutil.ignore_patterns("__pycache__"))
     built = run_in_process(["build"], project)
     assert built.exit_code == 0, built.stderr
-    case = yaml.safe_load((project / "ensembles" / "classify.yaml").read_text(encoding="utf-8"))["models"]["classify"]["smoke"][0]
+    case = yaml.safe_load((project / "ensembles" / "classify.yaml").read_text(encoding="utf-8"))["models"]["classify"][
+        "smoke"
+    ][0]
     with EmbeddedServer(project / "model_repository", work_dir=project / ".tritonkit") as server:
         yield Served(server, stub_pids(server.pid),
                      {k: np.array(v, dtype=np.float32) for k, v in case["inputs"].items()},
@@ -114,7 +117,8 @@ def after_example(served: Served) -> None:
 # -- raw HTTP ----------------------------------------------------------------------------------------
 #: mostly the served models; unknown names only need a few spellings (they all end at Triton's lookup)
 MODEL_NAMES = st.sampled_from(sorted(MODELS) * 4 + ["x" * 5000, "", "..", "classify/../preprocess", "名前", "mlp"])
-TENSOR_NAMES = st.one_of(st.sampled_from(["RAW", "FEATURES", "VALUE", "N", "START", "CORRID", "PROBS"]), st.text(max_size=20))
+TENSOR_NAMES = st.one_of(st.sampled_from(["RAW", "FEATURES", "VALUE", "N", "START", "CORRID", "PROBS"]),
+                         st.text(max_size=20))
 SHAPES = st.lists(st.one_of(st.integers(-2, 8), st.sampled_from([0, 2**31, 2**63 - 1, 2**64, -(2**63)])), max_size=5)
 NUMBERS = st.one_of(st.integers(-(2**64), 2**64), st.floats(), st.booleans(), st.text(max_size=5), st.none())
 
@@ -128,10 +132,14 @@ def json_tensor(draw: st.DrawFn, model: str) -> dict[str, Any]:
     shape = draw(st.one_of(st.just([draw(st.integers(0, 8)), *dims]), st.just(list(dims)), SHAPES))
     count = int(np.prod([max(d, 0) for d in shape])) if all(isinstance(d, int) and 0 <= d < 2**20 for d in shape) else 1
     count = min(count, 4096)
-    data: Any = draw(st.one_of(st.lists(st.floats(-1e6, 1e6) if dtype == "FP32" else st.integers(-100, 100), min_size=count, max_size=count),
+    data: Any = draw(st.one_of(st.lists(st.floats(-1e6, 1e6) if dtype == "FP32" else st.integers(-100, 100),
+                                        min_size=count, max_size=count),
                                st.lists(NUMBERS, max_size=8), NUMBERS, st.recursive(NUMBERS, st.lists, max_leaves=8)))
-    tensor = {"name": name, "shape": shape, "datatype": draw(st.one_of(st.just(dtype), st.sampled_from(DTYPES), st.text(max_size=6))), "data": data}
-    for key in draw(st.sets(st.sampled_from(["name", "shape", "datatype", "data"]), max_size=1)):   # sometimes a key is missing
+    tensor = {"name": name, "shape": shape,
+              "datatype": draw(st.one_of(st.just(dtype), st.sampled_from(DTYPES), st.text(max_size=6))), "data": data}
+    for key in draw(
+        st.sets(st.sampled_from(["name", "shape", "datatype", "data"]), max_size=1)
+    ):  # sometimes a key is missing
         del tensor[key]
     return tensor
 
@@ -145,15 +153,36 @@ def http_requests(draw: st.DrawFn) -> tuple[str, dict[str, str], bytes]:
     header: dict[str, Any] = {"inputs": draw(st.lists(json_tensor(model), max_size=3))}
     if kind == "valid" and model in MODELS:   # the model's own inputs, any batch size (up to past the max) and values
         batch = draw(st.integers(1, 20))
-        header = {"inputs": [{"name": n, "datatype": dt, "shape": [batch, *dims],
-                              "data": draw(st.lists(st.floats(width=32) if dt == "FP32" else st.integers(-(2**31), 2**31 - 1),
-                                                    min_size=batch * dims[0], max_size=batch * dims[0]))}
-                             for n, (dt, dims) in MODELS[model].items()]}
+        header = {
+            "inputs": [
+                {
+                    "name": n,
+                    "datatype": dt,
+                    "shape": [batch, *dims],
+                    "data": draw(
+                        st.lists(
+                            st.floats(width=32) if dt == "FP32" else st.integers(-(2**31), 2**31 - 1),
+                            min_size=batch * dims[0],
+                            max_size=batch * dims[0],
+                        )
+                    ),
+                }
+                for n, (dt, dims) in MODELS[model].items()
+            ]
+        }
         if model == "accumulator":
-            header["parameters"] = {"sequence_id": draw(st.integers(1, 2**63)), "sequence_start": draw(st.booleans()), "sequence_end": True}
+            header["parameters"] = {"sequence_id": draw(st.integers(1, 2**63)), "sequence_start": draw(st.booleans()),
+                                    "sequence_end": True}
     if draw(st.booleans()):
-        header["parameters"] = draw(st.dictionaries(st.sampled_from(["sequence_id", "sequence_start", "sequence_end", "binary_data_output", "priority", "timeout"]),
-                                                    NUMBERS, max_size=3))
+        header["parameters"] = draw(
+            st.dictionaries(
+                st.sampled_from(
+                    ["sequence_id", "sequence_start", "sequence_end", "binary_data_output", "priority", "timeout"]
+                ),
+                NUMBERS,
+                max_size=3,
+            )
+        )
     if draw(st.booleans()):
         header["outputs"] = [{"name": draw(TENSOR_NAMES), "parameters": {"binary_data": draw(st.booleans())}}]
     text = json.dumps(header).encode()
@@ -168,7 +197,8 @@ def http_requests(draw: st.DrawFn) -> tuple[str, dict[str, str], bytes]:
             tensor["parameters"] = {"binary_data_size": draw(st.one_of(st.integers(-8, 4096), st.just(2**63)))}
         text = json.dumps(header).encode()
         blob = draw(st.binary(max_size=4096))
-        declared = draw(st.one_of(st.just(len(text)), st.integers(-10, len(text) + len(blob) + 10), st.sampled_from(["abc", "", "1e3", str(2**64)])))
+        declared = draw(st.one_of(st.just(len(text)), st.integers(-10, len(text) + len(blob) + 10),
+                                  st.sampled_from(["abc", "", "1e3", str(2**64)])))
         headers = {"Content-Type": "application/octet-stream", "Inference-Header-Content-Length": str(declared)}
         text += blob
     return path, headers, text
@@ -190,14 +220,20 @@ def post(served: Served, path: str, headers: dict[str, str], body: bytes) -> int
 
 @fuzz_settings(400)
 @given(request=http_requests())
-@example(request=("/v2/models/classify/infer", {"Content-Type": "application/octet-stream", "Inference-Header-Content-Length": "999999"}, b'{"inputs": []}'))
-@example(request=("/v2/models/classify/infer", {"Content-Type": "application/octet-stream", "Inference-Header-Content-Length": "-5"}, b'{"inputs": []}'))
+@example(request=("/v2/models/classify/infer",
+                  {"Content-Type": "application/octet-stream", "Inference-Header-Content-Length": "999999"},
+                  b'{"inputs": []}'))
+@example(request=("/v2/models/classify/infer",
+                  {"Content-Type": "application/octet-stream", "Inference-Header-Content-Length": "-5"},
+                  b'{"inputs": []}'))
 @example(request=("/v2/models/countdown/infer", {"Content-Type": "application/json"},
                   b'{"inputs": [{"name": "N", "shape": [1], "datatype": "INT32", "data": [2147483647]}]}'))
 def test_http_requests_never_hurt_the_server(served: Served, request: tuple[str, dict[str, str], bytes]) -> None:
     status = post(served, *request)
     served.statuses[status] = served.statuses.get(status, 0) + 1
-    assert status != 200 or request[0].endswith(("/preprocess/infer", "/classifier/infer", "/classify/infer", "/accumulator/infer"))
+    assert status != 200 or request[0].endswith(
+        ("/preprocess/infer", "/classifier/infer", "/classify/infer", "/accumulator/infer")
+    )
     after_example(served)
 
 
@@ -227,9 +263,12 @@ def grpc_requests(draw: st.DrawFn) -> service_pb2.ModelInferRequest:
         if raw:
             request.raw_input_contents.append(draw(st.binary(max_size=2048)))
         else:
-            typed = draw(st.sampled_from(["fp32_contents", "int_contents", "int64_contents", "bytes_contents", "bool_contents", "uint64_contents"]))
-            values = {"fp32_contents": st.floats(width=32), "int_contents": st.integers(-(2**31), 2**31 - 1), "int64_contents": st.integers(-(2**63), 2**63 - 1),
-                      "bytes_contents": st.binary(max_size=16), "bool_contents": st.booleans(), "uint64_contents": st.integers(0, 2**64 - 1)}[typed]
+            typed = draw(st.sampled_from(["fp32_contents", "int_contents", "int64_contents", "bytes_contents",
+                                          "bool_contents", "uint64_contents"]))
+            values = {"fp32_contents": st.floats(width=32), "int_contents": st.integers(-(2**31), 2**31 - 1),
+                      "int64_contents": st.integers(-(2**63), 2**63 - 1),
+                      "bytes_contents": st.binary(max_size=16), "bool_contents": st.booleans(),
+                      "uint64_contents": st.integers(0, 2**64 - 1)}[typed]
             getattr(tensor.contents, typed).extend(draw(st.lists(values, max_size=64)))
     if draw(st.booleans()):
         request.parameters["sequence_id"].int64_param = draw(st.integers(-(2**63), 2**63 - 1))
@@ -245,8 +284,9 @@ def grpc_stub(served: Served) -> Iterator[service_pb2_grpc.GRPCInferenceServiceS
 
 @fuzz_settings(400)
 @given(request=grpc_requests())
-def test_grpc_requests_with_wrong_types_never_hurt_the_server(served: Served, grpc_stub: service_pb2_grpc.GRPCInferenceServiceStub,
-                                                              request: service_pb2.ModelInferRequest) -> None:
+def test_grpc_requests_with_wrong_types_never_hurt_the_server(
+    served: Served, grpc_stub: service_pb2_grpc.GRPCInferenceServiceStub, request: service_pb2.ModelInferRequest
+) -> None:
     try:
         grpc_stub.ModelInfer(request, timeout=TIMEOUT_S)
     except grpc.RpcError as exc:
@@ -258,7 +298,8 @@ def test_a_64_mib_body(served: Served) -> None:
     """64 MiB + 1 of whitespace: Triton 2.51 reads it whole (measured: 500, 'The document is empty'); nothing breaks."""
     conn = http.client.HTTPConnection(*served.server.http_url.split(":"), timeout=TIMEOUT_S)
     try:
-        conn.request("POST", "/v2/models/classify/infer", body=b" " * (64 * 2**20 + 1), headers={"Content-Type": "application/json"})
+        conn.request("POST", "/v2/models/classify/infer", body=b" " * (64 * 2**20 + 1),
+                     headers={"Content-Type": "application/json"})
         response = conn.getresponse()
         assert response.status >= 400, response.read()[:200]
     except ConnectionError:
@@ -288,8 +329,12 @@ def test_countdown_streams_any_n_and_ends(served: Served, n: int) -> None:
         time.sleep(0.01)
     client.stop_stream()
     client.close()
-    assert any(is_final(r) for r in results), f"countdown({n}) did not end within {TIMEOUT_S} s ({len(results)} responses)"
-    values = [int(r.as_numpy("OUT")[0]) for r in results if not isinstance(r, Exception) and r.as_numpy("OUT") is not None]
+    assert any(is_final(r) for r in results), (
+        f"countdown({n}) did not end within {TIMEOUT_S} s ({len(results)} responses)"
+    )
+    values = [
+        int(r.as_numpy("OUT")[0]) for r in results if not isinstance(r, Exception) and r.as_numpy("OUT") is not None
+    ]
     if 0 < n <= COUNTDOWN_MAX:
         assert values == list(range(n, 0, -1))
     elif n > COUNTDOWN_MAX:
@@ -306,5 +351,8 @@ def test_zz_still_golden_and_same_stubs_at_the_end(served: Served) -> None:
     """Runs last in this module (pytest keeps file order): the final check over everything sent."""
     assert_healthy(served, golden=True)
     assert served.stubs and set(served.stubs.values()) >= {"preprocess", "classifier", "accumulator", "countdown"}
-    assert served.examples > 0 and {200, 400} <= set(served.statuses), served.statuses   # the fuzz ran, and reached the models
-    print(f"request fuzz: {served.examples} examples, HTTP statuses {served.statuses}, stubs {sorted(served.stubs.values())}")
+    assert served.examples > 0 and {200, 400} <= set(served.statuses), (
+        served.statuses
+    )  # the fuzz ran, and reached the models
+    print(f"request fuzz: {served.examples} examples, HTTP statuses {served.statuses}, stubs "
+          f"{sorted(served.stubs.values())}")

@@ -61,7 +61,8 @@ def seeds(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 LONG_NAMES = st.sampled_from(["x" * 255, "y" * 256, "名" * 100, "😀" * 70, "a/" * 130, "." * 300, "é" * 5000])
 WEIRD_TEXT = st.text(
     alphabet=st.one_of(
-        st.sampled_from(["\n", "\r", "\t", "\x00", "\x1b", "\u2028", "\u0085", "\ufeff", ":", ";", "/", ".", " ", "'", '"', "&", "*", "!", "%", "{", "}"]),
+        st.sampled_from(["\n", "\r", "\t", "\x00", "\x1b", "\u2028", "\u0085", "\ufeff", ":", ";", "/", ".", " ", "'",
+                         '"', "&", "*", "!", "%", "{", "}"]),
         st.characters(codec="utf-8", exclude_categories=("Cs",)),
     ),
     max_size=20,
@@ -74,7 +75,9 @@ NUMBERS = st.one_of(
     st.floats(),
 )
 SCALARS = st.one_of(st.none(), st.booleans(), NUMBERS, NAMES)
-VALUES = st.recursive(SCALARS, lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(NAMES, inner, max_size=3)), max_leaves=6)
+VALUES = st.recursive(SCALARS,
+                      lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(NAMES, inner, max_size=3)),
+                      max_leaves=6)
 
 
 def nodes(tree: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
@@ -93,8 +96,12 @@ def name_paths(tree: Any) -> list[tuple[Any, ...]]:
     found = []
     for path in nodes(tree):
         if len(path) >= 2 and path[-2] == "models":
-            found.append(path)   # renaming the key renames the model
-        elif path and path[-1] in ("name", "model_name", "input_name", "output_name") or (len(path) >= 2 and path[-2] in ("files", "input_map", "output_map")):
+            found.append(path)  # renaming the key renames the model
+        elif (
+            path
+            and path[-1] in ("name", "model_name", "input_name", "output_name")
+            or (len(path) >= 2 and path[-2] in ("files", "input_map", "output_map"))
+        ):
             found.append(path)
     return found
 
@@ -129,8 +136,12 @@ def mutated(draw: st.DrawFn, spec: dict[str, Any]) -> dict[str, Any]:
         op = draw(st.sampled_from(["delete", "replace", "swap", "rename", "name", "number"]))
         if op == "name":
             targets = name_paths(tree)
-        elif op == "number":   # numbers anywhere: batch sizes, dims, delays, smoke values
-            targets = [p for p in nodes(tree) if p and isinstance(get(tree, p), (int, float)) and not isinstance(get(tree, p), bool)]
+        elif op == "number":  # numbers anywhere: batch sizes, dims, delays, smoke values
+            targets = [
+                p
+                for p in nodes(tree)
+                if p and isinstance(get(tree, p), (int, float)) and not isinstance(get(tree, p), bool)
+            ]
         else:
             targets = [p for p in nodes(tree) if p]
         if not targets:
@@ -162,7 +173,8 @@ def longest_text(tree: Any) -> int:
     return max((len(t) for t in texts if isinstance(t, str)), default=0)
 
 
-def check_outcome(outcome: Outcome, project: Path, before: dict[str, bytes | None], full: bool, quoted: int = 0) -> None:
+def check_outcome(outcome: Outcome, project: Path, before: dict[str, bytes | None], full: bool,
+                  quoted: int = 0) -> None:
     """Exit 0 with a valid repository, or exit 2 with one line per problem and nothing written."""
     text = outcome.stdout + outcome.stderr
     assert "Traceback" not in text, outcome.stderr
@@ -174,8 +186,12 @@ def check_outcome(outcome: Outcome, project: Path, before: dict[str, bytes | Non
         lines = outcome.stderr.splitlines()
         assert lines == [p.line() for p in problems], "stderr is not one line per problem"
         for problem, line in zip(problems, lines):
-            assert line.isprintable() and len(line) <= MAX_LINE + 3 * quoted, f"not a printable one-line message: {line[:300]!r}"
-            if not set(":;") & set(problem.file + problem.field + problem.problem + problem.fix):   # fuzzed names may hold both
+            assert line.isprintable() and len(line) <= MAX_LINE + 3 * quoted, (
+                f"not a printable one-line message: {line[:300]!r}"
+            )
+            if not set(":;") & set(
+                problem.file + problem.field + problem.problem + problem.fix
+            ):  # fuzzed names may hold both
                 assert ERROR_LINE.match(line), f"not `file: field: problem; fix`: {line!r}"
         assert snapshot(project) == before, "a failed build changed the project folder"
         return
@@ -187,7 +203,8 @@ def check_outcome(outcome: Outcome, project: Path, before: dict[str, bytes | Non
     assert validated.exit_code == 0, validated.stdout + validated.stderr
 
 
-def build_text(seed_dir: Path, spec_text: str, full: bool, extra: dict[str, str] | None = None, quoted: int = 0) -> Outcome:
+def build_text(seed_dir: Path, spec_text: str, full: bool, extra: dict[str, str] | None = None,
+               quoted: int = 0) -> Outcome:
     """Copies the seed, writes the spec (and `extra` files), builds it and checks the outcome."""
     with tempfile.TemporaryDirectory(prefix="tk-fuzz-") as tmp:
         project = Path(tmp) / "project"
@@ -209,7 +226,8 @@ def dump(tree: Any) -> str:
 # -- the tests ---------------------------------------------------------------------------------------
 @fuzz_settings(600)
 @given(seed=st.sampled_from(SEEDS), data=st.data(), full=st.booleans())
-def test_mutated_specs_build_or_fail_cleanly(seeds: dict[str, Path], seed: str, data: st.DataObject, full: bool) -> None:
+def test_mutated_specs_build_or_fail_cleanly(seeds: dict[str, Path], seed: str, data: st.DataObject,
+                                             full: bool) -> None:
     spec = yaml.safe_load((seeds[seed] / "tritonkit.yaml").read_text(encoding="utf-8"))
     tree = data.draw(mutated(spec), label="spec")
     full = full and seed in FULL_BUILD_SEEDS
@@ -252,8 +270,10 @@ def test_deeply_nested_values_are_refused(seeds: dict[str, Path], depth: int, ki
     build_text(seeds["classifier"], PLACES[place].format(value=value), full=False)
 
 
-PYTHON_MODEL_SPEC = {"backend": "python", "max_batch_size": 0, "input": [{"name": "X", "data_type": "TYPE_FP32", "dims": [1]}],
-                     "output": [{"name": "Y", "data_type": "TYPE_FP32", "dims": [1]}], "files": {"model.py": "../models/classifier.py"}}
+PYTHON_MODEL_SPEC = {"backend": "python", "max_batch_size": 0,
+                     "input": [{"name": "X", "data_type": "TYPE_FP32", "dims": [1]}],
+                     "output": [{"name": "Y", "data_type": "TYPE_FP32", "dims": [1]}],
+                     "files": {"model.py": "../models/classifier.py"}}
 
 
 @fuzz_settings(100)
@@ -261,9 +281,11 @@ PYTHON_MODEL_SPEC = {"backend": "python", "max_batch_size": 0, "input": [{"name"
 def test_include_graphs_with_cycles_and_diamonds(seeds: dict[str, Path], count: int, data: st.DataObject) -> None:
     """Random include graphs over `count` pipeline files (each defining one model): a tree builds, anything
     that reaches a file twice (a cycle, or a diamond that defines its model twice) exits 2."""
-    edges = data.draw(st.lists(st.lists(st.integers(0, count - 1), max_size=3), min_size=count, max_size=count), label="edges")
+    edges = data.draw(st.lists(st.lists(st.integers(0, count - 1), max_size=3), min_size=count, max_size=count),
+                      label="edges")
     top_includes = data.draw(st.lists(st.integers(0, count - 1), min_size=1, max_size=3), label="top")
-    files = {f"inc/p{i}.yaml": dump({"include": [f"p{j}.yaml" for j in edges[i]], "models": {f"m{i}": PYTHON_MODEL_SPEC}}) for i in range(count)}
+    files = {f"inc/p{i}.yaml": dump({"include": [f"p{j}.yaml" for j in edges[i]],
+                                     "models": {f"m{i}": PYTHON_MODEL_SPEC}}) for i in range(count)}
     spec = yaml.safe_load((seeds["classifier"] / "tritonkit.yaml").read_text(encoding="utf-8"))
     spec["include"] = [f"inc/p{i}.yaml" for i in top_includes]
     full = data.draw(st.booleans(), label="full")
@@ -278,12 +300,17 @@ def test_include_graphs_with_cycles_and_diamonds(seeds: dict[str, Path], count: 
         check_outcome(outcome, project, before, full)
         visits: list[int] = []
         walk_includes(top_includes, edges, visits, [], cycles := [])
-        assert (outcome.exit_code == 0) == (len(visits) == len(set(visits)) and not cycles), (edges, top_includes, outcome.stderr)
+        assert (outcome.exit_code == 0) == (len(visits) == len(set(visits)) and not cycles), (
+            edges,
+            top_includes,
+            outcome.stderr,
+        )
         if cycles:
             assert "closes an include cycle" in outcome.stderr
 
 
-def walk_includes(includes: list[int], edges: list[list[int]], visits: list[int], chain: list[int], cycles: list[int]) -> None:
+def walk_includes(includes: list[int], edges: list[list[int]], visits: list[int], chain: list[int],
+                  cycles: list[int]) -> None:
     """The loader's walk: depth first, a file already on the chain is a cycle and is not entered."""
     for target in includes:
         if target in chain:
@@ -339,7 +366,11 @@ def test_an_out_of_range_number_is_one_problem(seeds: dict[str, Path]) -> None:
     spec = classifier_spec(seeds)
     spec["models"]["classifier"]["max_batch_size"] = 10**30
     outcome = build_text(seeds["classifier"], dump(spec), full=True)
-    assert outcome.exit_code == 2 and len(outcome.stderr.splitlines()) == 1 and "models.classifier.max_batch_size" in outcome.stderr
+    assert (
+        outcome.exit_code == 2
+        and len(outcome.stderr.splitlines()) == 1
+        and "models.classifier.max_batch_size" in outcome.stderr
+    )
 
 
 @pytest.mark.parametrize("value", [2**70, 2**40, -(2**63), 1e308])

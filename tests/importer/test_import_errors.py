@@ -26,13 +26,19 @@ def broken_copy(tmp_path: Path, repository: str, model: str, extra: str) -> Path
     ("optimization { cuda { graphs: true graph_spec [ { batch_size: 4 } ] } }\n", "optimization.cuda.graph_spec"),
     ('metric_tags { key: "team" value: "search" }\n', "metric_tags"),
 ])
-def test_a_setting_the_spec_cannot_hold_is_one_line_and_nothing_is_written(tmp_path: Path, extra: str, field: str) -> None:
+def test_a_setting_the_spec_cannot_hold_is_one_line_and_nothing_is_written(
+    tmp_path: Path, extra: str, field: str
+) -> None:
     repository = broken_copy(tmp_path, "bls", "scale", extra)
     result = run_cli("import", str(repository), "-o", "out/tritonkit.yaml", cwd=tmp_path)
     assert result.returncode == 2, result.stderr
     assert "Traceback" not in result.stderr
-    assert result.stderr.splitlines() == [f"bls/scale/config.pbtxt: {field}: tritonkit.yaml has no field for this setting; "
-                                          "remove it from config.pbtxt to import this model, or keep serving it from a hand-written repository"]
+    assert result.stderr.splitlines() == [
+        f"bls/scale/config.pbtxt: {field}: tritonkit.yaml has no field for this "
+        "setting; "
+        "remove it from config.pbtxt to import this model, or keep serving it from a "
+        "hand-written repository"
+    ]
     assert not (tmp_path / "out").exists()
 
 
@@ -79,8 +85,10 @@ def test_version_files_must_name_a_listed_version(tmp_path: Path) -> None:
     (tmp_path / "m.py").write_text("# model\n")
     (tmp_path / "tritonkit.yaml").write_text(
         "version: 1\nmodels:\n  m:\n    backend: python\n    input: [{name: X, data_type: fp32, dims: [1]}]\n"
-        "    output: [{name: Y, data_type: fp32, dims: [1]}]\n    files: {model.py: m.py}\n    version_files: {3: {model.py: m.py}}\n")
+        "    output: [{name: Y, data_type: fp32, dims: [1]}]\n    files: {model.py: m.py}\n    version_files: {3: "
+        "{model.py: m.py}}\n")
     result = run_cli("build", cwd=tmp_path)
     assert result.returncode == 2
-    assert result.stderr.splitlines() == ["tritonkit.yaml: models.m: version_files names version 3, which is not in versions [1]; add it to versions or remove its files"]
+    assert result.stderr.splitlines() == ["tritonkit.yaml: models.m: version_files names version 3, which is not in "
+                                          "versions [1]; add it to versions or remove its files"]
     assert not (tmp_path / "model_repository").exists()

@@ -50,7 +50,8 @@ def classifier_graph() -> onnx.ModelProto:
     weights = np.arange(15, dtype=np.float32).reshape(3, 5) / 10
     axes = numpy_helper.from_array(np.array([1, 2], dtype=np.int64), "axes")
     graph = helper.make_graph(
-        [helper.make_node("ReduceMean", ["data_0", "axes"], ["pooled"], keepdims=0), helper.make_node("MatMul", ["pooled", "w"], ["fc6_1"])],
+        [helper.make_node("ReduceMean", ["data_0", "axes"], ["pooled"], keepdims=0),
+         helper.make_node("MatMul", ["pooled", "w"], ["fc6_1"])],
         "densenet_like", [helper.make_tensor_value_info("data_0", TensorProto.FLOAT, [3, 4, 4])],
         [helper.make_tensor_value_info("fc6_1", TensorProto.FLOAT, [5])], [numpy_helper.from_array(weights, "w"), axes])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
@@ -69,7 +70,8 @@ def examples_repository(root: Path) -> Path:
 
 
 def import_(repository: Path, project: Path, *options: str) -> dict:
-    result = run_cli("import", str(repository), "-o", str(project / "tritonkit.yaml"), "--json", *options, cwd=project.parent)
+    result = run_cli("import", str(repository), "-o", str(project / "tritonkit.yaml"), "--json", *options,
+                     cwd=project.parent)
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout)
 
@@ -84,7 +86,10 @@ def test_label_files_are_imported_and_built_into_the_model_folder(tmp_path: Path
     assert built.returncode == 0, built.stderr
     model = tmp_path / "project" / "model_repository" / "densenet_onnx"
     assert (model / "densenet_labels.txt").read_text() == LABELS
-    assert text_format.Parse((model / "config.pbtxt").read_text(), pb.ModelConfig()).output[0].label_filename == "densenet_labels.txt"
+    assert (
+        text_format.Parse((model / "config.pbtxt").read_text(), pb.ModelConfig()).output[0].label_filename
+        == "densenet_labels.txt"
+    )
 
 
 def test_an_instance_group_without_count_keeps_triton_s_default(tmp_path: Path) -> None:
@@ -96,11 +101,18 @@ def test_an_instance_group_without_count_keeps_triton_s_default(tmp_path: Path) 
     spec = yaml.safe_load((tmp_path / "unset" / "tritonkit.yaml").read_text())
     assert spec["models"]["densenet_onnx"]["instance_group"] == [{"kind": "KIND_CPU"}]  # was: count: 1
     assert run_cli("build", cwd=tmp_path / "unset").returncode == 0
-    rebuilt = text_format.Parse((tmp_path / "unset" / "model_repository" / "densenet_onnx" / "config.pbtxt").read_text(), pb.ModelConfig())
-    assert rebuilt.instance_group[0].count == 0 and "count" not in (tmp_path / "unset" / "model_repository" / "densenet_onnx" / "config.pbtxt").read_text()
+    rebuilt = text_format.Parse(
+        (tmp_path / "unset" / "model_repository" / "densenet_onnx" / "config.pbtxt").read_text(), pb.ModelConfig()
+    )
+    assert (
+        rebuilt.instance_group[0].count == 0
+        and "count" not in (tmp_path / "unset" / "model_repository" / "densenet_onnx" / "config.pbtxt").read_text()
+    )
     config.write_text(CONFIG.replace("{ kind: KIND_CPU }", "{ kind: KIND_CPU count: 3 }"))
     import_(source, tmp_path / "three")
-    assert yaml.safe_load((tmp_path / "three" / "tritonkit.yaml").read_text())["models"]["densenet_onnx"]["instance_group"] == [{"kind": "KIND_CPU", "count": 3}]
+    assert yaml.safe_load((tmp_path / "three" / "tritonkit.yaml").read_text())["models"]["densenet_onnx"][
+        "instance_group"
+    ] == [{"kind": "KIND_CPU", "count": 3}]
 
 
 def test_partial_import_lists_each_model_it_left_out_and_imports_the_rest(tmp_path: Path) -> None:
@@ -122,17 +134,26 @@ def test_partial_import_lists_each_model_it_left_out_and_imports_the_rest(tmp_pa
     result = run_cli("import", str(repository), "-o", "some/tritonkit.yaml", "--partial", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     left_out = [line for line in result.stdout.splitlines() if line.startswith("not imported: model ")]
-    ensembles = [n for n in sorted(p.parent.name for p in repository.glob("*/config.pbtxt")) if "ensemble_scheduling" in (repository / n / "config.pbtxt").read_text()]
+    ensembles = [
+        n
+        for n in sorted(p.parent.name for p in repository.glob("*/config.pbtxt"))
+        if "ensemble_scheduling" in (repository / n / "config.pbtxt").read_text()
+    ]
     assert left_out == sorted([
-        "not imported: model 'extra': ensemble/extra/config.pbtxt: output[0].label_filename: 'missing.txt' is not a file in the model folder, "
-        "so Triton refuses to load 'extra'; put the label file in extra/missing.txt, or remove label_filename",
-        "not imported: model 'image_classifier': ensemble/image_classifier/config.pbtxt: metric_tags: tritonkit.yaml has no field for this setting; "
-        "remove it from config.pbtxt to import this model, or keep serving it from a hand-written repository",
-        *(f"not imported: model '{n}': ensemble/{n}/config.pbtxt: calls model 'image_classifier', which is not imported; fix 'image_classifier' to import both"
+        "not imported: model 'extra': ensemble/extra/config.pbtxt: output[0].label_filename: 'missing.txt' is not a "
+        "file in the model folder, so Triton refuses to load 'extra'; put the label file in extra/missing.txt, or "
+        "remove label_filename",
+        "not imported: model 'image_classifier': ensemble/image_classifier/config.pbtxt: metric_tags: tritonkit.yaml "
+        "has no field for this setting; remove it from config.pbtxt to import this model, or keep serving it from a "
+        "hand-written repository",
+        *(f"not imported: model '{n}': ensemble/{n}/config.pbtxt: calls model 'image_classifier', which is not "
+          "imported; fix 'image_classifier' to import both"
           for n in ensembles),
     ], key=lambda line: line.split("'")[1])
     spec = yaml.safe_load((tmp_path / "some" / "tritonkit.yaml").read_text())
-    assert sorted(spec["models"]) == sorted(set(p.parent.name for p in repository.glob("*/config.pbtxt")) - {"extra", "image_classifier", *ensembles})
+    assert sorted(spec["models"]) == sorted(
+        set(p.parent.name for p in repository.glob("*/config.pbtxt")) - {"extra", "image_classifier", *ensembles}
+    )
     assert run_cli("build", cwd=tmp_path / "some").returncode == 0
 
 
@@ -147,12 +168,14 @@ def test_an_imported_examples_repository_with_a_label_file_loads_and_classifies(
     import_(examples_repository(tmp_path / "source"), tmp_path / "project")
     assert run_cli("build", cwd=tmp_path / "project").returncode == 0
     image = np.ones((3, 4, 4), dtype=np.float32)
-    with EmbeddedServer(tmp_path / "project" / "model_repository", work_dir=tmp_path / "project" / ".tritonkit") as server:
+    with EmbeddedServer(tmp_path / "project" / "model_repository",
+                        work_dir=tmp_path / "project" / ".tritonkit") as server:
         client = httpclient.InferenceServerClient(server.http_url.removeprefix("http://"))
         assert client.is_model_ready("densenet_onnx")
         request = httpclient.InferInput("data_0", list(image.shape), "FP32")
         request.set_data_from_numpy(image)
-        answer = client.infer("densenet_onnx", [request], outputs=[httpclient.InferRequestedOutput("fc6_1", class_count=2)])
+        answer = client.infer("densenet_onnx", [request],
+                              outputs=[httpclient.InferRequestedOutput("fc6_1", class_count=2)])
     top = [entry.decode().split(":") for entry in answer.as_numpy("fc6_1").reshape(-1)]
     scores = np.ones(3, dtype=np.float32) @ (np.arange(15, dtype=np.float32).reshape(3, 5) / 10)
     assert [(int(index), label) for _, index, label in top] == [(4, "puma"), (3, "lynx")]
@@ -168,8 +191,8 @@ def test_tensorrt_profiles_and_per_gpu_model_files_import(tmp_path: Path) -> Non
         (model / "1" / name).write_bytes(f"engine {name}".encode())  # the plans' contents are TensorRT's to read
     original = ('platform: "tensorrt_plan"\nmax_batch_size: 8\n'
                 'cc_model_filenames [{ key: "8.0" value: "a100.plan" }, { key: "9.0" value: "h100.plan" }]\n'
-                'input [{ name: "x" data_type: TYPE_FP32 dims: [4] }]\noutput [{ name: "y" data_type: TYPE_FP32 dims: [4] }]\n'
-                'instance_group [{ kind: KIND_GPU count: 2 profile: ["0", "1"] }]\n')
+                'input [{ name: "x" data_type: TYPE_FP32 dims: [4] }]\noutput [{ name: "y" data_type: TYPE_FP32 dims: '
+                '[4] }]\ninstance_group [{ kind: KIND_GPU count: 2 profile: ["0", "1"] }]\n')
     (model / "config.pbtxt").write_text(original)
     import_(tmp_path / "source", tmp_path / "project")
     assert run_cli("build", cwd=tmp_path / "project").returncode == 0

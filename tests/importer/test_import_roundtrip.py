@@ -37,7 +37,11 @@ def model_files(model_dir: Path) -> dict[str, bytes]:
     def wanted(rel: Path) -> bool:
         return (rel.parts[0].isdigit() or rel.parts[0] in ("warmup", "initial_state")) and rel.name != ".gitkeep"
 
-    return {p.relative_to(model_dir).as_posix(): p.read_bytes() for p in sorted(model_dir.rglob("*")) if p.is_file() and wanted(p.relative_to(model_dir))}
+    return {
+        p.relative_to(model_dir).as_posix(): p.read_bytes()
+        for p in sorted(model_dir.rglob("*"))
+        if p.is_file() and wanted(p.relative_to(model_dir))
+    }
 
 
 def import_and_build(repository: Path, project: Path) -> dict:

@@ -37,7 +37,9 @@ def build_serve_smoke(project: Path, build_timeout: float = 120) -> dict:
 
 def passed_models(report: dict) -> set[str]:
     assert report["ok"] and all(r["status"] != "fail" for r in report["results"]), report
-    return {r["model"] for r in report["results"] if r["status"] == "pass" and r["check"].startswith(("request:", "golden"))}
+    return {
+        r["model"] for r in report["results"] if r["status"] == "pass" and r["check"].startswith(("request:", "golden"))
+    }
 
 
 @pytest.mark.server
@@ -58,7 +60,9 @@ def test_bls_starter_passes_smoke_as_written(tmp_path: Path) -> None:
     assert "bls_runtime" in (project / "models" / "route.py").read_text()  # the user's own, editable copy
     report = build_serve_smoke(project)
     assert {"route", "double", "negate"} <= passed_models(report)
-    assert any(r["check"] == "callees-ready" and r["model"] == "route" and r["status"] == "pass" for r in report["results"])
+    assert any(
+        r["check"] == "callees-ready" and r["model"] == "route" and r["status"] == "pass" for r in report["results"]
+    )
 
 
 @pytest.mark.server
@@ -106,9 +110,13 @@ def test_tts_starter_passes_smoke_as_written(tmp_path: Path) -> None:
     assert "RUN apt-get" in (project / "tritonkit.Dockerfile").read_text()  # espeak-ng in the Triton image
 
 
-def test_a_missing_system_library_is_named_with_its_apt_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_missing_system_library_is_named_with_its_apt_package(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The dynamic loader is asked for real; a library it cannot find becomes an apt-get step before the build."""
-    starter = replace(STARTERS["tts"], needs={}, libraries={"libtritonkit-absent.so.7": "espeak-ng", "libc.so.6": "libc6"})
+    starter = replace(
+        STARTERS["tts"], needs={}, libraries={"libtritonkit-absent.so.7": "espeak-ng", "libc.so.6": "libc6"}
+    )
     monkeypatch.setitem(STARTERS, "tts", starter)
     result = init_project(tmp_path / "p", "tts")
     assert result.missing_system == ["espeak-ng"] and result.summary()["apt_install"] == ["espeak-ng"]
@@ -121,7 +129,8 @@ def test_init_refuses_to_overwrite_without_force(tmp_path: Path) -> None:
     (project / "models" / "classifier.py").write_text("# my model\n")
     again = run_cli("init", "p", cwd=tmp_path)
     assert again.returncode == 2
-    assert again.stderr.splitlines() == ["p/models/classifier.py: file: already exists (and 2 more); pass --force to overwrite, or init into an empty folder"]
+    assert again.stderr.splitlines() == ["p/models/classifier.py: file: already exists (and 2 more); pass --force to "
+                                         "overwrite, or init into an empty folder"]
     assert ERROR_LINE.match(again.stderr.splitlines()[0])
     assert (project / "models" / "classifier.py").read_text() == "# my model\n"
     forced = run_cli("init", "p", "--force", cwd=tmp_path)

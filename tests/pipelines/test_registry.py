@@ -20,7 +20,13 @@ def _pipeline_imports(path: Path) -> set[str]:
     """The `tritonkit.pipelines...` modules a source file imports, wherever the import statement is."""
     found = set()
     for node in ast.walk(ast.parse(path.read_text(), str(path))):
-        names = [node.module or ""] if isinstance(node, ast.ImportFrom) else [a.name for a in node.names] if isinstance(node, ast.Import) else []
+        names = (
+            [node.module or ""]
+            if isinstance(node, ast.ImportFrom)
+            else [a.name for a in node.names]
+            if isinstance(node, ast.Import)
+            else []
+        )
         found.update(n for n in names if n.startswith("tritonkit.pipelines"))
     return found
 
@@ -36,7 +42,9 @@ def test_each_pipeline_is_its_folder_with_a_starter_and_init_offers_them() -> No
     assert all(PIPELINES[name].name == name for name in PIPELINES)
     for name, pipeline in PIPELINES.items():
         assert (PACKAGE / "pipelines" / name / "plugin.py").is_file(), name
-        assert package_path(f"pipelines/{name}/starter/tritonkit.yaml").is_file() == (pipeline.starter is not None), name
+        assert package_path(f"pipelines/{name}/starter/tritonkit.yaml").is_file() == (pipeline.starter is not None), (
+            name
+        )
     helped = run_cli("init", "--help")
     assert helped.returncode == 0 and all(f"{name}: {PIPELINES[name].description}" in " ".join(helped.stdout.split())
                                           for name in PIPELINES if PIPELINES[name].starter is not None)
@@ -49,9 +57,16 @@ def _spec(old: bool) -> dict:
     model = {"backend": "python", "input": [{"name": "X", "data_type": "TYPE_FP32", "dims": [-1]}],
              "output": [{"name": "Y", "data_type": "TYPE_FP32", "dims": [-1]}], "files": {"model.py": "model.py"}}
     graph = {"tokens": "lang/tokens.txt", "lexicon": "lang/lexicon.txt", "grammar": "lang/grammar.txt"}
-    sections = ({"asr_graph": graph}, {"assets": "kokoro-82m"}) if old else ({"asr": {"graph": graph}}, {"tts": {"assets": "kokoro-82m"}})
-    reader = {**model, "files": {"model.py": "model.py", "TLG.fst": "model:decoder/TLG.fst", "vocab.json": "model:speech/vocab.json"}}
-    return {"version": 1, "models": {"decoder": {**model, **sections[0]}, "speech": {**model, **sections[1]}, "reader": reader}}
+    sections = (
+        ({"asr_graph": graph}, {"assets": "kokoro-82m"})
+        if old
+        else ({"asr": {"graph": graph}}, {"tts": {"assets": "kokoro-82m"}})
+    )
+    reader = {**model,
+              "files": {"model.py": "model.py", "TLG.fst": "model:decoder/TLG.fst",
+                        "vocab.json": "model:speech/vocab.json"}}
+    return {"version": 1,
+            "models": {"decoder": {**model, **sections[0]}, "speech": {**model, **sections[1]}, "reader": reader}}
 
 
 def _project(folder: Path, spec: dict) -> Path:
@@ -67,9 +82,14 @@ def test_old_spellings_read_as_the_new_ones_with_one_warning_line_each(tmp_path:
     done = run_cli("build", "--dry-run", cwd=old.parent)
     assert done.returncode == 0, done.stderr
     assert done.stderr.splitlines() == [
-        "warning: tritonkit.yaml: models.decoder.asr_graph: 'asr_graph' is the old spelling of 'asr.graph' (read as that); write asr: {graph: ...}",
-        "warning: tritonkit.yaml: models.speech.assets: 'assets' is the old spelling of 'tts.assets' (read as that); write tts: {assets: ...}"]
-    assert "reader: would copy TLG.fst (model:decoder/TLG.fst), vocab.json (model:speech/vocab.json)" in done.stdout.splitlines()
+        "warning: tritonkit.yaml: models.decoder.asr_graph: 'asr_graph' is the old spelling of 'asr.graph' (read as "
+        "that); write asr: {graph: ...}",
+        "warning: tritonkit.yaml: models.speech.assets: 'assets' is the old spelling of 'tts.assets' (read as that); "
+        "write tts: {assets: ...}"]
+    assert (
+        "reader: would copy TLG.fst (model:decoder/TLG.fst), vocab.json (model:speech/vocab.json)"
+        in done.stdout.splitlines()
+    )
     assert run_cli("build", "--dry-run", cwd=new.parent).stderr == ""
 
 
@@ -79,4 +99,5 @@ def test_both_spellings_at_once_are_refused_in_one_line(tmp_path: Path) -> None:
     done = run_cli("build", "--dry-run", cwd=_project(tmp_path / "p", spec).parent)
     assert done.returncode == 2
     [line] = done.stderr.splitlines()
-    assert line.startswith("tritonkit.yaml: models.decoder.asr_graph: unknown key 'asr_graph'; remove it (known keys: asr, ")
+    assert line.startswith("tritonkit.yaml: models.decoder.asr_graph: unknown key 'asr_graph'; remove it (known keys: "
+                           "asr, ")

@@ -80,7 +80,8 @@ class Pod:
     log: Path
 
 
-def pod_command(spec: dict[str, Any], backends: Path, repository: str, ports: dict[str, int], env: dict[str, str]) -> list[str]:
+def pod_command(spec: dict[str, Any], backends: Path, repository: str, ports: dict[str, int],
+                env: dict[str, str]) -> list[str]:
     """The container's `args` with only the runtime's layout, ports and repository endpoint adapted (see module doc)."""
     runtime = prepare_runtime()
     args = list(spec.get("command", [])) + list(spec["args"])
@@ -99,7 +100,8 @@ def container_env(spec: dict[str, Any]) -> dict[str, str]:
 
 
 @contextmanager
-def pod(spec: dict[str, Any], repository: str, work: Path, extra_env: dict[str, str], timeout: float = 240) -> Iterator[Pod]:
+def pod(spec: dict[str, Any], repository: str, work: Path, extra_env: dict[str, str],
+        timeout: float = 240) -> Iterator[Pod]:
     """tritonserver with the container's arguments, until every model is ready (it exits on any load error)."""
     runtime = prepare_runtime()
     ports = choose_ports(LOOPBACK, {"http": None, "grpc": None, "metrics": None})
@@ -122,7 +124,9 @@ def _wait_ready(proc: subprocess.Popen, http: str, log: Path, timeout: float) ->
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise AssertionError(f"tritonserver exited with {proc.returncode}:\n" + "\n".join(log.read_text().splitlines()[-30:]))
+            raise AssertionError(
+                f"tritonserver exited with {proc.returncode}:\n" + "\n".join(log.read_text().splitlines()[-30:])
+            )
         try:
             with urllib.request.urlopen(f"http://{http}/v2/health/ready", timeout=2) as answer:
                 if answer.status == 200:

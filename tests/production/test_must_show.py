@@ -48,7 +48,8 @@ def _project(root: Path, name: str) -> Path:
     source = CASES[name]
     project = root / name
     if source.startswith("examples/"):
-        shutil.copytree(REPO_ROOT / source, project, ignore=shutil.ignore_patterns("__pycache__", "model_repository", ".tritonkit"))
+        shutil.copytree(REPO_ROOT / source, project,
+                        ignore=shutil.ignore_patterns("__pycache__", "model_repository", ".tritonkit"))
     else:
         done = run_cli("init", str(project), "--pipeline", source)
         assert done.returncode == 0, done.stderr
@@ -56,12 +57,16 @@ def _project(root: Path, name: str) -> Path:
 
 
 @pytest.fixture(scope="module", params=list(CASES))
-def published(request: pytest.FixtureRequest, s3: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[Published]:  # noqa: F811
+def published(request: pytest.FixtureRequest, s3: dict[str, str],  # noqa: F811
+              tmp_path_factory: pytest.TempPathFactory) -> Iterator[Published]:
     name = request.param
     project = _project(tmp_path_factory.mktemp("production"), name)
-    for args in (("build",), ("publish", f"s3://{BUCKET}/{name}", "--endpoint-url", s3["endpoint"]),
-                 ("deploy", "k8s", "--repository", f"s3://{BUCKET}/{name}", "--image", IMAGE),
-                 ("deploy", "kserve", "--repository", f"s3://{BUCKET}/{name}", "--image", IMAGE)):
+    for args in (
+        ("build",),
+        ("publish", f"s3://{BUCKET}/{name}", "--endpoint-url", s3["endpoint"]),
+        ("deploy", "k8s", "--repository", f"s3://{BUCKET}/{name}", "--image", IMAGE),
+        ("deploy", "kserve", "--repository", f"s3://{BUCKET}/{name}", "--image", IMAGE),
+    ):
         done = run_cli(*args, cwd=project, timeout=900)
         assert done.returncode == 0, f"tritonkit {' '.join(args)}: {done.stderr}"
     models = sorted(p.parent.name for p in (project / "model_repository").glob("*/config.pbtxt"))
@@ -75,7 +80,8 @@ def _all_ready(http: str, models: list[str]) -> None:
 
 
 def _smoke(case: Published, http: str, grpc: str) -> None:
-    done = run_cli("smoke", "-r", "model_repository", "--url", http, "--grpc-url", grpc, "--json", cwd=case.project, timeout=600)
+    done = run_cli("smoke", "-r", "model_repository", "--url", http, "--grpc-url", grpc, "--json", cwd=case.project,
+                   timeout=600)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr
     summary = json.loads(done.stdout)
     checked = {r["model"] for r in summary["results"] if r["status"] == "pass"}
@@ -103,7 +109,8 @@ def test_the_kserve_layout_serves_the_downloaded_repository_and_large_files_are_
     assert storage_uri(folder) == f"s3://{BUCKET}/{published.name}"
     local = download(boto3.client("s3", endpoint_url=s3["endpoint"]), BUCKET, published.name, tmp_path / "mnt-models")
     sizes: Bytes = bytes_of(local)
-    print(f"\nbytes {published.name}: uploaded {sizes.uploaded} unique {sizes.unique} largest repeated {sizes.largest_repeat}")
+    print(f"\nbytes {published.name}: uploaded {sizes.uploaded} unique {sizes.unique} largest repeated "
+          f"{sizes.largest_repeat}")
     assert sizes.largest_repeat < MAX_REPEATED_BYTES, sizes
     spec = container(folder)
     assert "--model-repository=/mnt/models" in spec["args"] and "--exit-on-error=true" in spec["args"]

@@ -1,7 +1,9 @@
-"""A tiny publishable project (`scale`: Y = X * K, behind the ensemble `pipeline`) and the moto S3 names the tests share.
+"""A tiny publishable project (`scale`: Y = X * K, behind the ensemble `pipeline`) and the moto S3 names the tests
+share.
 
 Every version gives a different, known answer, so a test tells which version a server serves.
 """
+
 from __future__ import annotations
 
 import subprocess

@@ -36,7 +36,8 @@ def test_publish_restores_objects_changed_behind_its_back_and_verify_passes(s3: 
     clean = cli("publish", *dest, "--json", cwd=project)
     assert json.loads(clean.stdout)["repaired"] == [] and json.loads(clean.stdout)["uploaded"] == 0, clean.stdout
     pad = client.head_object(Bucket=BUCKET, Key="repair/scale/1/pad.bin")
-    assert pad["ETag"].strip('"') == s3_etag(None, repository / "scale" / "1" / "pad.bin", multipart=True) and "-2" in pad["ETag"]
+    assert pad["ETag"].strip('"') == s3_etag(None, repository / "scale" / "1" / "pad.bin",
+                                             multipart=True) and "-2" in pad["ETag"]
 
     key = "scale/1/model.py"
     original = body(key)
@@ -49,11 +50,16 @@ def test_publish_restores_objects_changed_behind_its_back_and_verify_passes(s3: 
         assert client.head_object(Bucket=BUCKET, Key=f"repair/{key}")["Metadata"] == head["Metadata"]
         repaired = cli("publish", *dest, "--verify", cwd=project)
         assert repaired.returncode == 0, repaired.stderr
-        assert f"repaired 1 object(s) that differed from the manifest (same versions): {key}" in repaired.stdout.splitlines()
+        assert (
+            f"repaired 1 object(s) that differed from the manifest (same versions): {key}"
+            in repaired.stdout.splitlines()
+        )
         assert "published nothing new" in repaired.stdout and "verified:" in repaired.stdout
         assert body(key) == original
         after = json.loads(body(".tritonkit-publish.json"))
-        assert after["files"] == manifest["files"] and after["models"] == manifest["models"]  # no new version, no renumbering
+        assert (
+            after["files"] == manifest["files"] and after["models"] == manifest["models"]
+        )  # no new version, no renumbering
 
     # a damaged config.pbtxt is put back from the manifest's live config
     client.put_object(Bucket=BUCKET, Key="repair/pipeline/config.pbtxt", Body=b"max_batch_size: 8\n")

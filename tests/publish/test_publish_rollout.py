@@ -74,7 +74,9 @@ class Traffic:
 
 
 def manifest_at(s3: dict[str, str], prefix: str) -> dict:
-    body = boto3.client("s3", endpoint_url=s3["endpoint"]).get_object(Bucket=BUCKET, Key=f"{prefix}/.tritonkit-publish.json")["Body"]
+    body = boto3.client("s3", endpoint_url=s3["endpoint"]).get_object(
+        Bucket=BUCKET, Key=f"{prefix}/.tritonkit-publish.json"
+    )["Body"]
     return json.loads(body.read())
 
 
@@ -143,7 +145,8 @@ def test_publish_serve_rollout_rollback_from_s3(s3: dict[str, str], tmp_path: Pa
         # 5. a publish killed mid-upload leaves the served version and the manifest alone; a rerun finishes it
         build_version(project, k=4.0, expected=4.0, pad_mb=48)
         before = manifest(s3)
-        proc = subprocess.Popen([sys.executable, "-m", "tritonkit", "publish", s3["dest"], "--endpoint-url", s3["endpoint"],
+        proc = subprocess.Popen([sys.executable, "-m", "tritonkit", "publish", s3["dest"], "--endpoint-url",
+                                 s3["endpoint"],
                                  "--jobs", "1"], cwd=project, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         deadline = time.monotonic() + 60
         while f"{PREFIX}/scale/4/model.py" not in keys(s3) and proc.poll() is None and time.monotonic() < deadline:
@@ -158,7 +161,9 @@ def test_publish_serve_rollout_rollback_from_s3(s3: dict[str, str], tmp_path: Pa
         assert resumed.returncode == 0, resumed.stderr
         done = json.loads(resumed.stdout)
         # the versions the killed run chose (above the manifest's 3) are reused, not skipped to 5
-        assert done["published"] == {"pipeline": [4], "scale": [4]} and done["skipped"] >= 1 and done["verified"] is True
+        assert (
+            done["published"] == {"pipeline": [4], "scale": [4]} and done["skipped"] >= 1 and done["verified"] is True
+        )
         assert {k for k in keys(s3) if k.startswith(f"{PREFIX}/scale/4/")} == {
             f"{PREFIX}/{k}" for k in manifest(s3)["files"] if k.startswith("scale/4/")}
         assert ask(client) == 2.0
@@ -227,7 +232,9 @@ def test_rollout_to_two_servers_with_restricted_repository_api(s3: dict[str, str
         problems = [line for line in refused.stderr.splitlines() if "load failed" in line]
         assert refused.returncode == 1 and len(problems) == 1, refused.stderr
         assert "restricts its model-repository API: set TRITON_ADMIN_KEY" in problems[0]
-        assert [ask(c) for c in clients] == [1.0, 1.0] and manifest_at(s3, "fleet")["models"]["scale"]["live"]["versions"] == [1]
+        assert [ask(c) for c in clients] == [1.0, 1.0] and manifest_at(s3, "fleet")["models"]["scale"]["live"][
+            "versions"
+        ] == [1]
 
         monkeypatch.setenv("TRITON_ADMIN_KEY", key)
         rolled = run("rollout", *dest, "--server", a.http_url, "--server", b.http_url, "--json")
@@ -246,7 +253,10 @@ def test_rollout_to_two_servers_with_restricted_repository_api(s3: dict[str, str
             failed = run("rollout", *dest, "--server", a.http_url, "--server", c.http_url)
         assert failed.returncode == 1 and f"{c.http_url}: scale: load failed" in failed.stderr, failed.stderr
         assert f"{a.http_url}: retiring scale version [2]" in failed.stderr  # the first had fully switched
-        assert traffic.failures == [] and traffic.switches() == [2.0, 3.0, 2.0], (traffic.failures[:3], traffic.switches())
+        assert traffic.failures == [] and traffic.switches() == [2.0, 3.0, 2.0], (
+            traffic.failures[:3],
+            traffic.switches(),
+        )
         assert ask(clients[0]) == 2.0 and not clients[0].is_model_ready("scale", "3")
         assert ask(httpclient.InferenceServerClient(c.http_url)) == 2.0
         assert manifest_at(s3, "fleet")["models"]["scale"]["live"]["versions"] == [2]
@@ -276,7 +286,8 @@ def test_rollout_checks_every_server_before_changing_any(s3: dict[str, str], tmp
 
         second_down = cli("rollout", *dest, "--server", server.http_url, "--server", down, cwd=project)
         assert second_down.returncode == 2 and second_down.stderr.strip().splitlines() == [
-            f"{down}: server does not answer (URLError); check --server HOST:PORT (Triton's HTTP endpoint) and that it runs"
+            f"{down}: server does not answer (URLError); check --server HOST:PORT (Triton's HTTP endpoint) and that it "
+            "runs"
         ], second_down.stderr
 
         client.unload_model("pipeline")  # this server does not serve pipeline's live version
@@ -322,7 +333,9 @@ def test_local_folder_publish_verify_catches_tampering(tmp_path: Path) -> None:
     (dest / "scale" / "1" / "model.py").write_text("tampered")
     checked = cli("publish", str(dest), "--verify", "--json", cwd=project)  # put back from the build, then verified
     assert checked.returncode == 0 and json.loads(checked.stdout)["repaired"] == ["scale/1/model.py"], checked.stderr
-    assert (dest / "scale" / "1" / "model.py").read_bytes() == original and json.loads(checked.stdout)["verified"] is True
+    assert (dest / "scale" / "1" / "model.py").read_bytes() == original and json.loads(checked.stdout)[
+        "verified"
+    ] is True
 
     # what an interrupted publish of other content leaves: a version folder above the manifest's (no config serves it)
     (dest / "scale" / "2").mkdir()

@@ -24,7 +24,9 @@ def test_a_plain_url_takes_the_endpoint_from_the_option_else_the_environment(mon
     assert parse_s3_url("s3://models/prod").for_triton == "s3://models/prod"  # AWS itself
     monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:9000")
     assert parse_s3_url("s3://models/prod").for_triton == "s3://127.0.0.1:9000/models/prod"
-    monkeypatch.setenv("AWS_ENDPOINT_URL_S3", "https://storage.example.com")  # the S3-specific one wins; 443 made explicit
+    monkeypatch.setenv(
+        "AWS_ENDPOINT_URL_S3", "https://storage.example.com"
+    )  # the S3-specific one wins; 443 made explicit
     assert parse_s3_url("s3://models/prod").for_triton == "s3://https://storage.example.com:443/models/prod"
     assert parse_s3_url("s3://models/prod", "http://10.0.0.5:9000").for_triton == "s3://10.0.0.5:9000/models/prod"
 

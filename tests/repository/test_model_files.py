@@ -43,10 +43,14 @@ def test_a_model_gets_its_own_copy_of_another_models_built_file(tmp_path: Path) 
     assert result.returncode == 0, result.stderr
     repo = root / "model_repository"
     assert (repo / "user" / "1" / "table.json").read_bytes() == (repo / "maker" / "1" / "table.json").read_bytes()
-    assert (repo / "user" / "1" / "helper.py").read_text() == "HELP = 1\n"   # a file inside a copied folder
-    assert "user: copied helper.py (model:maker/lib/helper.py), table.json (model:maker/table.json)" in result.stdout.splitlines()
+    assert (repo / "user" / "1" / "helper.py").read_text() == "HELP = 1\n"  # a file inside a copied folder
+    assert (
+        "user: copied helper.py (model:maker/lib/helper.py), table.json (model:maker/table.json)"
+        in result.stdout.splitlines()
+    )
     listed = json.loads(run_cli("build", "--json", cwd=root).stdout)
-    assert listed["model_files"] == {"user": {"helper.py": "model:maker/lib/helper.py", "table.json": "model:maker/table.json"}}
+    assert listed["model_files"] == {"user": {"helper.py": "model:maker/lib/helper.py",
+                                              "table.json": "model:maker/table.json"}}
 
 
 def test_a_chain_of_references_reaches_the_file(tmp_path: Path) -> None:
@@ -64,22 +68,30 @@ def test_a_chain_of_references_reaches_the_file(tmp_path: Path) -> None:
 def test_a_dry_run_reports_the_copies_it_would_make_and_writes_nothing(tmp_path: Path) -> None:
     result = run_cli("build", "--dry-run", cwd=project(tmp_path))
     assert result.returncode == 0, result.stderr
-    assert "  user/1/table.json" not in result.stdout.splitlines()   # the other model's build has not run
-    assert "user: would copy helper.py (model:maker/lib/helper.py), table.json (model:maker/table.json)" in result.stdout.splitlines()
+    assert "  user/1/table.json" not in result.stdout.splitlines()  # the other model's build has not run
+    assert (
+        "user: would copy helper.py (model:maker/lib/helper.py), table.json (model:maker/table.json)"
+        in result.stdout.splitlines()
+    )
     listed = json.loads(run_cli("build", "--dry-run", "--json", cwd=tmp_path).stdout)
-    assert listed["model_files"] == {"user": {"helper.py": "model:maker/lib/helper.py", "table.json": "model:maker/table.json"}}
+    assert listed["model_files"] == {"user": {"helper.py": "model:maker/lib/helper.py",
+                                              "table.json": "model:maker/table.json"}}
     assert not (tmp_path / "model_repository").exists()
 
 
 @pytest.mark.parametrize(("table", "expected"), [
-    ("model:makr/table.json", "tritonkit.yaml: models.user.files.table.json: 'model:makr/table.json' names no model of the spec; "
+    ("model:makr/table.json",
+     "tritonkit.yaml: models.user.files.table.json: 'model:makr/table.json' names no model of the spec; "
                               "write model:<model>/<file> with one of: maker"),
-    ("model:maker/vocab.json", "tritonkit.yaml: models.user.files.table.json: model 'maker' has no file 'vocab.json' in its version "
-                               "folder; give 'maker' one (files: {vocab.json: <path>}) or name one of what its build puts there "
-                               "(lib, model.py, table.json)"),
-    ("model:user/model.py", "tritonkit.yaml: models.user.files.table.json: 'model:user/model.py' names this model itself; "
+    ("model:maker/vocab.json",
+     "tritonkit.yaml: models.user.files.table.json: model 'maker' has no file 'vocab.json' in its version "
+                               "folder; give 'maker' one (files: {vocab.json: <path>}) or name one of what its build "
+                               "puts there (lib, model.py, table.json)"),
+    ("model:user/model.py",
+     "tritonkit.yaml: models.user.files.table.json: 'model:user/model.py' names this model itself; "
                             "name the file by its path instead (model:<model>/<file> copies another model's file)"),
-    ("model:maker/../secret", "tritonkit.yaml: models.user.files.table.json: model 'maker' has no file '../secret' in its"),
+    ("model:maker/../secret",
+     "tritonkit.yaml: models.user.files.table.json: model 'maker' has no file '../secret' in its"),
 ])
 def test_an_unknown_model_or_file_is_refused_at_load_in_one_line(tmp_path: Path, table: str, expected: str) -> None:
     result = run_cli("build", cwd=project(tmp_path, table))
@@ -93,14 +105,18 @@ def test_a_cycle_of_references_is_one_line_and_writes_nothing(tmp_path: Path) ->
     cycle = SPEC.replace("table.json: table.json", "table.json: model:user/table.json")
     result = run_cli("build", cwd=project(tmp_path, spec=cycle))
     assert result.returncode == 2
-    assert result.stderr.startswith("tritonkit.yaml: models.maker.files.table.json: model: files form a cycle "
-                                    "(maker -> user -> maker); copy the file from the model that makes it"), result.stderr
+    assert result.stderr.startswith(
+        "tritonkit.yaml: models.maker.files.table.json: model: files form a cycle "
+        "(maker -> user -> maker); copy the file from the model that makes it"
+    ), result.stderr
     assert not (tmp_path / "model_repository").exists()
 
 
 PARAMETERS = SPEC.replace("    files: {model.py: model.py, table.json: table.json, lib: lib}",
-                          "    parameters: {frames: 103}\n    files: {model.py: model.py, table.json: table.json, lib: lib}").replace(
-    "    files: {model.py: model.py, table.json: TABLE", "    parameters: {frames: FRAMES}\n    files: {model.py: model.py, table.json: TABLE")
+                          "    parameters: {frames: 103}\n    files: {model.py: model.py, table.json: table.json, lib: "
+                          "lib}").replace(
+    "    files: {model.py: model.py, table.json: TABLE",
+    "    parameters: {frames: FRAMES}\n    files: {model.py: model.py, table.json: TABLE")
 
 
 def test_a_parameter_takes_another_models_value_into_its_own_config(tmp_path: Path) -> None:
@@ -113,10 +129,13 @@ def test_a_parameter_takes_another_models_value_into_its_own_config(tmp_path: Pa
 @pytest.mark.parametrize(("frames", "expected"), [
     ("model:maker/frame", "tritonkit.yaml: models.user.parameters.frames: model 'maker' has no parameter 'frame'; "
                           "set models.maker.parameters.frame (it has frames)"),
-    ("model:nobody/frames", "tritonkit.yaml: models.user.parameters.frames: 'model:nobody/frames' names no other model of the spec; "
+    ("model:nobody/frames",
+     "tritonkit.yaml: models.user.parameters.frames: 'model:nobody/frames' names no other model of the spec; "
                             "write model:<model>/<parameter> with one of: maker"),
 ])
-def test_a_parameter_of_an_unknown_model_or_name_is_refused_in_one_line(tmp_path: Path, frames: str, expected: str) -> None:
+def test_a_parameter_of_an_unknown_model_or_name_is_refused_in_one_line(
+    tmp_path: Path, frames: str, expected: str
+) -> None:
     result = run_cli("build", cwd=project(tmp_path, spec=PARAMETERS.replace("FRAMES", frames)))
     assert result.returncode == 2
     assert result.stderr.strip() == expected

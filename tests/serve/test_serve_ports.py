@@ -14,5 +14,8 @@ def test_a_port_outside_the_tcp_range_is_one_line_naming_the_option(option: str,
     (tmp_path / "model_repository").mkdir()
     result = run_cli("serve", option, port, cwd=tmp_path)
     assert result.returncode == 2 and result.stderr.splitlines() == [
-        f"tritonkit serve: {option}: {port} is not in the range 1<=x<=65535; see 'tritonkit serve --help'"], result.stderr
-    assert result.stdout == "" and sorted(p.name for p in tmp_path.iterdir()) == ["model_repository"]  # nothing started or written
+        f"tritonkit serve: {option}: {port} is not in the range 1<=x<=65535; see 'tritonkit serve --help'"
+    ], result.stderr
+    assert result.stdout == "" and sorted(p.name for p in tmp_path.iterdir()) == [
+        "model_repository"
+    ]  # nothing started or written

@@ -207,5 +207,6 @@ def test_init_error_is_an_unusable_repository_not_the_summary_of_failed_models(t
                    'E1201 21:19:30.248549 32655 tritonserver.cc:2607] "Internal: failed to load all models"\n')
     assert serverlog.init_error(log) is None
     log.write_text('E1201 21:14:16.558343 14456 server.cc:241] "CudaDriverHelper has not been initialized."\n'
-                   'E1201 21:14:16.754660 14456 tritonserver.cc:2607] "Invalid argument: repository path is not a valid directory"\n')
+                   'E1201 21:14:16.754660 14456 tritonserver.cc:2607] "Invalid argument: repository path is not a '
+                   'valid directory"\n')
     assert serverlog.init_error(log) == "Invalid argument: repository path is not a valid directory"

@@ -151,7 +151,8 @@ def _wait_unloaded(http_port: int, model: str, timeout: float = 60) -> None:
     index_url = f"http://127.0.0.1:{http_port}/v2/repository/index"
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        with urllib.request.urlopen(urllib.request.Request(index_url, data=b"{}", method="POST"), timeout=10) as response:
+        with urllib.request.urlopen(urllib.request.Request(index_url, data=b"{}", method="POST"),
+                                    timeout=10) as response:
             states = {m["name"]: m.get("state") for m in json.loads(response.read())}
         if states.get(model) == "UNAVAILABLE":
             return

@@ -33,7 +33,8 @@ def test_cached_model_serves_and_counts_cache_hits(tmp_path: Path) -> None:
     (tmp_path / "tritonkit.yaml").write_text(SPEC)
     assert run_cli("build", cwd=tmp_path).returncode == 0
     with EmbeddedServer(tmp_path / "model_repository", work_dir=tmp_path / ".tritonkit") as server:
-        result = run_cli("smoke", "-r", str(tmp_path / "model_repository"), "--url", server.http_url, "--grpc-url", server.grpc_url)
+        result = run_cli("smoke", "-r", str(tmp_path / "model_repository"), "--url", server.http_url, "--grpc-url",
+                         server.grpc_url)
         assert result.returncode == 0, result.stdout
         client = httpclient.InferenceServerClient(server.http_url)
         stats = client.get_inference_statistics("pre")["model_stats"][0]["inference_stats"]

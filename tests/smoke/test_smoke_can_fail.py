@@ -82,7 +82,8 @@ def test_url_of_an_unknown_server_needs_grpc_url_or_http_only(background, tmp_pa
     refused = run_cli("smoke", "-r", repository, "--url", info["http"], cwd=tmp_path)  # no state file here
     assert refused.returncode == 2 and refused.stdout == ""
     assert refused.stderr.strip() == (
-        f"--url {info['http']}: the grpc endpoint of this server is unknown (not the background server of this project, "
+        f"--url {info['http']}: the grpc endpoint of this server is unknown (not the background server of this "
+        "project, "
         "not Triton's default port 8000); pass --grpc-url HOST:PORT, or --protocol http to run the HTTP checks only")
     http_only = run_cli("smoke", "-r", repository, "--url", info["http"], "--protocol", "http", cwd=tmp_path)
     lines = http_only.stdout.strip().splitlines()
@@ -173,7 +174,9 @@ def test_negative_checks_against_a_model_that_is_not_ready_are_skipped_not_passe
                 client = open_client(protocol, url)
                 try:
                     assert client.model_ready("double") is (state == "ready")
-                    rows_by_state[state, protocol] = {r.check: r for r in negative_checks(client, "double", config) if r.model == "double"}
+                    rows_by_state[state, protocol] = {
+                        r.check: r for r in negative_checks(client, "double", config) if r.model == "double"
+                    }
                 finally:
                     client.close()
     for (state, protocol), negatives in rows_by_state.items():
@@ -183,4 +186,5 @@ def test_negative_checks_against_a_model_that_is_not_ready_are_skipped_not_passe
                 assert row.status == "pass" and row.detail.startswith("rejected: "), (protocol, row)
             else:
                 assert row.status == "skip", (protocol, row)
-                assert row.detail.startswith("the model is not ready, so its refusal does not test this request: "), (protocol, row)
+                assert row.detail.startswith("the model is not ready, so its refusal does not test this request: "
+                                             ""), (protocol, row)

@@ -33,7 +33,8 @@ def build(project: Path) -> Path:
 
 
 def smoke(server: EmbeddedServer, repository: Path, *extra: str):
-    return run_cli("smoke", "-r", str(repository), "--url", server.http_url, "--grpc-url", server.grpc_url, "--json", *extra)
+    return run_cli("smoke", "-r", str(repository), "--url", server.http_url, "--grpc-url", server.grpc_url, "--json",
+                   *extra)
 
 
 def failed(report: dict) -> set[tuple[str, str, str]]:
@@ -53,11 +54,17 @@ def broken(tmp_path_factory: pytest.TempPathFactory):
     """The example with three models sabotaged: wrong numbers, a sequence that forgets, a short stream."""
     project = copy_example(tmp_path_factory.mktemp("broken") / "project")
     classifier = project / "models" / "classifier.py"
-    classifier.write_text(package_path(STARTER_CLASSIFIER).read_text().replace("BIAS = np.array([0.5, 1.0, -1.5]", "BIAS = np.array([0.5, 1.0, 1.5]"))
+    classifier.write_text(
+        package_path(STARTER_CLASSIFIER)
+        .read_text()
+        .replace("BIAS = np.array([0.5, 1.0, -1.5]", "BIAS = np.array([0.5, 1.0, 1.5]")
+    )
     pipeline = project / "ensembles" / "classify.yaml"
     pipeline.write_text(pipeline.read_text().replace(f'"tritonkit:{STARTER_CLASSIFIER}"', "../models/classifier.py"))
     accumulator = project / "models" / "accumulator.py"
-    accumulator.write_text(accumulator.read_text().replace("self.totals[key] = self.totals.get(key, 0) + ", "self.totals[key] = "))
+    accumulator.write_text(
+        accumulator.read_text().replace("self.totals[key] = self.totals.get(key, 0) + ", "self.totals[key] = ")
+    )
     countdown = project / "models" / "countdown.py"
     countdown.write_text(countdown.read_text().replace("range(n, 0, -1)", "range(n, 1, -1)"))
     repository = build(project)
@@ -83,7 +90,8 @@ def test_example_passes_over_http_and_grpc(good) -> None:
 
 def test_table_for_people(good) -> None:
     server, repository = good
-    result = run_cli("smoke", "-r", str(repository), "--url", server.http_url, "--grpc-url", server.grpc_url, "--protocol", "grpc")
+    result = run_cli("smoke", "-r", str(repository), "--url", server.http_url, "--grpc-url", server.grpc_url,
+                     "--protocol", "grpc")
     assert result.returncode == 0
     assert "PASS" in result.stdout and "FAIL" not in result.stdout
     assert result.stdout.strip().splitlines()[-1].startswith("smoke result: ")
@@ -100,7 +108,9 @@ def test_wrong_numbers_forgetful_sequence_and_short_stream_fail(broken) -> None:
         assert ("sequence:case000", "accumulator", protocol) in bad
         assert ("stream:case000", "countdown", protocol) in bad
         assert ("request:case000", "preprocess", protocol) not in bad
-    detail = next(r["detail"] for r in report["results"] if r["check"] == "request:case000" and r["model"] == "classify")
+    detail = next(
+        r["detail"] for r in report["results"] if r["check"] == "request:case000" and r["model"] == "classify"
+    )
     assert "PROBS" in detail and "max abs error" in detail
 
 
@@ -210,7 +220,10 @@ def test_model_option_checks_only_the_models_named(broken) -> None:
     assert {r["model"] for r in report["results"]} == {"preprocess", "countdown", "-", "tritonkit_smoke_no_such_model"}
     assert failed(report) == {("stream:case000", "countdown", p) for p in ("http", "grpc")}
     passing = smoke(server, repository, "--model", "preprocess")
-    assert passing.returncode == 0 and {m["model"] for m in json.loads(passing.stdout)["models"]} == {"preprocess", "(server)"}
+    assert passing.returncode == 0 and {m["model"] for m in json.loads(passing.stdout)["models"]} == {
+        "preprocess",
+        "(server)",
+    }
 
 
 def test_model_option_naming_no_model_is_one_line(good) -> None:

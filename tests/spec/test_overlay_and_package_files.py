@@ -27,7 +27,8 @@ tuned:
     max_batch_size: 16
     instance_group: [{kind: KIND_CPU, count: 2}]
     dynamic_batching: {preferred_batch_size: [16], max_queue_delay_microseconds: 2000}
-    provenance: {date: "2026-11-29", host: ci, model_analyzer_version: 1.58.0, throughput_infer_per_s: 812.5, p99_latency_ms: 9.1}
+    provenance: {date: "2026-11-29", host: ci, model_analyzer_version: 1.58.0, throughput_infer_per_s: 812.5,
+                 p99_latency_ms: 9.1}
 """
 
 

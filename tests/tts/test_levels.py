@@ -17,7 +17,9 @@ from tritonkit.pipelines.tts.runtime import KokoroModel, Synthesizer
 from tritonkit.pipelines.tts.runtime.levels import FULL_SCALE, within_full_scale
 from tritonkit.pipelines.tts.runtime.three_stage import ThreeStage
 
-STARTER = Path(__file__).resolve().parents[2] / "toolkit" / "tritonkit" / "pipelines" / "tts" / "starter" / "tritonkit.yaml"
+STARTER = (
+    Path(__file__).resolve().parents[2] / "toolkit" / "tritonkit" / "pipelines" / "tts" / "starter" / "tritonkit.yaml"
+)
 SERVED_TEXT = "Triton serves speech at 24 kilohertz."   # tests/tts/test_served.py's; jm_kumo peaks at ~1.13 on it
 
 
@@ -38,7 +40,8 @@ def test_a_segment_above_full_scale_is_scaled_to_it_and_one_within_is_left_as_it
 
 def test_three_stage_segments_are_bounded_too() -> None:
     stages = ThreeStage(acoustic=lambda feed: {"mel": np.zeros((2, 4), np.float32)},
-                        vocoder=lambda feed: {"audio": np.array([0.5, -2.0, 1.5], np.float32), "sample_rate": np.array([16000])})
+                        vocoder=lambda feed: {"audio": np.array([0.5, -2.0, 1.5], np.float32),
+                                              "sample_rate": np.array([16000])})
     audio, rate = stages.synthesize([[1, 2], [3]])
     assert rate == 16000 and float(np.abs(audio).max()) <= FULL_SCALE
 
@@ -47,7 +50,11 @@ def test_three_stage_segments_are_bounded_too() -> None:
 def test_kokoro_never_exceeds_full_scale_on_the_starters_smoke_texts(kokoro: KokoroAssets, frontend: Frontend) -> None:
     synthesizer = Synthesizer(frontend, KokoroModel(kokoro.model, kokoro.voices, intra_op_threads=2))
     texts = smoke_texts()
-    assert texts == ["Hello. Goodbye.", "We drove to Llanelli.", "Hello."]   # the starter's, as this test was written for
+    assert texts == [
+        "Hello. Goodbye.",
+        "We drove to Llanelli.",
+        "Hello.",
+    ]  # the starter's, as this test was written for
     peaks = {}
     for text in [*texts, SERVED_TEXT]:
         for voice, speed in [("jf_alpha", 1.0), ("jm_kumo", 1.0), ("jm_kumo", 1.2)]:

@@ -9,7 +9,8 @@ from tritonkit.pipelines.tts.frontend.numbers import cardinal, ordinal, year
 
 @pytest.mark.parametrize("n, words", [
     (0, "zero"), (13, "thirteen"), (21, "twenty-one"), (105, "one hundred five"),
-    (1234, "one thousand two hundred thirty-four"), (2_024_001, "two million twenty-four thousand one"), (-7, "minus seven"),
+    (1234, "one thousand two hundred thirty-four"), (2_024_001, "two million twenty-four thousand one"),
+    (-7, "minus seven"),
 ])
 def test_cardinal(n: int, words: str) -> None:
     assert cardinal(n) == words
@@ -126,7 +127,8 @@ def test_decades(text: str, spoken: str) -> None:
 @pytest.mark.parametrize("text, spoken", [
     ("A $3.2M round.", "A three point two million dollars round."),
     ("It has 4.5B users.", "It has four point five billion users."),
-    ("A 70B model, 10k steps, £2bn, €5K.", "A seventy billion model, ten thousand steps, two billion pounds, five thousand euros."),
+    ("A 70B model, 10k steps, £2bn, €5K.",
+     "A seventy billion model, ten thousand steps, two billion pounds, five thousand euros."),
     ("Apartment 4B.", "Apartment fourB."),   # a designator, not a magnitude: the letter is left to espeak-ng
 ])
 def test_magnitudes(text: str, spoken: str) -> None:
@@ -136,7 +138,8 @@ def test_magnitudes(text: str, spoken: str) -> None:
 @pytest.mark.parametrize("text, spoken", [
     ("Drive 80 km/h.", "Drive eighty kilometers per hour."),
     ("Earn $20/hour.", "Earn twenty dollars per hour."),
-    ("Type 60 words/min at 1 km/h or 3 m/s.", "Type sixty words per minute at one kilometer per hour or three meters per second."),
+    ("Type 60 words/min at 1 km/h or 3 m/s.",
+     "Type sixty words per minute at one kilometer per hour or three meters per second."),
 ])
 def test_rates(text: str, spoken: str) -> None:
     assert normalize(text) == spoken
@@ -145,9 +148,11 @@ def test_rates(text: str, spoken: str) -> None:
 @pytest.mark.parametrize("text, spoken", [
     ("Call 0800 123 456.", "Call zero eight zero zero, one two three, four five six."),
     ("Call +44 20 7946 0958.", "Call plus four four, two zero, seven nine four six, zero nine five eight."),
-    ("Call (555) 123-4567 or 555-1234.", "Call five five five, one two three, four five six seven or five five five, one two three four."),
+    ("Call (555) 123-4567 or 555-1234.",
+     "Call five five five, one two three, four five six seven or five five five, one two three four."),
     ("Agent 007 at 0800.", "Agent zero zero seven at zero eight zero zero."),
-    ("Between 1990-2000 and 10 200.", "Between one thousand nine hundred ninety-two thousand and ten two hundred."),  # two numbers, as before
+    ("Between 1990-2000 and 10 200.",
+     "Between one thousand nine hundred ninety-two thousand and ten two hundred."),  # two numbers, as before
 ])
 def test_telephone_numbers_and_leading_zeros_are_read_digit_by_digit(text: str, spoken: str) -> None:
     assert normalize(text) == spoken
@@ -202,7 +207,8 @@ def test_versions(text: str, spoken: str) -> None:
     ("He is 5'11\" tall.", "He is five feet eleven inches tall."),
     ("She is 6' tall, with a gap of 1' 1\".", "She is six feet tall, with a gap of one foot one inch."),
     ("A 12\" pizza.", "A twelve inches pizza."),
-    ("He said \"take 5\" and 'give 6' back.", "He said \"take five\" and 'give six' back."),   # closing quotes, not inches or feet
+    # closing quotes, not inches or feet
+    ("He said \"take 5\" and 'give 6' back.", "He said \"take five\" and 'give six' back."),
 ])
 def test_feet_and_inches(text: str, spoken: str) -> None:
     assert normalize(text) == spoken

@@ -86,7 +86,8 @@ def _grpc_whole(url: str, text: str) -> tuple[np.ndarray, int, dict]:
 def _http_stream(url: str, text: str) -> list[dict]:
     """POST /v2/models/tts_stream/generate_stream: one server-sent event per sentence."""
     request = urllib.request.Request(f"http://{url}/v2/models/tts_stream/generate_stream",
-                                     data=json.dumps({"text": text}).encode(), headers={"Content-Type": "application/json"})
+                                     data=json.dumps({"text": text}).encode(),
+                                     headers={"Content-Type": "application/json"})
     with urllib.request.urlopen(request, timeout=120) as reply:
         return [json.loads(line[5:]) for line in reply if line.startswith(b"data:")]
 
@@ -111,7 +112,8 @@ def test_streamed_sentence_is_the_whole_utterance_over_grpc_and_http(served, who
 
 def test_each_sentence_streams_as_soon_as_it_is_spoken(served) -> None:
     sentences = stream(served.grpc_url, THREE)
-    assert [s.sentence for s in sentences] == ["Triton serves speech.", "It streams each sentence.", "Playback starts early."]
+    assert [s.sentence for s in sentences] == ["Triton serves speech.", "It streams each sentence.",
+                                               "Playback starts early."]
     whole = synthesize(served.http_url, THREE)
     assert whole.audio.size == sum(s.audio.size for s in sentences)
     start = 0
@@ -201,7 +203,8 @@ def test_client_reports_the_servers_error_in_one_line(served) -> None:
 def test_smoke_is_green(served) -> None:
     """The spec's known answers: frontend token ids and unknown symbols, speech and tts sample rates, one streamed
     response per sentence."""
-    result = run_cli("smoke", "-r", str(served.repository), "--url", served.http_url, "--grpc-url", served.grpc_url, "--json")
+    result = run_cli("smoke", "-r", str(served.repository), "--url", served.http_url, "--grpc-url", served.grpc_url,
+                     "--json")
     assert result.returncode == 0, result.stdout + result.stderr
     checks = {(c["check"], c["model"], c["protocol"]) for c in json.loads(result.stdout)["results"]}
     for protocol in ("http", "grpc"):

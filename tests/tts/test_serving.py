@@ -57,8 +57,8 @@ def test_text_longer_than_max_chars_is_refused_with_the_limit_named() -> None:
     assert text_of(five, max_chars=5) == "Grüße"
     with pytest.raises(ValueError) as refused:
         text_of(five, max_chars=4)
-    assert str(refused.value) == ("text of 5 characters is longer than the limit (max_chars) of 4; split it into shorter "
-                                  "requests, or raise the model's max_chars parameter")
+    assert str(refused.value) == ("text of 5 characters is longer than the limit (max_chars) of 4; split it into "
+                                  "shorter requests, or raise the model's max_chars parameter")
 
 
 def test_unknown_symbols_are_json_with_sorted_keys_and_symbols_kept() -> None:
@@ -75,8 +75,10 @@ def test_a_model_reads_its_own_version_folders_file(tmp_path: Path) -> None:
     (tmp_path / "speech" / "1" / VOCAB_FILE).write_text("{}")
     args = {"model_repository": str(tmp_path / "frontend"), "model_version": "2"}
     assert own_file(args, VOCAB_FILE) == tmp_path / "frontend" / "2" / VOCAB_FILE
-    with pytest.raises(FileNotFoundError, match=r"frontend/1 has no vocab.json: give the model its own copy in the spec, "
-                                                r"e.g. files: \{vocab.json: model:<the model that has it>/vocab.json\}"):
+    with pytest.raises(FileNotFoundError,
+                       match=r"frontend/1 has no vocab.json: give the model its own copy in the spec, "
+                                                r"e.g. files: \{vocab.json: model:<the model that has "
+                                                r"it>/vocab.json\}"):
         own_file({**args, "model_version": "1"}, VOCAB_FILE)   # the sibling speech/1 has one: not read
 
 
@@ -91,7 +93,8 @@ def _frontend_ids(frontend: Frontend, spoken: list[str]):
 
 def test_sentences_stream_in_order_each_as_the_frontend_encodes_it(frontend: Frontend) -> None:
     spoken: list[str] = []
-    chunks = list(stream_sentences("Dr. Smith paid $5. We drove to Llanelli!", _frontend_ids(frontend, spoken), lambda: False))
+    chunks = list(stream_sentences("Dr. Smith paid $5. We drove to Llanelli!", _frontend_ids(frontend, spoken),
+                                   lambda: False))
     assert [c.index for c in chunks] == [0, 1] and [c.text for c in chunks] == spoken
     assert spoken == ["Doctor Smith paid five dollars.", "We drove to Llanelli!"]
     whole = frontend("Dr. Smith paid $5. We drove to Llanelli!")

@@ -48,7 +48,10 @@ def test_kokoro_speaks_english_text(synthesizer: Synthesizer, tmp_path: Path) ->
 def test_streamed_sentences_concatenate_to_the_whole_utterance(synthesizer: Synthesizer) -> None:
     text = "Hello there. Streaming starts early!"
     chunks = list(synthesizer.stream(text))
-    assert [c.sentence for c in chunks] == [0, 1] and [c.text for c in chunks] == ["Hello there.", "Streaming starts early!"]
+    assert [c.sentence for c in chunks] == [0, 1] and [c.text for c in chunks] == [
+        "Hello there.",
+        "Streaming starts early!",
+    ]
     assert all(rms(c.audio) > 0.02 for c in chunks)
     whole = synthesizer.synthesize(text).audio
     np.testing.assert_allclose(np.concatenate([c.audio for c in chunks]), whole, atol=1e-4)
@@ -67,6 +70,7 @@ def test_voice_and_speed_are_parameters(synthesizer: Synthesizer) -> None:
 
 
 def test_a_token_id_beyond_the_models_table_is_a_value_error(synthesizer: Synthesizer) -> None:
-    """onnxruntime's own INVALID_ARGUMENT (an id past the embedding) is the request's error, not a crash of the batch."""
+    """onnxruntime's own INVALID_ARGUMENT (an id past the embedding) is the request's error, not a crash of the
+    batch."""
     with pytest.raises(ValueError, match="token ids .* are not all in the model's table"):
         synthesizer.model.synthesize([50, 99999], "jf_alpha")

@@ -52,7 +52,8 @@ class InProcess:
             self.durations.append(durations)
             return {"mel": mel}
 
-        self.stages = ThreeStage(run_acoustic, lambda inputs: dict(zip(["audio", "sample_rate"], vocoder.run(None, inputs))))
+        self.stages = ThreeStage(run_acoustic,
+                                 lambda inputs: dict(zip(["audio", "sample_rate"], vocoder.run(None, inputs))))
 
     def sentences(self, text: str) -> list[tuple[np.ndarray, int]]:
         """Per sentence: its audio and the sum of its tokens' predicted durations (frames)."""
@@ -129,7 +130,8 @@ def test_lengths_follow_the_predicted_durations_not_the_token_count(served, in_p
 
 def test_streamed_sentences_are_the_whole_utterance_per_sentence(served, in_process: InProcess) -> None:
     sentences = stream(served.grpc_url, TWO)
-    assert [s.sentence for s in sentences] == ["Triton serves speech in three stages.", "The vocoder makes the samples!"]
+    assert [s.sentence for s in sentences] == ["Triton serves speech in three stages.",
+                                               "The vocoder makes the samples!"]
     expected = in_process.sentences(TWO)
     whole = synthesize(served.http_url, TWO).audio
     start = 0
@@ -143,7 +145,9 @@ def test_streamed_sentences_are_the_whole_utterance_per_sentence(served, in_proc
 
 def test_a_voice_or_a_speed_out_of_range_is_refused_with_the_reason(served) -> None:
     with pytest.raises(InferenceServerException) as info:
-        httpclient.InferenceServerClient(served.http_url).infer("tts", request_inputs(httpclient, SHORT, voice="jf_alpha"))
+        httpclient.InferenceServerClient(served.http_url).infer(
+            "tts", request_inputs(httpclient, SHORT, voice="jf_alpha")
+        )
     assert "has one voice; leave voice out" in info.value.message()
     with pytest.raises(InferenceServerException) as info:
         _grpc_whole(served.grpc_url, SHORT, speed=9.0)
@@ -157,7 +161,8 @@ def test_text_beyond_the_shipped_max_chars_is_refused_whole_and_streamed(served)
         synthesize(served.http_url, too_long)
     assert whole.value.status() == "400"
     assert "text of 5005 characters is longer than the limit (max_chars) of 5000" in whole.value.message()
-    with pytest.raises(InferenceServerException, match=r"text of 5005 characters is longer than the limit \(max_chars\)"):
+    with pytest.raises(InferenceServerException,
+                       match=r"text of 5005 characters is longer than the limit \(max_chars\)"):
         stream(served.grpc_url, too_long)
 
 
@@ -168,5 +173,7 @@ def test_a_speed_out_of_range_is_refused_before_streaming_naming_speed_not_the_s
     assert len(errors) == 1
     message = errors[0].message()
     assert "speed 9.0 is out of range; use 0.25 .. 4.0" in message
-    assert "model 'speech'" not in message and "failed" not in message   # was "model 'speech' called by 'tts_stream' failed: ..."
+    assert (
+        "model 'speech'" not in message and "failed" not in message
+    )  # was "model 'speech' called by 'tts_stream' failed: ..."
     assert not [result for result, error in events if error is None and result.get_response().outputs]

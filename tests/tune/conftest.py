@@ -12,7 +12,8 @@ BATCHY = Path(__file__).resolve().parents[2] / "examples" / "batchy"
 
 
 def write_batchy_project(root: Path) -> Path:
-    """Copies the shipped example project where batching matters (every call: 20 ms + 1 ms per item); returns its spec."""
+    """Copies the shipped example project where batching matters (every call: 20 ms + 1 ms per item); returns its
+    spec."""
     shutil.copytree(BATCHY, root, dirs_exist_ok=True)
     return root / "tritonkit.yaml"
 

@@ -98,7 +98,8 @@ def test_docker_launch_profiles_the_built_repository_in_the_deploy_image(batchy_
 def test_remote_launch_without_a_running_server_is_one_line(batchy_project: Path) -> None:
     from tritonkit.errors import TritonkitError
 
-    with pytest.raises(TritonkitError, match="no running server found for remote launch.*tritonkit serve --background") as refused:
+    with pytest.raises(TritonkitError,
+                       match="no running server found for remote launch.*tritonkit serve --background") as refused:
         prepare(TuneOptions("batchy", batchy_project, launch="remote", dry_run=True))
     # the option is the field; the file is left to the CLI edge, which names the command there
     assert (refused.value.file, refused.value.field) == ("", "--launch")
@@ -117,7 +118,12 @@ def test_bls_config_lists_the_models_it_calls(tmp_path: Path, monkeypatch: pytes
     files: {{model.py: models/{name}.py}}
 """
     spec = tmp_path / "tritonkit.yaml"
-    spec.write_text("version: 1\nmodels:" + model.format(name="router") + "    bls: {calls: [scorer]}\n" + model.format(name="scorer"))
+    spec.write_text(
+        "version: 1\nmodels:"
+        + model.format(name="router")
+        + "    bls: {calls: [scorer]}\n"
+        + model.format(name="scorer")
+    )
     plan = prepare(TuneOptions("router", spec, dry_run=True))
     assert plan.target.kind == "bls" and plan.config["profile_models"] == ["router"]
     assert list(plan.config["bls_composing_models"]) == ["scorer"]

@@ -22,7 +22,8 @@ PROV = Provenance(date="2026-11-30", host="vm")
 
 def with_preferred(batchy_project: Path, sizes: list[int]) -> Path:
     text = batchy_project.read_text().replace(
-        "    instance_group:", f"    dynamic_batching: {{preferred_batch_size: {sizes}, max_queue_delay_microseconds: 500}}\n"
+        "    instance_group:",
+        f"    dynamic_batching: {{preferred_batch_size: {sizes}, max_queue_delay_microseconds: 500}}\n"
         "    instance_group:", 1)
     batchy_project.write_text(text)
     return batchy_project
@@ -30,10 +31,13 @@ def with_preferred(batchy_project: Path, sizes: list[int]) -> Path:
 
 def variant(max_batch: int, preferred: list[int]) -> mc.ModelConfig:
     """A variant as quick search writes it: dynamic batching with the spec's delay, preferred sizes cleared."""
-    return text_format.Parse(f"""name: "batchy_config_3" max_batch_size: {max_batch}
+    sizes = " ".join(f"preferred_batch_size: {s}" for s in preferred)
+    return text_format.Parse(
+        f"""name: "batchy_config_3" max_batch_size: {max_batch}
         instance_group {{ count: 2 kind: KIND_CPU }}
-        dynamic_batching {{ max_queue_delay_microseconds: 500 {" ".join(f"preferred_batch_size: {s}" for s in preferred)} }}""",
-                             mc.ModelConfig())
+        dynamic_batching {{ max_queue_delay_microseconds: 500 {sizes} }}""",
+        mc.ModelConfig(),
+    )
 
 
 def test_quick_winner_keeps_the_spec_preferred_sizes_and_says_so(batchy_project: Path) -> None:

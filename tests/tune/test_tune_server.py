@@ -70,7 +70,10 @@ def test_tune_writes_winner_back_and_rebuilds(batchy_project: Path) -> None:
     assert [g.count for g in config.instance_group] == [entry["instance_group"][0]["count"]]
     assert config.instance_group[0].kind == mc.ModelInstanceGroup.KIND_CPU
     assert config.HasField("dynamic_batching")
-    assert config.dynamic_batching.max_queue_delay_microseconds == entry["dynamic_batching"]["max_queue_delay_microseconds"]
+    assert (
+        config.dynamic_batching.max_queue_delay_microseconds
+        == entry["dynamic_batching"]["max_queue_delay_microseconds"]
+    )
     winner_cfg = text_format.Parse((tune_dir / "variants" / summary["winner"]["configuration"] / "config.pbtxt")
                                    .read_text(), mc.ModelConfig())
     assert (winner_cfg.max_batch_size, winner_cfg.instance_group[0].count) == \

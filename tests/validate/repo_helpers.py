@@ -12,7 +12,8 @@ from tritonkit.validate.repository_check import check_repository
 Model = tuple[str, dict[str, str | bytes]]
 
 
-def onnx_graph(inputs: dict[str, tuple[int, list[int | None]]], outputs: dict[str, tuple[int, list[int | None]]] | None = None) -> bytes:
+def onnx_graph(inputs: dict[str, tuple[int, list[int | None]]],
+               outputs: dict[str, tuple[int, list[int | None]]] | None = None) -> bytes:
     """A real ONNX model whose graph has these inputs and outputs ({name: (TensorProto type, shape; None is a
     symbolic dimension)}); each output is an Identity of the first input, which onnx accepts whatever the types."""
     from onnx import helper

@@ -14,25 +14,34 @@ def head(fields: str) -> str:
 
 RULES = [
     Rule("known-backend-wrong-platform", head('platform: "tensorrt_plan"\nbackend: "onnxruntime"'),
-         "platform: platform 'tensorrt_plan' does not go with backend 'onnxruntime'; fix: use platform onnxruntime_onnx",
+         "platform: platform 'tensorrt_plan' does not go with backend 'onnxruntime'; fix: use platform "
+         "onnxruntime_onnx",
          head('platform: "tensorrt_plan"\nbackend: "tensorrt"')),
     Rule("tensorflow-without-platform", head('backend: "tensorflow"\ndefault_model_filename: "model.bin"'),
-         "platform: backend 'tensorflow' needs a platform and default_model_filename 'model.bin' implies none; fix: use platform tensorflow_graphdef or tensorflow_savedmodel",
+         "platform: backend 'tensorflow' needs a platform and default_model_filename 'model.bin' implies none; fix: "
+         "use platform tensorflow_graphdef or tensorflow_savedmodel",
          head('backend: "tensorflow"\ndefault_model_filename: "model.savedmodel"')),
     Rule("unknown-platform", head('platform: "tensorflo"\ndefault_model_filename: "model.savedmodel"'),
-         "platform: unknown platform 'tensorflo' without a backend (Triton knows tensorflow_graphdef, tensorflow_savedmodel, tensorrt_plan, onnxruntime_onnx, pytorch_libtorch, ensemble); fix: set backend, or use a known platform",
+         "platform: unknown platform 'tensorflo' without a backend (Triton knows tensorflow_graphdef, "
+         "tensorflow_savedmodel, tensorrt_plan, onnxruntime_onnx, pytorch_libtorch, ensemble); fix: set backend, or "
+         "use a known platform",
          head('platform: "onnxruntime_onnx"')),
     Rule("unknown-model-file", head('default_model_filename: "model.bin"'),
-         f"default_model_filename: neither platform nor backend is set and 'model.bin' names no backend Triton knows; fix: {PLATFORM_FIX}",
+         "default_model_filename: neither platform nor backend is set and 'model.bin' names no backend Triton knows; "
+         f"fix: {PLATFORM_FIX}",
          head('default_model_filename: "model.onnx"')),
     Rule("runtime-escapes", head('backend: "identity"\nruntime: "../dummy_runtime/libtriton_identity.so"'),
-         "runtime: '../dummy_runtime/libtriton_identity.so' escapes the backend folder, which Triton refuses; fix: name a library inside the backend folder (e.g. libtriton_<backend>.so) or leave runtime unset",
+         "runtime: '../dummy_runtime/libtriton_identity.so' escapes the backend folder, which Triton refuses; fix: "
+         "name a library inside the backend folder (e.g. libtriton_<backend>.so) or leave runtime unset",
          head('backend: "identity"\nruntime: "lib/../libtriton_identity.so"')),
     Rule("python-model-file-not-py", head('backend: "python"\ndefault_model_filename: "model.python"'),
-         "default_model_filename: 'model.python' is not a .py file, which the Python backend refuses; fix: name the Python model file <name>.py (the default is model.py)",
+         "default_model_filename: 'model.python' is not a .py file, which the Python backend refuses; fix: name the "
+         "Python model file <name>.py (the default is model.py)",
          head('backend: "python"\ndefault_model_filename: "classify.py"')),
     Rule("no-backend-no-platform", head(""),
-         "backend: neither platform nor backend is set: Triton takes the backend from the model file in the version folder (model.onnx, model.py, ...) and fails without one; fix: set backend (e.g. python, onnxruntime) or platform (e.g. ensemble)",
+         "backend: neither platform nor backend is set: Triton takes the backend from the model file in the version "
+         "folder (model.onnx, model.py, ...) and fails without one; fix: set backend (e.g. python, onnxruntime) or "
+         "platform (e.g. ensemble)",
          head('backend: "python"'), "warning"),
 ]
 
@@ -43,9 +52,11 @@ def test_backend_rule(rule: Rule) -> None:
 
 
 def test_ensemble_with_backend() -> None:
-    steps = 'ensemble_scheduling {step [{model_name: "a" model_version: -1 input_map {key: "IN" value: "IN"} output_map {key: "OUT" value: "OUT"}}]}\n'
+    steps = ('ensemble_scheduling {step [{model_name: "a" model_version: -1 input_map {key: "IN" value: "IN"} '
+             'output_map {key: "OUT" value: "OUT"}}]}\n')
     rejected = 'platform: "ensemble"\nbackend: "python"\nmax_batch_size: 8\n' + IO + steps
-    assert lines(rejected, "error") == ["backend: an ensemble must have an empty backend, got 'python'; fix: remove backend (platform: ensemble runs the steps itself)"]
+    assert lines(rejected, "error") == ["backend: an ensemble must have an empty backend, got 'python'; fix: remove "
+                                        "backend (platform: ensemble runs the steps itself)"]
     assert lines('platform: "ensemble"\nmax_batch_size: 8\n' + IO + steps, "error") == []
 
 

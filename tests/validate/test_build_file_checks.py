@@ -57,6 +57,6 @@ def test_a_missing_label_file_is_one_line_in_the_spec_s_terms(tmp_path: Path) ->
     result = run_cli("build", cwd=tmp_path)
     assert result.returncode == 2
     assert result.stderr.splitlines() == [
-        "tritonkit.yaml: models.scorer.output[0].label_filename: file 'data/labels.txt' not found (looked in data/labels.txt); "
-        "fix the path (relative to tritonkit.yaml)"]
+        "tritonkit.yaml: models.scorer.output[0].label_filename: file 'data/labels.txt' not found (looked in "
+        "data/labels.txt); fix the path (relative to tritonkit.yaml)"]
     assert not (tmp_path / "model_repository").exists()

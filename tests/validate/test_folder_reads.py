@@ -14,7 +14,8 @@ from tests.validate.repo_helpers import tensor, write
 
 IO = tensor("input", "X", "[1]") + tensor("output", "Y", "[1]")
 HEAD = 'backend: "python"\nmax_batch_size: 0\n'
-ADAPTER = "import json\nimport os\nimport sys\nfrom pathlib import Path\n\n\nclass TritonPythonModel:\n    def initialize(self, args):\n"
+ADAPTER = ("import json\nimport os\nimport sys\nfrom pathlib import Path\n\n\nclass TritonPythonModel:\n    def "
+           "initialize(self, args):\n")
 
 
 def model_py(body: str) -> str:
@@ -42,7 +43,8 @@ def accepted(root: Path) -> None:
     assert "2 models valid" in done.stdout
 
 
-FIX = "give 'frontend' its own copy in its version folder (files: {vocab.json: model:speech/vocab.json}) and read it there"
+FIX = ("give 'frontend' its own copy in its version folder (files: {vocab.json: model:speech/vocab.json}) and read it "
+       "there")
 
 
 @pytest.mark.parametrize(("reads", "code"), [
@@ -55,10 +57,15 @@ FIX = "give 'frontend' its own copy in its version folder (files: {vocab.json: m
     ('vocab = Path(__file__).resolve().parents[2] / "speech" / "1" / "vocab.json"',
      "Path(__file__).resolve().parents[2]"),
 ])
-def test_model_py_reading_a_siblings_file_is_refused_naming_both_models_and_the_file(tmp_path: Path, reads: str, code: str) -> None:
+def test_model_py_reading_a_siblings_file_is_refused_naming_both_models_and_the_file(
+    tmp_path: Path, reads: str, code: str
+) -> None:
     line = refusal(repository(tmp_path, model_py(reads)))
-    assert line.startswith("model_repository/frontend/config.pbtxt: files: model 'frontend' reads vocab.json from model 'speech''s "
-                           f"folder at model_repository/frontend/1/model.py:9 ({code}"), line
+    assert line.startswith(
+        "model_repository/frontend/config.pbtxt: files: model 'frontend' reads vocab.json from "
+        "model 'speech''s "
+        f"folder at model_repository/frontend/1/model.py:9 ({code}"
+    ), line
     assert line.endswith(f"which Triton from s3:// downloads apart from it; {FIX}")
 
 
@@ -66,45 +73,62 @@ def test_model_py_reading_a_siblings_file_is_refused_naming_both_models_and_the_
     'vocab = Path(args["model_repository"]) / args["model_version"] / "vocab.json"',
     'vocab = os.path.join(args["model_repository"], args["model_version"], "vocab.json")',
     'vocab = Path(__file__).resolve().parent / "vocab.json"',
-    'folder = Path(args["model_repository"]) / args["model_version"]\nvocab = folder / "vocab.json"\nshown = vocab.parent.parent',
+    'folder = Path(args["model_repository"]) / args["model_version"]\nvocab = folder / "vocab.json"\nshown = '
+    'vocab.parent.parent',
     'sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))',
 ])
 def test_the_twin_reading_its_own_folder_is_accepted(tmp_path: Path, reads: str) -> None:
     accepted(repository(tmp_path, model_py(reads)))
 
 
-HELPER_ABOVE = "from pathlib import Path\n\n\ndef folder_of(model_dir, model):\n    return Path(model_dir).parent / model / '1'\n"
-HELPER_OWN = ("from pathlib import Path\n\n\ndef folder_of(model_dir, version):\n    path = Path(model_dir) / version / 'vocab.json'\n"
-              "    if not path.is_file():\n        raise FileNotFoundError(f'{path.parent} has no vocab.json')\n    return path.parent\n")
+HELPER_ABOVE = (
+    "from pathlib import Path\n\n\ndef folder_of(model_dir, model):\n    return Path(model_dir).parent / model / '1'\n"
+)
+HELPER_OWN = ("from pathlib import Path\n\n\ndef folder_of(model_dir, version):\n    path = Path(model_dir) / version "
+              "/ 'vocab.json'\n    if not path.is_file():\n        raise FileNotFoundError(f'{path.parent} has no "
+              "vocab.json')\n    return path.parent\n")
 
 
 def test_a_helper_in_another_file_given_the_model_folder_is_followed(tmp_path: Path) -> None:
-    calls = 'sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))\nfrom lib.paths import folder_of\nvocab = folder_of(args["model_repository"], "speech") / "vocab.json"'
+    calls = ('sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))\nfrom lib.paths import folder_of\nvocab = '
+             'folder_of(args["model_repository"], "speech") / "vocab.json"')
     root = repository(tmp_path / "above", model_py(calls), {"1/lib/__init__.py": "", "1/lib/paths.py": HELPER_ABOVE})
-    assert refusal(root).startswith("model_repository/frontend/config.pbtxt: files: model 'frontend' reads vocab.json from model "
-                                    "'speech''s folder at model_repository/frontend/1/lib/paths.py:5 (Path(model_dir).parent)")
+    assert refusal(root).startswith("model_repository/frontend/config.pbtxt: files: model 'frontend' reads vocab.json "
+                                    "from model 'speech''s folder at model_repository/frontend/1/lib/paths.py:5 "
+                                    "(Path(model_dir).parent)")
     own = calls.replace('"speech"', 'args["model_version"]')
     accepted(repository(tmp_path / "own", model_py(own), {"1/lib/__init__.py": "", "1/lib/paths.py": HELPER_OWN}))
 
 
 def test_a_parameter_naming_the_sibling_to_read_from_is_refused(tmp_path: Path) -> None:
     reads = 'vocab = Path(args["model_repository"]) / args["model_version"] / "vocab.json"'
-    root = repository(tmp_path / "named", model_py(reads), parameters='parameters { key: "vocab_models" value { string_value: "speech acoustic" } }\n')
-    assert refusal(root) == ("model_repository/frontend/config.pbtxt: parameters.vocab_models: model 'frontend' reads vocab.json from model "
-                             "'speech''s folder, which Triton from s3:// downloads apart from it; give 'frontend' its own copy in its "
-                             "version folder (files: {vocab.json: model:speech/vocab.json}) and drop parameter vocab_models")
-    accepted(repository(tmp_path / "own", model_py(reads), parameters='parameters { key: "vocab_models" value { string_value: "frontend" } }\n'))
+    root = repository(tmp_path / "named", model_py(reads),
+                      parameters='parameters { key: "vocab_models" value { string_value: "speech acoustic" } }\n')
+    assert refusal(root) == ("model_repository/frontend/config.pbtxt: parameters.vocab_models: model 'frontend' reads "
+                             "vocab.json from model 'speech''s folder, which Triton from s3:// downloads apart from "
+                             "it; give 'frontend' its own copy in its version folder (files: {vocab.json: "
+                             "model:speech/vocab.json}) and drop parameter vocab_models")
+    accepted(repository(tmp_path / "own", model_py(reads),
+                        parameters='parameters { key: "vocab_models" value { string_value: "frontend" } }\n'))
 
 
 def test_publish_and_deploy_refuse_it_too_and_write_nothing(tmp_path: Path) -> None:
-    root = repository(tmp_path, model_py('vocab = Path(args["model_repository"]).parent / "speech" / "1" / "vocab.json"'))
+    root = repository(tmp_path,
+                      model_py('vocab = Path(args["model_repository"]).parent / "speech" / "1" / "vocab.json"'))
     published = run_cli("publish", str(tmp_path / "published"), "-r", str(root), cwd=tmp_path)
-    assert published.returncode == 2 and "model 'frontend' reads vocab.json from model 'speech''s folder" in published.stderr
+    assert (
+        published.returncode == 2
+        and "model 'frontend' reads vocab.json from model 'speech''s folder" in published.stderr
+    )
     assert len(published.stderr.strip().splitlines()) == 1 and not (tmp_path / "published").exists()
-    (tmp_path / "tritonkit.yaml").write_text("version: 1\nmodels:\n  speech:\n    backend: python\n    files: {model.py: m.py}\n")
+    (tmp_path / "tritonkit.yaml").write_text("version: 1\nmodels:\n  speech:\n    backend: python\n    files: "
+                                             "{model.py: m.py}\n")
     (tmp_path / "m.py").write_text("")
-    deployed = run_cli("deploy", "k8s", "--repository", "s3://bucket/models", "--repository-dir", str(root), cwd=tmp_path)
-    assert deployed.returncode == 2 and "model 'frontend' reads vocab.json from model 'speech''s folder" in deployed.stderr, deployed.stderr
+    deployed = run_cli("deploy", "k8s", "--repository", "s3://bucket/models", "--repository-dir", str(root),
+                       cwd=tmp_path)
+    assert (
+        deployed.returncode == 2 and "model 'frontend' reads vocab.json from model 'speech''s folder" in deployed.stderr
+    ), deployed.stderr
     assert len(deployed.stderr.strip().splitlines()) == 1 and not (tmp_path / "deploy").exists()
 
 
@@ -114,5 +138,6 @@ def test_reading_a_siblings_config_names_the_sibling_the_code_names(tmp_path: Pa
     reads = 'config = Path(args["model_repository"]).parent / "speech" / "config.pbtxt"'
     root = repository(tmp_path, model_py(reads))
     write(root, {"aaa": (HEAD + IO, {"1/model.py": model_py("pass")})})
-    assert refusal(root).startswith("model_repository/frontend/config.pbtxt: files: model 'frontend' reads config.pbtxt from model "
-                                    "'speech''s folder at model_repository/frontend/1/model.py:9")
+    assert refusal(root).startswith("model_repository/frontend/config.pbtxt: files: model 'frontend' reads "
+                                    "config.pbtxt from model 'speech''s folder at "
+                                    "model_repository/frontend/1/model.py:9")

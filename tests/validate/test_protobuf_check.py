@@ -21,12 +21,15 @@ DOCS = Path(__file__).resolve().parents[1] / "data" / "triton_docs"
 PARAMETER = 'parameters: {\n  key: "score_scale"\n  value: { string_value: "0.5" }\n}\n'
 LOSSY = {
     "map key twice": ('max_batch_size: 8\nparameters { key: "k" value { string_value: "1" } }\n'
-                      'parameters { key: "k" value { string_value: "2" } }\n', "parameters", "key 'k' given more than once"),
+                      'parameters { key: "k" value { string_value: "2" } }\n', "parameters",
+                      "key 'k' given more than once"),
     "default then value": ("max_batch_size: 0\nmax_batch_size: 8\n", "max_batch_size (line 2)", "given more than once"),
-    "nested default then value": ("dynamic_batching {\n  max_queue_delay_microseconds: 0\n  max_queue_delay_microseconds: 100\n}\n",
+    "nested default then value": ("dynamic_batching {\n  max_queue_delay_microseconds: 0\n  "
+                                  "max_queue_delay_microseconds: 100\n}\n",
                                   "dynamic_batching.max_queue_delay_microseconds (line 3)", "given more than once"),
-    "ensemble input_map key twice": ('platform: "ensemble"\nensemble_scheduling { step [ { model_name: "m" model_version: -1\n'
-                                     '  input_map { key: "X" value: "a" }\n  input_map { key: "X" value: "b" } } ] }\n',
+    "ensemble input_map key twice": ('platform: "ensemble"\nensemble_scheduling { step [ { model_name: "m" '
+                                     'model_version: -1\n  input_map { key: "X" value: "a" }\n  input_map { key: "X" '
+                                     'value: "b" } } ] }\n',
                                      "ensemble_scheduling.step.input_map", "key 'X' given more than once"),
 }
 
@@ -60,7 +63,8 @@ def test_clean_text_parsed_once_is_what_protobuf_parses() -> None:
     be the one protobuf's own parser (Triton's) gives, maps, enums and defaults included."""
     configs = sorted(DOCS.rglob("config.pbtxt"))
     assert len(configs) >= 10
-    for text in [p.read_text() for p in configs] + ["max_batch_size: 0\nparameters { key: \"k\" value { string_value: \"\" } }\n"]:
+    for text in [p.read_text() for p in configs] + ["max_batch_size: 0\nparameters { key: \"k\" value { string_value: "
+                                                    "\"\" } }\n"]:
         ours = parse_model_config(text, "config.pbtxt")
         theirs = text_format.Parse(text, model_config_pb2.ModelConfig())
         assert ours.SerializeToString(deterministic=True) == theirs.SerializeToString(deterministic=True)
@@ -74,5 +78,6 @@ def test_validate_refuses_a_docs_config_with_a_parameter_given_twice(tmp_path: P
     assert PARAMETER in text
     config.write_text(text + PARAMETER.replace('"0.5"', '"2.0"'))
     lines = assert_one_line_errors(run_subprocess(["validate", "repo"], tmp_path),
-                                   "repo/priority_scorer/config.pbtxt: parameters: key 'score_scale' given more than once")
+                                   "repo/priority_scorer/config.pbtxt: parameters: key 'score_scale' given more than "
+                                   "once")
     assert len(lines) == 1

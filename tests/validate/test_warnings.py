@@ -17,17 +17,19 @@ from .repo_helpers import Model, outcome, python, tensor, write
 
 IO = tensor("input", "IN", "[4]") + tensor("output", "OUT", "[4]")
 DECOUPLED = "max_batch_size: 0\nmodel_transaction_policy { decoupled: true }\n"
-ENSEMBLE_DECOUPLED = ("warning: {root}/ens/config.pbtxt: model_transaction_policy.decoupled: decoupled step 'gen' makes the ensemble decoupled "
-                      "(Triton 2.51 sets this itself) but its config does not say so; declare it: model_transaction_policy { decoupled: true }, "
-                      "so clients know to stream")
+ENSEMBLE_DECOUPLED = ("warning: {root}/ens/config.pbtxt: model_transaction_policy.decoupled: decoupled step 'gen' "
+                      "makes the ensemble decoupled (Triton 2.51 sets this itself) but its config does not say so; "
+                      "declare it: model_transaction_policy { decoupled: true }, so clients know to stream")
 
 
 def streaming(declared: bool) -> dict[str, Model]:
     """An ensemble whose only step is decoupled, declared decoupled or not."""
     policy = "model_transaction_policy { decoupled: true }\n" if declared else ""
-    step = 'step [{model_name: "gen" model_version: -1 input_map {key: "IN" value: "IN"} output_map {key: "OUT" value: "OUT"}}]'
+    step = ('step [{model_name: "gen" model_version: -1 input_map {key: "IN" value: "IN"} output_map {key: "OUT" '
+            'value: "OUT"}}]')
     return {"gen": python(IO, DECOUPLED),
-            "ens": (f'platform: "ensemble"\nmax_batch_size: 0\n{policy}{IO}ensemble_scheduling {{ {step} }}\n', {"1/": ""})}
+            "ens": (f'platform: "ensemble"\nmax_batch_size: 0\n{policy}{IO}ensemble_scheduling {{ {step} }}\n',
+                    {"1/": ""})}
 
 
 def invoke(args: list[str], cwd: Path):
@@ -61,25 +63,29 @@ def test_ensemble_declared_decoupled_without_decoupled_step_warns(tmp_path: Path
     models = streaming(declared=True)
     models["gen"] = python(IO, "max_batch_size: 0\n")
     assert outcome(tmp_path / "a", models) == ([], [
-        "ens/config.pbtxt: model_transaction_policy.decoupled: the ensemble is declared decoupled but no decoupled step feeds it "
-        "(Triton 2.51 loads it as not decoupled); remove decoupled: true"])
+        "ens/config.pbtxt: model_transaction_policy.decoupled: the ensemble is declared decoupled but no decoupled "
+        "step feeds it (Triton 2.51 loads it as not decoupled); remove decoupled: true"])
 
 
 def test_leading_zero_version_folder_warns(tmp_path: Path) -> None:
     models = {"m": python(IO, files={"1/model.py": "", "02/model.py": ""})}
     assert outcome(tmp_path / "a", models) == ([], [
-        "m/config.pbtxt: version_policy: Triton 2.51 ignores version folder '02' (leading zero); rename it to '2' if it is a version"])
+        "m/config.pbtxt: version_policy: Triton 2.51 ignores version folder '02' (leading zero); rename it to '2' if "
+        "it is a version"])
     assert outcome(tmp_path / "b", {"m": python(IO, files={"1/model.py": "", "2/model.py": ""})}) == ([], [])
 
 
 def bls_config(decoupled: bool) -> dict[str, pb.ModelConfig]:
-    caller = 'backend: "python"\nmax_batch_size: 0\n' + IO + 'parameters {key: "bls_calls" value: {string_value: "gen"}}\n'
+    caller = (
+        'backend: "python"\nmax_batch_size: 0\n' + IO + 'parameters {key: "bls_calls" value: {string_value: "gen"}}\n'
+    )
     return {"caller": parse_model_config(caller + (DECOUPLED.split("\n")[1] if decoupled else ""), "caller"),
             "gen": parse_model_config('backend: "python"\n' + DECOUPLED + IO, "gen")}
 
 
 def test_bls_call_of_decoupled_model_warns() -> None:
-    """Triton lets a non-decoupled Python model call a decoupled one (exec(decoupled=True) and collect the responses)."""
+    """Triton lets a non-decoupled Python model call a decoupled one (exec(decoupled=True) and collect the
+    responses)."""
     found = semantic_findings(bls_config(decoupled=False))
     assert [(f.severity, f.field, f.problem) for f in found] == [
         ("warning", "bls.calls[0]", "decoupled model 'gen' streams responses but 'caller' is not decoupled "
@@ -112,8 +118,12 @@ def test_build_prints_warning_and_writes(tmp_path: Path) -> None:
     (tmp_path / "gen.py").write_text("", encoding="utf-8")
     result = invoke(["build", "--json"], tmp_path)
     assert result.exit_code == 0, result.stderr
-    assert [line.split(": ")[0:3] for line in result.stderr.splitlines()] == [["warning", "tritonkit.yaml", "models.ens.model_transaction_policy.decoupled"]]
-    assert [w["field"] for w in json.loads(result.stdout)["warnings"]] == ["models.ens.model_transaction_policy.decoupled"]
+    assert [line.split(": ")[0:3] for line in result.stderr.splitlines()] == [
+        ["warning", "tritonkit.yaml", "models.ens.model_transaction_policy.decoupled"]
+    ]
+    assert [w["field"] for w in json.loads(result.stdout)["warnings"]] == [
+        "models.ens.model_transaction_policy.decoupled"
+    ]
     assert (tmp_path / "model_repository" / "ens" / "config.pbtxt").is_file()
 
 
@@ -125,11 +135,14 @@ def test_bls_callee_pending_export_is_taken_on_trust() -> None:
 
 
 def test_backend_no_image_ships_warns_with_the_close_name(tmp_path: Path) -> None:
-    """`backend: pyhton` passes Triton's config checks but fails to load wherever no such custom backend is installed."""
+    """`backend: pyhton` passes Triton's config checks but fails to load wherever no such custom backend is
+    installed."""
     typo = {"m": (f'backend: "pyhton"\nmax_batch_size: 8\n{IO}', {"1/model.py": ""})}
     assert outcome(tmp_path / "a", typo) == ([], [
-        "m/config.pbtxt: backend: no Triton image ships a backend 'pyhton', so Triton loads it only where a custom backend "
-        "of that name is installed; did you mean 'python'? (a custom backend goes in the server's backends folder)"])
+        "m/config.pbtxt: backend: no Triton image ships a backend 'pyhton', so Triton loads it only where a custom "
+        "backend of that name is installed; did you mean 'python'? (a custom backend goes in the server's backends "
+        "folder)"])
     custom = {"m": (f'backend: "acme"\nmax_batch_size: 8\n{IO}', {"1/model.py": ""})}
-    assert outcome(tmp_path / "b", custom)[1][0].startswith("m/config.pbtxt: backend: no Triton image ships a backend 'acme'")
+    assert outcome(tmp_path / "b", custom)[1][0].startswith("m/config.pbtxt: backend: no Triton image ships a backend "
+                                                            "'acme'")
     assert outcome(tmp_path / "c", {"m": python(IO)}) == ([], [])

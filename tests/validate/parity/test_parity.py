@@ -27,7 +27,8 @@ def test_corpus_is_well_formed() -> None:
 def test_recorded_verdicts_match_triton() -> None:
     """One real server over the whole corpus; every recorded verdict and reason still holds."""
     verdicts = triton_verdicts(ALL)
-    wrong = [f"{c.name}: recorded {c.triton} ({c.reason}), Triton: {verdicts[c.name].verdict} ({verdicts[c.name].error})"
+    wrong = [f"{c.name}: recorded {c.triton} ({c.reason}), Triton: {verdicts[c.name].verdict} "
+             f"({verdicts[c.name].error})"
              for c in ALL if verdicts[c.name].verdict != c.triton or c.reason not in verdicts[c.name].error]
     assert not wrong, "re-record with `python -m tests.validate.parity.triton_verdicts --record`:\n" + "\n".join(wrong)
 

@@ -199,7 +199,8 @@ def triton_verdicts(cases: list[Case], progress: Callable[[Case, Verdict], None]
                     except TimeoutError:
                         tail = log.read_text(errors="replace").splitlines()[-5:]
                         if health.is_live(url) or case.name in crashed:
-                            raise RuntimeError(f"case {case.name}: Triton did not answer the load; log tail: {tail}") from None
+                            raise RuntimeError(f"case {case.name}: Triton did not answer the load; log tail: "
+                                               f"{tail}") from None
                         # Triton 2.51 itself crashed (seen once in CI after ~100 load/unload cycles, the case loads
                         # on a fresh server): start a new one and ask again, once.
                         crashed.add(case.name)
