@@ -41,13 +41,26 @@ def prepared(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Path]:
 
 def write_spec(folder: Path, model: str, assets_dir: Path | None = None,
                generate_parameters: dict[str, Any] | None = None,
-               generate_overrides: dict[str, Any] | None = None) -> Path:
+               generate_overrides: dict[str, Any] | None = None, quantized: bool = False) -> Path:
     """examples/llm/<model>/tritonkit.yaml copied into `folder` over a copy of ensembles/llm.yaml with
     `generate_parameters` merged in and `generate_overrides` replacing fields of generate. Building it exports
-    the decoder (once per session: the cache is there)."""
+    the decoder (once per session: the cache is there). Served float32 (`quantize: none`) unless `quantized`
+    (the specs' int4 default): most tests compare served tokens with PyTorch's, token for token."""
     from examples.llm.project import write_project
 
-    return write_project(folder, model, assets_dir, generate_parameters, generate_overrides)
+    overrides = dict(generate_overrides or {})
+    if not quantized:
+        overrides.setdefault("export", {**recipe_export(model), "quantize": "none"})
+    return write_project(folder, model, assets_dir, generate_parameters, overrides)
+
+
+def recipe_export(model: str) -> dict[str, Any]:
+    """generate's `export:` section in the recipe's spec (the starter's for tiny)."""
+    import yaml
+
+    from examples.llm.project import RECIPES
+
+    return dict(yaml.safe_load(RECIPES[model][0].read_text())["models"]["generate"]["export"])
 
 
 def build_repository(spec: Path) -> Path:

@@ -38,7 +38,7 @@ def export_command(model: str, spec: Path, as_json: bool) -> None:
         "model": model, "exporter": result.exporter, "why": result.exporter_reason, "cache_hit": result.cache_hit,
         "files": [str(p) for p in result.model_files], "inputs": result.inputs, "outputs": result.outputs,
         "max_errors": result.max_errors, "log": str(result.log_path), "reproduce": str(result.reproduce_path),
-        "seconds": result.elapsed_s,
+        "seconds": result.elapsed_s, "quantized": result.quantized,
     }
     if as_json:
         emit_json({"ok": True, **summary})
@@ -49,4 +49,8 @@ def export_command(model: str, spec: Path, as_json: bool) -> None:
     for kind, tensors in (("input", result.inputs), ("output", result.outputs)):
         for t in tensors:
             click.echo(f"  {kind} {t['name']}: {t['data_type']} {t['dims']}")
+    if result.quantized:
+        from tritonkit.export.api import quantized_line
+
+        click.echo(f"  {quantized_line(result.quantized)}")
     click.echo(f"  files: {', '.join(p.name for p in result.model_files)}; log: {result.log_path}")

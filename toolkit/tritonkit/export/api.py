@@ -42,6 +42,7 @@ class ExportResult:
     work_dir: Path
     attempts: list[dict[str, str]] = field(default_factory=list)
     tensorrt: dict[str, Any] | None = None
+    quantized: dict[str, Any] | None = None
     elapsed_s: float = 0.0
 
     @property
@@ -96,13 +97,19 @@ def _source_files(source: SourceSpec, project_dir: Path) -> list[Path]:
     return files
 
 
+def _measure_files(job: ExportJob) -> list[Path]:
+    """Files the quantized LM's measures read by native code (the tokenizer), hashed for the cache."""
+    lm = job.export.quantize.lm if job.export.quantize else None
+    return [(job.project_dir / lm.tokenizer).resolve()] if lm else []
+
+
 def cache_payload(job: ExportJob) -> dict[str, Any]:
     """Everything known before running user code that decides the export's output."""
     return {
         "format": CACHE_FORMAT, "name": job.name, "source": job.source.model_dump(mode="json"),
         "export": job.export.model_dump(mode="json", exclude={"config_io"}), "max_batch_size": job.max_batch_size,  # not the output's
         "project_dir": str(job.project_dir.resolve()), "versions": tool_versions(), "code": code_fingerprint(),
-        "files": _hash_paths(_source_files(job.source, job.project_dir)),
+        "files": _hash_paths(_source_files(job.source, job.project_dir) + _measure_files(job)),
     }
 
 
@@ -169,11 +176,31 @@ def export_model(job: ExportJob, version_dir: Path, golden_dir: Path, cache_dir:
     model_files, golden_files = _install(entry.artifacts, version_dir, golden_dir, wanted)
     signature = reconcile(result.signature, inputs, outputs, where)
     check_output_sizes(signature, result.output_sizes, max_batch_size, outputs, where)
+    if result.quantized:
+        report(quantized_line(result.quantized))
     report("installed " + ", ".join(p.name for p in model_files))
     return ExportResult(
         name=job.name, model_files=model_files, signature=signature, exporter=result.exporter,
         exporter_reason=result.exporter_reason, max_errors=result.max_errors, cases=result.cases,
         golden_files=golden_files, cache_hit=hit,
-        cache_key=key, work_dir=entry.dir, attempts=result.attempts, tensorrt=tensorrt,
+        cache_key=key, work_dir=entry.dir, attempts=result.attempts, tensorrt=tensorrt, quantized=result.quantized,
         elapsed_s=round(time.monotonic() - started, 3),
     )
+
+
+def _size(size: int) -> str:
+    return f"{size / 2**20:.0f} MiB" if size >= 2**20 else f"{size / 2**10:.0f} KiB"
+
+
+def quantized_line(quantized: dict[str, Any]) -> str:
+    """The build log's line on a quantized graph: its size and, for an LM, how it compares with the float graph."""
+    q = quantized
+    line = (f"quantized {q['weights']} (blocks of {q['block_size']}, embedding {q['embedding']}): "
+            f"{_size(q['bytes_quantized'])} from {_size(q['bytes_float'])}")
+    lm = q.get("lm")
+    if lm:
+        line += (f"; greedy agreement with float {lm['greedy_agreement_quantized_vs_float']:.3f} "
+                 f"({lm['prompts']} prompts x {lm['tokens_per_prompt']} tokens), perplexity "
+                 f"{lm['perplexity_quantized']:.2f} vs {lm['perplexity_float']:.2f} "
+                 f"(x{lm['perplexity_quantized_over_float']:.3f})")
+    return line

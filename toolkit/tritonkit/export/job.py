@@ -57,6 +57,8 @@ class ExportOutcome:
     deps: list[dict[str, str]]  # what the child read: {file, sha256} or {dist, version} (see `deps.py`)
     example_shapes: dict[str, list[int]]
     tensorrt: dict[str, Any] | None = None
+    #: a weight-only quantized graph: settings, sizes, max errors against PyTorch, `lm` measures (see onnx2nbits.py)
+    quantized: dict[str, Any] | None = None
     elapsed_s: float = 0.0
 
 

@@ -6,6 +6,7 @@ the CLI's process. Input is an `ExportJob` (job.json), output an `ExportOutcome`
 from __future__ import annotations
 
 import hashlib
+import shutil
 import time
 from collections.abc import Callable
 from dataclasses import asdict
@@ -140,7 +141,7 @@ def _export_torch(job: ExportJob, loaded: sources.Loaded, options: ExportSpec, o
         attempts.append({"exporter": exporter, "reason": reason, "stage": "done", "error": ""})
         return {"exporter": exporter, "exporter_reason": reason, "attempts": attempts, "files": [p.name for p in files],
                 "report": report, "output_names": output_names, "axes": axes, "example": example_np,
-                "weights_sha256": weights_digest(loaded.module)}
+                "weights_sha256": weights_digest(loaded.module), "reference": reference, "cases": cases}
     if failure is not None:
         raise failure
     summary = "; ".join(f"{a['exporter']}: {a['error']}" for a in attempts)
@@ -169,7 +170,48 @@ def _export_onnx_source(job: ExportJob, loaded: sources.Loaded, options: ExportS
                     where=where.at("export"), keep=options.verify.golden_samples, progress=progress)
     reason = "onnx source: used as given, run at every verify shape (no PyTorch reference to compare with)"
     return {"exporter": "none", "exporter_reason": reason, "attempts": [], "files": [p.name for p in files],
-            "report": report, "output_names": output_names, "axes": axes, "example": loaded.example, "weights_sha256": ""}
+            "report": report, "output_names": output_names, "axes": axes, "example": loaded.example, "weights_sha256": "",
+            "reference": None, "cases": cases}
+
+
+def _quantize(job: ExportJob, made: dict[str, Any], out_dir: Path, progress: Progress) -> list[dict[str, str]]:
+    """Replaces the verified float model.onnx with its weight-only quantized graph, verified against the reference
+    (or only run, for an ONNX source) within `quantize.tolerance`; an LM (`quantize.lm`) is also measured against
+    the float graph. Updates `made` in place (files, report, `quantized`); returns what the LM measure read."""
+    from tritonkit.export.onnx2nbits import quantize_graph
+
+    options, where = job.export, job.where.at("export.quantize")
+    spec = options.quantize
+    assert spec is not None, "called only when the spec asks for quantization"
+    float_dir = out_dir / "float"
+    float_dir.mkdir()
+    for name in made["files"]:
+        (out_dir / name).rename(float_dir / name)
+    progress(f"quantize ({spec.weights}, blocks of {spec.block_size}, embedding {spec.embedding})")
+    counts = quantize_graph(float_dir / "model.onnx", out_dir / "model.onnx", spec.bits, spec.block_size,
+                            spec.symmetric, spec.embedding_bits, options.external_data == "always")
+    made["files"] = [p.name for p in sorted(out_dir.glob("model.onnx*"))]
+    made["report"] = verify(out_dir / "model.onnx", made["reference"], made["cases"], made["output_names"],
+                            spec.tolerance, model=job.name, where=where, keep=options.verify.golden_samples,
+                            progress=progress)
+    size = lambda folder: sum(p.stat().st_size for p in folder.glob("model.onnx*"))  # noqa: E731
+    made["quantized"] = {"weights": spec.weights, "block_size": spec.block_size, "symmetric": spec.symmetric,
+                         "embedding": spec.embedding, "matmuls": counts.matmuls, "embeddings": counts.embeddings,
+                         "tied_heads": counts.tied_heads, "bytes_float": size(float_dir),
+                         "bytes_quantized": size(out_dir), "lm": None,
+                         "max_errors": {n: asdict(e) for n, e in made["report"].errors.items()}}
+    deps: list[dict[str, str]] = []
+    if spec.lm is not None:
+        from tritonkit.pipelines.registry import PIPELINES
+
+        measure = next(p.lm_quality for p in PIPELINES.values() if p.lm_quality is not None)
+        progress("measure the quantized LM against the float graph (greedy tokens, perplexity)")
+        with Recorder() as recorder:
+            made["quantized"]["lm"] = measure(float_dir / "model.onnx", out_dir / "model.onnx", spec.lm,
+                                              job.project_dir, where.at("lm"))
+        deps = recorder.deps()
+    shutil.rmtree(float_dir)
+    return deps
 
 
 def run_job(job: ExportJob, out_dir: Path, progress: Progress) -> ExportOutcome:
@@ -189,6 +231,8 @@ def run_job(job: ExportJob, out_dir: Path, progress: Progress) -> ExportOutcome:
         made = _export_onnx_source(job, loaded, options, out_dir, progress)
     else:
         made = _export_torch(job, loaded, options, out_dir, progress)
+    if options.quantize is not None:
+        deps += _quantize(job, made, out_dir, progress)
     progress("golden samples")
     report = made["report"]
     tol = golden.tolerance_json(options.tolerance, made["output_names"])
@@ -199,7 +243,7 @@ def run_job(job: ExportJob, out_dir: Path, progress: Progress) -> ExportOutcome:
         signature=read_signature(out_dir / "model.onnx", mbs, where), dynamic_axes=made["axes"],
         max_errors={n: asdict(e) for n, e in report.errors.items()}, cases=report.cases, output_sizes=report.output_sizes,
         golden=[p.name for p in golden_files], weights_sha256=made["weights_sha256"], deps=deps,
-        example_shapes={n: list(v.shape) for n, v in made["example"].items()},
+        example_shapes={n: list(v.shape) for n, v in made["example"].items()}, quantized=made.get("quantized"),
     )
     if options.format == "tensorrt" and options.tensorrt.mode == "local":
         from tritonkit.export import onnx2trt

@@ -11,11 +11,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from tritonkit.spec.base import StrictModel
 
 if TYPE_CHECKING:
+    from tritonkit.errors import Where
     from tritonkit.gateway.catalog import GatewayPipeline
     from tritonkit.spec.project import Project
 
@@ -73,4 +74,7 @@ class Pipeline(Generic[S]):
     section: type[S] | None = None   # the model spec's `<name>:` section
     old_fields: dict[str, str] = field(default_factory=dict)  # model field of earlier releases -> its key in the section
     build: BuildStep[S] | None = None
+    #: (float onnx, quantized onnx, the spec's `export.quantize.lm`, project folder, where) -> measures: how a
+    #: quantized LM decoder compares with its float graph; run by the export child, raises when below the bounds
+    lm_quality: Callable[[Path, Path, Any, Path, Where], dict[str, Any]] | None = None
     gateway: Callable[[], GatewayPipeline] | None = None   # its OpenAI routes (`gateway/`), loaded when `tritonkit gateway` starts

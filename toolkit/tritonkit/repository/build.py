@@ -43,7 +43,8 @@ class BuildResult:
             ],
             "exports": {
                 n: {"exporter": r.exporter, "why": r.exporter_reason, "cache_hit": r.cache_hit, "max_errors": r.max_errors,
-                    "seconds": r.elapsed_s, "log": str(r.log_path), "tensorrt": r.tensorrt}
+                    "seconds": r.elapsed_s, "log": str(r.log_path), "tensorrt": r.tensorrt,
+                    "quantized": r.quantized}
                 for n, r in self.plan.exports.items()
             },
             **{step: {n: m.summary for n, m in models.items()} for step, models in self.made.items()},

@@ -159,6 +159,52 @@ class TensorRTSpec(StrictModel):
     )
 
 
+class LMQualitySpec(StrictModel):
+    """An LM decoder's quality against its float graph (the llm pipeline's KV-cache contract, `kv_graph`)."""
+
+    tokenizer: str = Field(description="tokenizer.json of the model, relative to the spec (e.g. "
+                           "assets/tokenizer.json): encodes the prompts and the perplexity text.")
+    min_greedy_agreement: float | None = Field(
+        default=None, ge=0, le=1, description="Refuse the export when fewer of the 8 prompts x 32 greedy tokens "
+        "match the float graph's (both continuing freely) than this fraction.")
+    max_perplexity_ratio: float | None = Field(
+        default=None, gt=0, description="Refuse the export when its perplexity on the llm pipeline's "
+        "perplexity.txt over the float graph's exceeds this.")
+
+
+class QuantizeSpec(StrictModel):
+    """Weight-only quantization of an ONNX export (onnxruntime's MatMulNBits and GatherBlockQuantized)."""
+
+    weights: Literal["int4", "int8"] = Field(default="int4", description="Bits of every MatMul weight.")
+    block_size: Literal[16, 32, 64, 128, 256] = Field(
+        default=32, description="Weights per block (one scale, one zero point), along the reduced axis.")
+    symmetric: bool = Field(
+        default=False, description="false: each block's min..max on 2^bits levels with a float zero point (a GGUF "
+        "Q4_1 block comes back exactly); true: scale absmax / (2^(bits-1) - 1), no zero point.")
+    embedding: Literal["int8", "int4", "float32"] = Field(
+        default="int8", description="Token embeddings (Gather from a weight) and an output head tied to one: "
+        "they shape every logit, so the default keeps them at 8 bits as llama.cpp does (symmetric).")
+    tolerance: ToleranceSpec = Field(
+        default_factory=lambda: ToleranceSpec(atol=0.1, rtol=0.1),
+        description="|quantized - PyTorch| bound at every verify case (the float graph keeps export.tolerance).")
+    lm: LMQualitySpec | None = Field(
+        default=None, description="For an LM decoder: greedy agreement and perplexity against the float graph, "
+        "reported by the build and bounded here.")
+
+    @property
+    def bits(self) -> int:
+        return 4 if self.weights == "int4" else 8
+
+    @property
+    def embedding_bits(self) -> int | None:
+        return {"int4": 4, "int8": 8}.get(self.embedding)
+
+
+def _none_is_float(value: object) -> object:
+    """`quantize: none` (or false) keeps float32 weights."""
+    return None if value in ("none", False) else value
+
+
 class ExportSpec(StrictModel):
     """How a source becomes the served model file, and how the result is verified."""
 
@@ -182,6 +228,9 @@ class ExportSpec(StrictModel):
         "own: a Python model runs the exported file itself behind inputs/outputs of its own (e.g. the LLM engine "
         "`generate`): they are not checked against the graph, and no golden samples are kept (they hold the graph's).",
     )
+    quantize: Annotated[QuantizeSpec | None, BeforeValidator(_none_is_float)] = Field(
+        default=None, description="Weight-only quantization of the ONNX graph, verified against PyTorch and, for "
+        "an LM (`lm:`), against the float graph; none (the default) keeps float32.")
     timeout_s: float = Field(default=900.0, gt=0, description="Wall-clock limit of the isolated export process.")
     tensorrt: TensorRTSpec = Field(default_factory=TensorRTSpec)
 
@@ -211,3 +260,10 @@ class ExportSpec(StrictModel):
         if value is not None and len(set(value)) != len(value):
             raise ValueError(f"names must be distinct, got {value}")
         return value
+
+    @model_validator(mode="after")
+    def _quantize_onnx_only(self) -> ExportSpec:
+        if self.quantize is not None and self.format != "onnx":
+            raise ValueError(f"quantize applies to format: onnx (MatMulNBits), not {self.format}; remove quantize "
+                             "or use format: onnx")
+        return self

@@ -2,11 +2,12 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from tritonkit.pipelines.plugin import Pipeline, Starter
 
 if TYPE_CHECKING:
+    from tritonkit.errors import Where
     from tritonkit.gateway.catalog import GatewayPipeline
 
 
@@ -16,6 +17,13 @@ def _assets(root: Path) -> list[Path]:
 
     write_assets("tiny", root / "assets")
     return [root / "assets" / name for name in ASSET_FILES]
+
+
+def _lm_quality(float_onnx: Path, quantized_onnx: Path, lm: Any, project_dir: Path, where: Where) -> dict[str, Any]:
+    """Greedy agreement and perplexity of a quantized decoder against its float graph (export/quality.py)."""
+    from tritonkit.pipelines.llm.export.quality import measure  # onnxruntime and tokenizers: only when it runs
+
+    return measure(float_onnx, quantized_onnx, lm, project_dir, where)
 
 
 def _gateway() -> GatewayPipeline:
@@ -28,5 +36,6 @@ PIPELINE: Pipeline = Pipeline(
     "llm", "the streaming LLM pipeline around a tiny GPT decoder (swap in SmolLM2: see the spec's comments)",
     Starter(needs={"torch": "tritonkit[export]", "tokenizers": "tritonkit[llm]", "onnxruntime": "tritonkit[export]"},
             generate=_assets, generate_command="python -m tritonkit.pipelines.llm.export.prepare tiny assets --assets-only"),
+    lm_quality=_lm_quality,
     gateway=_gateway,
 )

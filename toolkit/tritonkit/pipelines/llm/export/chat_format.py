@@ -10,7 +10,8 @@ CHATML = {"message": "<|im_start|>{role}\n{content}<|im_end|>\n", "generation_pr
 CHECKS = [
     [{"role": "user", "content": "What is 2+2?"}],
     [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"}],
-    [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b {content}"}, {"role": "user", "content": "c\n"}],
+    [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b {content}"},
+     {"role": "user", "content": "c\n"}],
 ]
 
 

@@ -29,7 +29,8 @@ def make_decoder(hf_model: Any) -> Any:
     rope = dict(getattr(config, "rope_parameters", None) or getattr(config, "rope_scaling", None) or {})
     rope_type = rope.get("rope_type", rope.get("type", "default"))
     if rope_type != "default":
-        raise ValueError(f"rope type '{rope_type}' is not supported by this wrapper (only the default rotary embedding)")
+        raise ValueError(f"rope type '{rope_type}' is not supported by this wrapper "
+                         "(only the default rotary embedding)")
     theta = float(rope.get("rope_theta", getattr(config, "rope_theta", 10000.0)))
     heads, kv_heads = config.num_attention_heads, config.num_key_value_heads
     head_dim = getattr(config, "head_dim", None) or config.hidden_size // heads

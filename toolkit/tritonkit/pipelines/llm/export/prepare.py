@@ -5,6 +5,8 @@ tokens, context, chat format), which the example specs copy next to the decoder 
 Without it, the decoder is also exported here with tritonkit's exporter (isolated child, verified against
 PyTorch at several batch sizes and lengths, cached) into OUT/model.onnx + OUT/golden/: the same graph the
 specs' `source:`/`export:` sections produce, for in-process use (unit tests, benchmarks/llm.py).
+`--quantize int4|int8` quantizes the weights as the specs' `export.quantize` does (and measures it against the
+float graph: greedy agreement, perplexity).
 """
 from __future__ import annotations
 
@@ -67,6 +69,10 @@ def _smollm2_assets(out: Path) -> None:
     smollm2.write_assets(out)
 
 
+#: |quantized - PyTorch| on the verify cases (random N(0, 1) caches): the tiny GPT's random int4 weights move
+#: its logits by up to ~1 (SmolLM2's Q4_1 blocks come back exactly: its bound is the float graph's)
+QUANTIZED_TOLERANCE = {"atol": 0.5, "rtol": 0.1}
+
 RECIPES = {
     "tiny": Recipe(_tiny_source, kv_graph.export_options(), _tiny_assets),
     # Verification feeds random caches (N(0, 1) keys/values, random lengths) through 30 layers; float32
@@ -95,14 +101,18 @@ def write_assets(name: str, out_dir: Path) -> Path:
     out_dir.mkdir(parents=True, exist_ok=True)
     stamp_path = out_dir / ".assets-stamp"
     stamp = _assets_stamp(name, RECIPES[name].source())
-    if not all((out_dir / f).is_file() for f in ASSET_FILES) or not stamp_path.is_file() or stamp_path.read_text() != stamp:
+    complete = all((out_dir / f).is_file() for f in ASSET_FILES)
+    if not complete or not stamp_path.is_file() or stamp_path.read_text() != stamp:
         RECIPES[name].write_assets(out_dir)
         stamp_path.write_text(stamp)
     return out_dir
 
 
-def prepare(name: str, out_dir: Path, cache_dir: Path | None = None, progress: Any = None) -> dict[str, Any]:
-    """Exports (or reuses from the cache) and writes the decoder folder; returns a summary dict."""
+def prepare(name: str, out_dir: Path, cache_dir: Path | None = None, progress: Any = None,
+            quantize: str | None = None) -> dict[str, Any]:
+    """Exports (or reuses from the cache) and writes the decoder folder; returns a summary dict.
+
+    `quantize` (int4, int8): weight-only quantization with the specs' defaults, measured against the float graph."""
     from tritonkit.export import ExportJob, export_model
     from tritonkit.export.progress import SilentProgress
     from tritonkit.spec.export import ExportSpec, SourceSpec
@@ -111,13 +121,18 @@ def prepare(name: str, out_dir: Path, cache_dir: Path | None = None, progress: A
     out_dir = Path(out_dir).resolve()
     cache_dir = Path(cache_dir or Path.cwd() / ".tritonkit" / "cache" / "export")
     started = time.monotonic()
-    job = ExportJob("decoder", SourceSpec.model_validate(recipe.source()), ExportSpec.model_validate(recipe.export),
+    write_assets(name, out_dir)
+    export = dict(recipe.export)
+    if quantize:
+        export["quantize"] = {"weights": quantize, "lm": {"tokenizer": str(out_dir / "tokenizer.json")},
+                              "tolerance": QUANTIZED_TOLERANCE}
+    job = ExportJob("decoder", SourceSpec.model_validate(recipe.source()), ExportSpec.model_validate(export),
                     recipe.max_batch_size, Path.cwd(), f"llm recipe '{name}'")
     result = export_model(job, out_dir, out_dir / "golden", cache_dir, progress or SilentProgress())
-    write_assets(name, out_dir)
     summary = {"model": name, "folder": str(out_dir), "exporter": result.exporter, "cache_hit": result.cache_hit,
                "max_errors": result.max_errors, "cases": result.cases, "files": [p.name for p in result.model_files],
-               "inputs": result.inputs, "outputs": result.outputs, "seconds": round(time.monotonic() - started, 1)}
+               "inputs": result.inputs, "outputs": result.outputs, "quantized": result.quantized,
+               "seconds": round(time.monotonic() - started, 1)}
     (out_dir / "prepare.json").write_text(json.dumps(summary, indent=2) + "\n")
     return summary
 
@@ -128,6 +143,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("out", type=Path, help="folder to write (model.onnx, tokenizer.json, generation.json, golden/)")
     parser.add_argument("--cache", type=Path, help="export cache [default: ./.tritonkit/cache/export]")
     parser.add_argument("--assets-only", action="store_true", help="write tokenizer.json and generation.json only")
+    parser.add_argument("--quantize", choices=["int4", "int8"], help="weight-only quantized (default: float32)")
     args = parser.parse_args(argv)
     if args.assets_only:
         print(f"{args.model}: {write_assets(args.model, args.out)} (tokenizer.json, generation.json)")
@@ -136,12 +152,13 @@ def main(argv: list[str] | None = None) -> int:
     from tritonkit.export.progress import StderrProgress
 
     try:
-        summary = prepare(args.model, args.out, args.cache, StderrProgress())
+        summary = prepare(args.model, args.out, args.cache, StderrProgress(), args.quantize)
     except TritonkitError as exc:
         print(exc, file=sys.stderr)
         return 2
     worst = max((e.get("max_abs", 0.0) for e in summary["max_errors"].values()), default=0.0)
-    print(f"{args.model}: {summary['folder']} ({summary['exporter']}, {'cache hit' if summary['cache_hit'] else 'exported'}, "
+    made = "cache hit" if summary["cache_hit"] else "exported"
+    print(f"{args.model}: {summary['folder']} ({summary['exporter']}, {made}, "
           f"max |onnx - torch| {worst:.2e}, {summary['seconds']} s)")
     return 0
 

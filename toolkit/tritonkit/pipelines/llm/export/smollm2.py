@@ -74,7 +74,8 @@ def write_assets(out_dir: Path) -> None:
     out_dir.mkdir(parents=True, exist_ok=True)
     tokenizer = load_hf_tokenizer()
     tokenizer.backend_tokenizer.save(str(out_dir / "tokenizer.json"))
-    eos = sorted({int(tokenizer.eos_token_id)} | {int(tokenizer.convert_tokens_to_ids(t)) for t in ("<|im_end|>", "<|endoftext|>")
+    ends = ("<|im_end|>", "<|endoftext|>")
+    eos = sorted({int(tokenizer.eos_token_id)} | {int(tokenizer.convert_tokens_to_ids(t)) for t in ends
                                                    if tokenizer.convert_tokens_to_ids(t) is not None})
     generation = {"format": 1, "name": "SmolLM2-135M-Instruct", "eos_token_ids": eos, "bos_token_id": None,
                   "max_context": MAX_CONTEXT, "chat": chat_format.derive(tokenizer)}

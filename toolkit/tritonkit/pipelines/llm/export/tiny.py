@@ -68,7 +68,8 @@ def build(seed: int = 0, code: str = "") -> tuple[Any, dict[str, Any]]:
 
 def bytes_to_unicode() -> dict[int, str]:
     """GPT-2's reversible byte -> printable character table used by byte-level BPE."""
-    printable = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
+    printable = (list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1))
+                 + list(range(ord("®"), ord("ÿ") + 1)))
     table, extra = {}, 0
     for b in range(256):
         if b in printable:

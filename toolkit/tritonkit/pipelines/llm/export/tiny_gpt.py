@@ -1,4 +1,6 @@
-"""A tiny decoder-only transformer (the LLM pipeline's test model, shipped so an installed tritonkit exports it) with an explicit KV cache (past_* inputs, present_* outputs).
+"""A tiny decoder-only transformer with an explicit KV cache (past_* inputs, present_* outputs).
+
+The LLM pipeline's test model, shipped so an installed tritonkit exports it.
 
 Shapes (B batch, S new tokens, P cached tokens, L layers, H heads, D head size):
 input_ids [B, S] int64, past_key/past_value [B, L, H, P, D] -> logits [B, S, V],

@@ -1,0 +1,151 @@
+"""ONNX float32 -> weight-only quantized ONNX: onnxruntime's MatMulNBits for MatMul weights, GatherBlockQuantized
+for token embeddings (4 or 8 bits, blocks of `block_size` along the reduced axis).
+
+Weights are quantized block by block here, not by onnxruntime's `MatMulNBitsQuantizer`, for one reason measured on
+SmolLM2 (whose float weights are dequantized GGUF Q4_1 blocks of 32): the quantizer's asymmetric blocks round the
+zero point to an integer, so it re-quantizes each block onto a shifted grid (8.5% relative error per MatMul, first
+greedy token agreeing on 5 of 8 prompts, logits off by up to 14). MatMulNBits also takes float zero points: a
+block's min..max on 2^bits levels with zero point -min/scale puts a Q4_1 block back exactly (error 0). Symmetric
+blocks (scale absmax / (2^(bits-1) - 1), the op's default zero point) put a Q8_0 block back exactly.
+GatherBlockQuantized takes integer zero points only: embeddings are quantized symmetrically.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+#: Above this the graph keeps its weights in model.onnx.data (protobuf's 2 GB limit, with headroom).
+INLINE_LIMIT = 1_900_000_000
+
+
+@dataclass(frozen=True)
+class Blocks:
+    """One weight as blocks: quantized values [rows, blocks, block_size] (uint8), scales and zero points."""
+
+    values: np.ndarray
+    scales: np.ndarray
+    zero_points: np.ndarray | None  # float [rows, blocks] (asymmetric), None: the op's default (symmetric)
+
+
+def quantize_rows(rows: np.ndarray, bits: int, block_size: int, symmetric: bool) -> Blocks:
+    """Quantizes each row of [rows, K] in blocks along K (the last block zero-padded)."""
+    count, k = rows.shape
+    padded = np.zeros((count, -(-k // block_size) * block_size), np.float32)
+    padded[:, :k] = rows
+    blocks = padded.reshape(count, -1, block_size)
+    if symmetric:
+        half = 2 ** (bits - 1)
+        scales = np.abs(blocks).max(-1) / (half - 1)
+        scales[scales == 0] = 1.0
+        values = np.clip(np.round(blocks / scales[..., None]), 1 - half, half - 1) + half
+        return Blocks(values.astype(np.uint8), scales.astype(np.float32), None)
+    low, high = blocks.min(-1), blocks.max(-1)
+    scales = (high - low) / (2**bits - 1)
+    scales[scales == 0] = 1.0
+    values = np.clip(np.round((blocks - low[..., None]) / scales[..., None]), 0, 2**bits - 1)
+    return Blocks(values.astype(np.uint8), scales.astype(np.float32), (-low / scales).astype(np.float32))
+
+
+def pack(values: np.ndarray, bits: int) -> np.ndarray:
+    """uint8 values along the last axis, two 4-bit values a byte (low nibble first) when bits is 4."""
+    if bits == 8:
+        return values
+    return (values[..., 0::2] | (values[..., 1::2] << 4)).astype(np.uint8)
+
+
+@dataclass
+class Counts:
+    """What was quantized, for the build's report."""
+
+    matmuls: int = 0
+    embeddings: int = 0
+    tied_heads: int = 0
+
+
+def _matmul_nbits(node: Any, weight: np.ndarray, bits: int, block_size: int, symmetric: bool, add: Any) -> Any:
+    from onnx import helper
+
+    k, n = weight.shape
+    blocks = quantize_rows(weight.T, bits, block_size, symmetric)
+    inputs = [node.input[0], add(f"{node.name}_q", pack(blocks.values, bits)), add(f"{node.name}_s",
+                                                                                   blocks.scales.reshape(-1))]
+    if blocks.zero_points is not None:
+        inputs.append(add(f"{node.name}_z", blocks.zero_points.reshape(-1)))
+    return helper.make_node("MatMulNBits", inputs, list(node.output), name=node.name, domain="com.microsoft",
+                            K=k, N=n, bits=bits, block_size=block_size)
+
+
+def _gather_block(node: Any, table: np.ndarray, bits: int, block_size: int, add: Any) -> Any:
+    from onnx import helper
+
+    blocks = quantize_rows(table, bits, block_size, symmetric=True)
+    rows, width = table.shape
+    data = pack(blocks.values, bits).reshape(rows, -1)
+    zero = np.full(blocks.scales.shape, 2 ** (bits - 1), np.uint8)
+    zero_points = pack(zero, bits) if bits == 8 or zero.shape[-1] % 2 == 0 else None
+    if data.shape[1] * 8 // bits != width or zero_points is None:
+        return None  # padded or odd-sized blocks: GatherBlockQuantized needs whole blocks
+    inputs = [add(f"{node.name}_q", data), node.input[1], add(f"{node.name}_s", blocks.scales),
+              add(f"{node.name}_z", zero_points)]
+    return helper.make_node("GatherBlockQuantized", inputs, list(node.output), name=node.name,
+                            domain="com.microsoft", bits=bits, block_size=block_size, gather_axis=0, quantize_axis=1)
+
+
+def quantize_graph(src: Path, dst: Path, bits: int, block_size: int, symmetric: bool,
+                   embedding_bits: int | None, always_external: bool = False) -> Counts:
+    """Writes `dst` with every MatMul by a 2-D float initializer as MatMulNBits (`bits`) and every Gather from a
+    2-D float initializer (a token embedding) as GatherBlockQuantized (`embedding_bits`, None: kept float); a MatMul
+    by the embedding's transpose (a tied LM head) gets `embedding_bits` too. Other nodes are left as they are."""
+    import onnx
+    from onnx import helper, numpy_helper
+
+    model = onnx.load(str(src))
+    graph = model.graph
+    weights = {t.name: t for t in graph.initializer}
+    added: list[Any] = []
+
+    def add(name: str, array: np.ndarray) -> str:
+        added.append(numpy_helper.from_array(array, name))
+        return name
+
+    def float_2d(name: str) -> np.ndarray | None:
+        tensor = weights.get(name)
+        if tensor is None or tensor.data_type != onnx.TensorProto.FLOAT or len(tensor.dims) != 2:
+            return None
+        return numpy_helper.to_array(tensor)
+
+    tables = [float_2d(n.input[0]) for n in graph.node if n.op_type == "Gather"]
+    embeddings = [t for t in tables if t is not None]
+    counts, nodes, replaced = Counts(), [], set[str]()
+    for node in graph.node:
+        new = None
+        weight = float_2d(node.input[1]) if node.op_type == "MatMul" and node.input[0] not in weights else None
+        if weight is not None:
+            tied = any(e.shape == weight.shape[::-1] and np.array_equal(e, weight.T) for e in embeddings)
+            node_bits = embedding_bits if tied else bits
+            if node_bits is not None:
+                new = _matmul_nbits(node, weight, node_bits, block_size, symmetric or tied, add)
+                counts.tied_heads += tied
+                counts.matmuls += not tied
+        elif (node.op_type == "Gather" and embedding_bits is not None and (table := float_2d(node.input[0])) is not None
+              and all(a.i == 0 for a in node.attribute if a.name == "axis")):
+            new = _gather_block(node, table, embedding_bits, block_size, add)
+            counts.embeddings += new is not None
+        if new is not None:
+            replaced.update(name for name in node.input if name in weights)
+        nodes.append(new or node)
+    still_used = {name for n in nodes for name in n.input}
+    keep = [t for t in graph.initializer if t.name not in replaced or t.name in still_used]
+    del graph.node[:]
+    graph.node.extend(nodes)
+    del graph.initializer[:]
+    graph.initializer.extend(keep + added)
+    if not any(o.domain == "com.microsoft" for o in model.opset_import):
+        model.opset_import.append(helper.make_opsetid("com.microsoft", 1))
+    external = always_external or model.ByteSize() > INLINE_LIMIT
+    onnx.save(model, str(dst), save_as_external_data=external, all_tensors_to_one_file=True,
+              location=f"{dst.name}.data")
+    return counts

@@ -1,0 +1,137 @@
+"""How much a quantized KV-cache decoder (see `kv_graph`) differs from its float graph where it matters for an LM.
+
+Two measures, both run with onnxruntime on the two exported files:
+- greedy agreement: each of `PROMPTS` continued by `TOKENS` greedy tokens by each graph (end tokens ignored,
+  both run free); the fraction of the len(PROMPTS) x TOKENS positions whose token is the same;
+- perplexity on `perplexity.txt` (shipped beside this module): exp of the mean negative log-likelihood of each
+  token given the tokens before it, over windows of `WINDOW` tokens scored from an empty cache (a window's
+  first token has no context and is not scored), for each graph; reported with their ratio.
+The export child calls `measure` (through the llm plugin) when a spec asks `export.quantize.lm`; it refuses
+the export when a result is worse than the spec's bound.
+"""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from tritonkit.errors import Where
+from tritonkit.export.errors import VerificationError
+
+TEXT = Path(__file__).with_name("perplexity.txt")
+#: Short English openings of different kinds; their continuations are the greedy comparison.
+PROMPTS = (
+    "The capital of France is",
+    "Once upon a time, in a small village,",
+    "To make a cup of tea, first",
+    "The three primary colours are",
+    "def fibonacci(n):",
+    "Water boils at a temperature of",
+    "The best way to learn a new language is",
+    "In 1969, the first people to walk on the Moon",
+)
+TOKENS = 32
+WINDOW = 128
+
+
+class Graph:
+    """One decoder file in onnxruntime: batched left-padded steps (the contract of `kv_graph`)."""
+
+    def __init__(self, path: Path) -> None:
+        import onnxruntime as ort
+
+        options = ort.SessionOptions()
+        options.log_severity_level = 3
+        self.session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+        shape = {i.name: i.shape for i in self.session.get_inputs()}["past_key"]
+        self.layers, self.heads, self.head_dim = int(shape[1]), int(shape[2]), int(shape[4])
+
+    def run(self, rows: list[np.ndarray], past: tuple[np.ndarray, np.ndarray] | None,
+            past_length: np.ndarray) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
+        """Appends each row's ids (left-padded) to the cache; (logits of each row's newest token, new cache)."""
+        batch, seq = len(rows), max(len(r) for r in rows)
+        ids = np.zeros((batch, seq), np.int64)
+        for b, row in enumerate(rows):
+            ids[b, seq - len(row):] = row
+        if past is None:
+            empty = np.zeros((batch, self.layers, self.heads, 0, self.head_dim), np.float32)
+            past = (empty, empty)
+        lengths = np.array([[len(r)] for r in rows], np.int64)
+        feeds = {"input_ids": ids, "past_key": past[0], "past_value": past[1],
+                 "past_length": past_length.reshape(-1, 1), "input_length": lengths}
+        logits, key, value = self.session.run(["logits", "present_key", "present_value"], feeds)
+        return logits, (key, value)
+
+
+def greedy(graph: Graph, prompts: list[np.ndarray], tokens: int = TOKENS) -> np.ndarray:
+    """[prompts, tokens] greedy continuations, all prompts in one batch."""
+    logits, cache = graph.run(prompts, None, np.zeros(len(prompts), np.int64))
+    lengths = np.array([len(p) for p in prompts], np.int64)
+    out = np.empty((len(prompts), tokens), np.int64)
+    for t in range(tokens):
+        out[:, t] = logits.argmax(-1)
+        if t + 1 < tokens:
+            logits, cache = graph.run([np.array([i]) for i in out[:, t]], cache, lengths)
+            lengths = lengths + 1
+    return out
+
+
+def mean_nll(graph: Graph, windows: list[np.ndarray]) -> float:
+    """Mean negative log-likelihood of every window token after the first, fed one token per step."""
+    total, count = 0.0, 0
+    logits, cache = graph.run([w[:1] for w in windows], None, np.zeros(len(windows), np.int64))
+    for t in range(1, max(len(w) for w in windows)):
+        live = [b for b, w in enumerate(windows) if t < len(w)]
+        for b in live:
+            row = logits[b].astype(np.float64)
+            top = row.max()
+            total += top + math.log(np.exp(row - top).sum()) - row[windows[b][t]]
+            count += 1
+        lengths = np.array([min(t, len(w)) for w in windows], np.int64)
+        logits, cache = graph.run([w[t:t + 1] if t < len(w) else w[-1:] for w in windows], cache, lengths)
+    return total / count
+
+
+def windows_of(ids: np.ndarray, size: int = WINDOW) -> list[np.ndarray]:
+    """The text's ids cut into windows of `size` (the last may be shorter; one of under 2 tokens is dropped)."""
+    return [ids[i:i + size] for i in range(0, len(ids), size) if len(ids[i:i + size]) >= 2]
+
+
+def measure(float_onnx: Path, quantized_onnx: Path, lm: Any, project_dir: Path, where: Where) -> dict[str, Any]:
+    """Greedy agreement and perplexities of the two graphs; refuses (VerificationError) below the spec's bounds.
+
+    `lm` is the spec's `export.quantize.lm` (tokenizer path relative to the project, the optional bounds)."""
+    from tritonkit.pipelines.llm.runtime.text import TextCodec
+
+    codec = TextCodec(project_dir / lm.tokenizer)
+    prompts = [codec.encode(p, add_special_tokens=False) for p in PROMPTS]
+    windows = windows_of(codec.encode(TEXT.read_text(), add_special_tokens=False))
+    float_graph, quantized_graph = Graph(float_onnx), Graph(quantized_onnx)
+    same = greedy(float_graph, prompts) == greedy(quantized_graph, prompts)
+    ppl_float = math.exp(mean_nll(float_graph, windows))
+    ppl_quantized = math.exp(mean_nll(quantized_graph, windows))
+    result = {"greedy_agreement_quantized_vs_float": round(float(same.mean()), 4),
+              "perplexity_float": round(ppl_float, 4), "perplexity_quantized": round(ppl_quantized, 4),
+              "perplexity_quantized_over_float": round(ppl_quantized / ppl_float, 4), "prompts": len(prompts),
+              "tokens_per_prompt": TOKENS, "perplexity_tokens": sum(len(w) - 1 for w in windows)}
+    check_bounds(result, lm, where)
+    return result
+
+
+def check_bounds(result: dict[str, Any], lm: Any, where: Where) -> None:
+    """One located error when a measure is worse than the spec asks."""
+    agreement, ratio = result["greedy_agreement_quantized_vs_float"], result["perplexity_quantized_over_float"]
+    if lm.min_greedy_agreement is not None and agreement < lm.min_greedy_agreement:
+        raise VerificationError.at(
+            where.at("min_greedy_agreement"),
+            f"the quantized graph's greedy tokens agree with the float graph's on {agreement:.1%} of "
+            f"{result['prompts']} x {result['tokens_per_prompt']} positions, below {lm.min_greedy_agreement:g}",
+            "quantize with a smaller export.quantize.block_size or weights: int8, or lower the bound")
+    if lm.max_perplexity_ratio is not None and ratio > lm.max_perplexity_ratio:
+        raise VerificationError.at(
+            where.at("max_perplexity_ratio"),
+            f"the quantized graph's perplexity is {ratio:.3f}x the float graph's ({result['perplexity_quantized']:.2f} "
+            f"vs {result['perplexity_float']:.2f}), above {lm.max_perplexity_ratio:g}",
+            "quantize with a smaller export.quantize.block_size or weights: int8, or raise the bound")
