@@ -1,0 +1,100 @@
+"""generate's thread and step settings side by side: c=1 and c=8 tokens/s of the served `llm` ensemble.
+
+Usage: python benchmarks/llm_settings.py [--model smollm2] [--rounds 6] [--variants intra1,intra2,intra2-nospin]
+
+Each variant is a copy of the example's built repository (hard links, benchmarks/llm.py's build) with generate's
+config edited: onnxruntime's intra-op threads (`intra_op_thread_count`), whether its idle worker threads spin
+(`allow_spinning`), the sequence batcher's `max_queue_delay_microseconds` and `preferred_batch_size`. Every variant
+is served at once and each round runs c=1 then c=8 (32 greedy tokens a stream, benchmarks/llm.py's clients and
+prompts) on each variant, the order rotated every round, so a shared machine's load falls on each alike.
+Prints each variant's medians; the last line is JSON: {variant: {"c1_tok_s", "c8_tok_s", "c1_ttft_ms",
+"c8_ttft_ms", "c1_itl_ms", "c8_itl_ms", "c1_tok_s_rounds", "c8_tok_s_rounds"}}.
+
+onnxruntime's inter-op threads are not a variant: generate's session runs its graph sequentially (the default
+execution mode), where they are unused; parallelism across requests is the in-flight batch itself.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from llm import PROMPTS, built, edited_repository, served, served_run  # noqa: E402
+
+#: Variant name -> generate's parameters, and "delay_us" / "preferred_batch" for the sequence batcher.
+VARIANTS: dict[str, dict[str, Any]] = {
+    "spec": {},
+    "intra1": {"intra_op_thread_count": "1"},
+    "intra2": {"intra_op_thread_count": "2", "allow_spinning": "1"},
+    "intra2-nospin": {"intra_op_thread_count": "2", "allow_spinning": "0"},
+    "default-nospin": {"intra_op_thread_count": "0", "allow_spinning": "0"},
+    "intra2-delay0": {"intra_op_thread_count": "2", "delay_us": 0},
+    "intra2-delay2000": {"intra_op_thread_count": "2", "delay_us": 2000},
+    "intra2-batch8": {"intra_op_thread_count": "2", "preferred_batch": 8},
+}
+TOKENS, LEVELS = 32, (1, 8)
+
+
+def variant_repository(repository: Path, target: Path, settings: dict[str, Any]) -> Path:
+    def edit(name: str, config: Any) -> bool:
+        if name != "generate":
+            return False
+        oldest = config.sequence_batching.oldest
+        for key, value in settings.items():
+            if key == "delay_us":
+                oldest.max_queue_delay_microseconds = value
+            elif key == "preferred_batch":
+                del oldest.preferred_batch_size[:]
+                oldest.preferred_batch_size.append(value)
+            else:
+                config.parameters[key].string_value = value
+        return True
+
+    return edited_repository(repository, target, edit)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", default="smollm2")
+    parser.add_argument("--rounds", type=int, default=6)
+    parser.add_argument("--variants", default="intra1,intra2,intra2-nospin", help=f"of {', '.join(VARIANTS)}")
+    args = parser.parse_args(argv)
+    names = args.variants.split(",")
+    unknown = [n for n in names if n not in VARIANTS]
+    if unknown:
+        parser.error(f"unknown variant {unknown[0]!r}; choose from {', '.join(VARIANTS)}")
+    folder, repository = built(args.model)
+    runs: dict[str, dict[int, list[dict[str, float]]]] = {n: {c: [] for c in LEVELS} for n in names}
+    with ExitStack() as stack:
+        servers = {}
+        for name in names:
+            repo = variant_repository(repository, folder / "settings" / name, VARIANTS[name])
+            servers[name] = stack.enter_context(served(repo, folder / "settings" / f"{name}-work"))
+            served_run(servers[name].grpc_url, PROMPTS[:2], 4)  # warm-up
+        for r in range(args.rounds):
+            for name in names[r % len(names):] + names[:r % len(names)]:
+                for c in LEVELS:
+                    runs[name][c].append(served_run(servers[name].grpc_url, PROMPTS[:c], TOKENS).summary())
+            print(f"round {r + 1} of {args.rounds} done", file=sys.stderr, flush=True)
+    result: dict[str, dict[str, Any]] = {}
+    for name in names:
+        row: dict[str, Any] = {}
+        for c in LEVELS:
+            for key, label in (("tok_s", "tok_s"), ("ttft_ms", "ttft_ms"), ("itl_ms", "itl_ms")):
+                row[f"c{c}_{label}"] = round(statistics.median(x[key] for x in runs[name][c]), 1)
+            row[f"c{c}_tok_s_rounds"] = [round(x["tok_s"], 1) for x in runs[name][c]]
+        result[name] = row
+        print(f"{name:18} " + "  ".join(f"c={c} {row[f'c{c}_tok_s']:6.1f} tok/s (TTFT {row[f'c{c}_ttft_ms']:.0f} ms, "
+                                         f"ITL {row[f'c{c}_itl_ms']:.1f})" for c in LEVELS))
+    print(json.dumps(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
