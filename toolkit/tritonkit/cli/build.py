@@ -15,10 +15,10 @@ from tritonkit.repository.build import build
               type=click.Path(path_type=Path), help="Spec file.")
 @click.option("-o", "--output", "output", type=click.Path(path_type=Path), help="Repository folder [default: "
               "model_repository next to the spec].")
-@click.option("--compose", "compose", type=click.Path(path_type=Path), help="Compose file [default: docker-compose.yml "
-              "next to the spec].")
-@click.option("--dry-run", is_flag=True, help="Check the spec and print the file tree that would be "
-              "written; write nothing and run no export.")
+@click.option("--compose", "compose", type=click.Path(path_type=Path), help="Compose file [default: "
+              "docker-compose.yml next to the spec].")
+@click.option("--dry-run", is_flag=True, help="Check the spec and print the file tree that would be written; write "
+              "nothing and run no export.")
 @json_option
 @reports_errors
 def build_command(spec: Path, output: Path | None, compose: Path | None, dry_run: bool, as_json: bool) -> None:
@@ -46,8 +46,8 @@ def build_command(spec: Path, output: Path | None, compose: Path | None, dry_run
         for path in result.plan.files():
             click.echo(f"  {path}")
         for name in result.plan.pending:
-            click.echo(f"would export {name} (not run now); {name}/config.pbtxt and its model files are "
-                       "derived at export time")
+            click.echo(f"would export {name} (not run now); {name}/config.pbtxt and its model files are derived at "
+                       "export time")
     for made in (m for models in result.made.values() for m in models.values() if m.line):
         click.echo(made.line)
     for name, copied in result.model_files.items():

@@ -21,14 +21,14 @@ def _common(func: Callable[..., Any]) -> Callable[..., Any]:
                      type=click.Path(path_type=Path), help="Spec file."),
         click.option("--repository", "repository_url", metavar="S3_URL", help="The s3:// repository `tritonkit "
                      "publish` wrote (required)."),
-        click.option("--repository-dir", type=LocalFolder(), help="The built repository to size "
-                     "from [default: model_repository next to the spec]."),
+        click.option("--repository-dir", type=LocalFolder(), help="The built repository to size from [default: "
+                     "model_repository next to the spec]."),
         click.option("--out", "out", type=click.Path(path_type=Path), help="Output folder [default: deploy/<target> "
                      "next to the spec]."),
         click.option("--name", help="Name of the Kubernetes objects [default: the project folder's name]."),
         click.option("--image", help="Triton image, pinned by tag or digest [default: the spec's deploy.image]."),
-        click.option("--load-seconds", type=float, help="Model load time for the startup probe [default: "
-                     "measured by the last tritonkit serve]."),
+        click.option("--load-seconds", type=float, help="Model load time for the startup probe [default: measured by "
+                     "the last tritonkit serve]."),
         click.option("--min-replicas", type=int, default=1, show_default=True),
         click.option("--max-replicas", type=int, default=4, show_default=True),
         click.option("--queue-compute-ratio", type=float, default=0.5, show_default=True,
@@ -43,8 +43,8 @@ def _common(func: Callable[..., Any]) -> Callable[..., Any]:
                           "prometheus-community/prometheus chart installed as 'prometheus' in 'monitoring'; "
                           "kube-prometheus-stack: http://prometheus-operated.monitoring.svc:9090)."),
         click.option("--podmonitor", is_flag=True,
-                     help="Also write a PodMonitor (needs prometheus-operator's CRDs); pods are "
-                     "always annotated prometheus.io/scrape."),
+                     help="Also write a PodMonitor (needs prometheus-operator's CRDs); pods are always annotated "
+                     "prometheus.io/scrape."),
         json_option,
     ]
     for option in reversed(options):
@@ -68,8 +68,8 @@ def _run(target: str, out: Path | None, as_json: bool, **kwargs: Any) -> None:
                    "load_source": t.load_time.source,
                    "next": next_steps(t, shown_path(folder))})
         return
-    click.echo(f"wrote {len(written)} files to {shown_path(folder)} (schema-checked "
-               f"against Kubernetes {t.options.kubernetes_version})")
+    click.echo(f"wrote {len(written)} files to {shown_path(folder)} (schema-checked against Kubernetes "
+               f"{t.options.kubernetes_version})")
     click.echo(f"startup probe sized from a {t.load_time.seconds:g} s load ({t.load_time.source})")
     click.echo("next (NAMESPACE: yours):")
     for step in next_steps(t, shown_path(folder)):

@@ -82,15 +82,15 @@ def _with_options(section: GatewaySpec, api_key_env: str | None, max_request_byt
 @click.option("--host", help="Address to bind [default: gateway.host, 127.0.0.1]; beyond loopback gets a warning.")
 @click.option("--port", type=PORT, help="Port [default: gateway.port, 9100].")
 @click.option("--api-key-file", type=click.Path(path_type=Path, dir_okay=False),
-              help="File of API keys, one a line [default: gateway.api_key_file; keys also "
-              "come from gateway.api_key_env's variable].")
-@click.option("--api-key-env", help="Variable holding the API key(s), comma-separated "
-              "[default: gateway.api_key_env, TRITONKIT_API_KEY].")
-@click.option("--max-request-bytes", type=click.IntRange(1024), help="Larger bodies are refused with "
-              "413 [default: gateway.max_request_bytes, 25 MiB].")
+              help="File of API keys, one a line [default: gateway.api_key_file; keys also come from "
+              "gateway.api_key_env's variable].")
+@click.option("--api-key-env", help="Variable holding the API key(s), comma-separated [default: gateway.api_key_env, "
+              "TRITONKIT_API_KEY].")
+@click.option("--max-request-bytes", type=click.IntRange(1024), help="Larger bodies are refused with 413 [default: "
+              "gateway.max_request_bytes, 25 MiB].")
 @click.option("--model", "models", multiple=True, metavar="ID=PIPELINE[:TRITON_MODEL]",
-              help="A model id and the pipeline (llm, tts, asr) serving it; repeat [default: "
-              "gateway.models, else every pipeline Triton serves].")
+              help="A model id and the pipeline (llm, tts, asr) serving it; repeat [default: gateway.models, else "
+              "every pipeline Triton serves].")
 @reports_errors
 def gateway_command(triton: str | None, repository: str, spec: Path | None, host: str | None, port: int | None,
                     api_key_file: Path | None, api_key_env: str | None, max_request_bytes: int | None,
@@ -112,6 +112,6 @@ def gateway_command(triton: str | None, repository: str, spec: Path | None, host
     if warning:
         click.echo(warning, err=True)
     chosen = port or section.port
-    click.echo(f"OpenAI gateway on http://{bind}:{chosen}/v1 -> Triton {config.triton_url}"
-               f"{' (API keys required)' if config.api_keys else ''}", err=True)
+    click.echo(f"OpenAI gateway on http://{bind}:{chosen}/v1 -> Triton "
+               f"{config.triton_url}{' (API keys required)' if config.api_keys else ''}", err=True)
     run(config, bind, chosen)

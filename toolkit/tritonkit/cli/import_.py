@@ -15,8 +15,8 @@ from tritonkit.importer.project import import_repository
 @click.option("-o", "--output", "spec", default="tritonkit.yaml", show_default=True, type=click.Path(path_type=Path),
               help="Spec file to write; the model files are copied into models/<name>/ next to it.")
 @click.option("--partial", is_flag=True,
-              help="Import the models the spec can express and list each model left out, one line each "
-              "(default: all or nothing).")
+              help="Import the models the spec can express and list each model left out, one line each (default: all "
+              "or nothing).")
 @json_option
 @reports_errors
 def import_command(directory: Path, spec: Path, partial: bool, as_json: bool) -> None:
@@ -36,8 +36,8 @@ def import_command(directory: Path, spec: Path, partial: bool, as_json: bool) ->
     if as_json:
         emit_json({"ok": True, **result.summary()})
         return
-    click.echo(f"wrote {result.spec} ({len(result.models)} models: {', '.join(result.models)}) "
-               f"and {len(result.files)} model files under {result.spec.parent / 'models'}")
+    click.echo(f"wrote {result.spec} ({len(result.models)} models: {', '.join(result.models)}) and {len(result.files)} "
+               f"model files under {result.spec.parent / 'models'}")
     for name, problems in result.skipped.items():
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
         click.echo(f"not imported: model '{name}': {problems[0].line()}{more}")

@@ -26,8 +26,8 @@ def _default_url(protocol: str) -> str:
 
 @click.command("perf", context_settings={"ignore_unknown_options": True})
 @click.argument("model")
-@click.option("-u", "--url", help="Server address HOST:PORT [default: this project's `tritonkit serve` server, "
-              "else 127.0.0.1:8001 (gRPC) / 127.0.0.1:8000 (HTTP)].")
+@click.option("-u", "--url", help="Server address HOST:PORT [default: this project's `tritonkit serve` server, else "
+              "127.0.0.1:8001 (gRPC) / 127.0.0.1:8000 (HTTP)].")
 @click.option("-i", "--protocol", type=click.Choice(["grpc", "http"]), default="grpc", show_default=True)
 @click.option("--concurrency", default="1:4:1", show_default=True,
               help="Concurrency range START:END:STEP, or one value.")

@@ -35,8 +35,8 @@ def _progress() -> ProgressFn:
               help="The built repository to publish.")
 @click.option("--endpoint-url", help="S3-compatible endpoint (MinIO, a local moto server); credentials come from the "
               "standard AWS environment/profile/role chain and are never stored or printed.")
-@click.option("--verify", "check", is_flag=True, help="Afterwards, re-read every published file and compare "
-              "its sha256 (after the repairs).")
+@click.option("--verify", "check", is_flag=True, help="Afterwards, re-read every published file and compare its "
+              "sha256 (after the repairs).")
 @click.option("--jobs", default=8, show_default=True, type=click.IntRange(1, 64), help="Parallel uploads.")
 @json_option
 @reports_errors
@@ -65,8 +65,8 @@ def publish_command(dest: str, repository: Path, endpoint_url: str | None, check
         outcome = publish(repository, destination, jobs=jobs, progress=None if as_json else _progress())
         bad = verify(destination) if check else []
     if bad:
-        raise TritonkitError(destination.url, "", f"{len(bad)} published file(s) missing "
-                             f"or different: {', '.join(bad[:5])}",
+        raise TritonkitError(destination.url, "", f"{len(bad)} published file(s) missing or different: "
+                             f"{', '.join(bad[:5])}",
                              "publish again (files with the wrong hash are uploaded again)")
     outcome.verified = True if check else None
     if as_json:

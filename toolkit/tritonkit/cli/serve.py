@@ -77,8 +77,8 @@ def _serve_foreground(server: EmbeddedServer, as_json: bool, gateway_port: int |
     signal.signal(signal.SIGTERM, _raise_on_sigterm)
     existing = running_state(server.work_dir)
     if existing is not None:
-        raise TritonkitError(str(state_path(server.work_dir)), "", "a server is already running for this project "
-                             f"(pid {existing.pid}, http {existing.host}:{existing.http_port})",
+        raise TritonkitError(str(state_path(server.work_dir)), "", "a server is already running for this project (pid "
+                             f"{existing.pid}, http {existing.host}:{existing.http_port})",
                              "stop it: tritonkit stop")
     front: subprocess.Popen | None = None
     try:
@@ -117,8 +117,8 @@ def _serve_foreground(server: EmbeddedServer, as_json: bool, gateway_port: int |
 @click.option("--metrics-port", type=PORT, help="Metrics port (default: a free port).")
 @click.option("--endpoint-url", help="S3-compatible endpoint of an s3://BUCKET/PREFIX repository (default: "
               "AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL, else AWS); credentials come from the AWS_* environment.")
-@click.option("--host", default="127.0.0.1", show_default=True, help="Address the endpoints bind to; any "
-              "other than loopback gets a warning (Triton asks for no credentials).")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address the endpoints bind to; any other than "
+              "loopback gets a warning (Triton asks for no credentials).")
 @click.option("--foreground/--background", default=True, show_default=True,
               help="Stay attached until Ctrl-C, or return once ready and leave the server running.")
 @click.option("--onnx-threads", type=click.IntRange(min=1), help="Intra-op threads of each ONNX fallback instance "
@@ -152,8 +152,8 @@ def serve_command(directory: str, http_port: int | None, grpc_port: int | None, 
       tritonkit serve s3://127.0.0.1:9000/models/prod                         # Triton's own spelling
     """
     if gateway and not foreground:
-        raise click.UsageError("--gateway runs with the foreground server; after --background start it "
-                               "with `tritonkit gateway`")
+        raise click.UsageError("--gateway runs with the foreground server; after --background start it with "
+                               "`tritonkit gateway`")
     if onnx_threads is not None and directory.startswith("s3://"):  # no config of a published repository is rewritten
         ctx = click.get_current_context()
         raise click.BadParameter("sets the ONNX fallback of a local repository; a published one runs its models as "

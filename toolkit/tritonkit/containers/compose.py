@@ -62,8 +62,8 @@ def find_engine(name: str | None = None) -> Engine:
         if _answers([engine.runtime, "info"]):
             return engine
     wanted = name or " or ".join(e.name for e in ENGINES)
-    raise TritonkitError("compose", "engine", f"no working {wanted} on this machine (the command is missing or "
-                         "its container runtime does not answer `info`)",
+    raise TritonkitError("compose", "engine", f"no working {wanted} on this machine (the command is missing or its "
+                         "container runtime does not answer `info`)",
                          "install Docker with the compose plugin, or podman and podman-compose")
 
 

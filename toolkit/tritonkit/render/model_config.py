@@ -14,14 +14,9 @@ from tritonkit.triton.model_graph import BLS_CALLS_PARAMETER
 @lru_cache(maxsize=1)
 def template_environment() -> jinja2.Environment:
     """The shared Jinja environment: StrictUndefined, so a missing value fails instead of rendering empty."""
-    env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(package_path("templates"))),
-        undefined=jinja2.StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        keep_trailing_newline=True,
-        autoescape=False,
-    )
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(package_path("templates"))), autoescape=False,
+                             undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
+                             keep_trailing_newline=True)
     env.filters.update(FILTERS)
     env.globals["BLS_CALLS_PARAMETER"] = BLS_CALLS_PARAMETER
     return env

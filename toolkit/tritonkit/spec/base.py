@@ -20,8 +20,8 @@ def suggest(word: str, choices: list[str]) -> str:
 def variable_name(field: str, value: str, example: str) -> str:
     """`value` if it can name an environment variable (where a secret is read from), else a ValueError for `field`."""
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", value):
-        raise ValueError(f"{field} {value!r} is not an environment variable name; use letters, digits and "
-                         f"'_', e.g. {example}")
+        raise ValueError(f"{field} {value!r} is not an environment variable name; use letters, digits and '_', e.g. "
+                         f"{example}")
     return value
 
 
@@ -35,16 +35,9 @@ class StrictModel(BaseModel):
     def _reject_unknown_keys(cls, data: Any) -> Any:
         if not isinstance(data, dict):
             return data
-        known = set()
-        for name, field in cls.model_fields.items():
-            known.add(name)
-            if field.alias:
-                known.add(field.alias)
+        known = {*cls.model_fields, *(field.alias for field in cls.model_fields.values() if field.alias)}
         for key in data:
             if str(key) not in known:
-                raise PydanticCustomError(
-                    "unknown_key",
-                    "unknown key '{key}'; {hint}",
-                    {"key": str(key), "hint": suggest(str(key), sorted(known))},
-                )
+                raise PydanticCustomError("unknown_key", "unknown key '{key}'; {hint}",
+                                          {"key": str(key), "hint": suggest(str(key), sorted(known))})
         return data

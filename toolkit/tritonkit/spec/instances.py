@@ -28,17 +28,15 @@ class InstanceGroup(StrictModel):
 
     name: str | None = None
     kind: Literal["KIND_AUTO", "KIND_GPU", "KIND_CPU", "KIND_MODEL"] = "KIND_AUTO"
-    count: int | None = Field(
-        default=None, ge=1,
-        description="Instances of this group (per GPU for KIND_GPU). Unset: Triton's default, 2 for KIND_CPU (and "
-        "KIND_AUTO on a machine without a GPU) on the onnxruntime and tensorflow backends, 1 otherwise.",
-    )
+    count: int | None = Field(default=None, ge=1, description="Instances of this group (per GPU for KIND_GPU). Unset: "
+                              "Triton's default, 2 for KIND_CPU (and KIND_AUTO on a machine without a GPU) on the "
+                              "onnxruntime and tensorflow backends, 1 otherwise.")
     gpus: list[int] = Field(default_factory=list)
     rate_limiter: RateLimiter | None = None
     passive: bool = False
     host_policy: str | None = None
-    profile: list[str] = Field(default_factory=list, description="TensorRT optimization profiles "
-                               "this group's instances use (TensorRT models only).")
+    profile: list[str] = Field(default_factory=list, description="TensorRT optimization profiles this group's "
+                               "instances use (TensorRT models only).")
 
 
 class LatestVersions(StrictModel):

@@ -21,12 +21,11 @@ if TYPE_CHECKING:
 class DeployLimits(StrictModel):
     """Load bounds applied to the models of the deployment (0 = Triton's default: unbounded)."""
 
-    max_queue_size: int = Field(
-        default=0, ge=0,
-        description="Requests a dynamically batched model may hold waiting; one more is refused with 'Exceeds maximum "
-        "queue size'. Written as dynamic_batching.default_queue_policy.max_queue_size unless the model sets its own. "
-        "Sequence-batched and decoupled streaming models bound live streams with their own max_streams parameter.",
-    )
+    max_queue_size: int = Field(default=0, ge=0, description="Requests a dynamically batched model may hold waiting; "
+                                "one more is refused with 'Exceeds maximum queue size'. Written as "
+                                "dynamic_batching.default_queue_policy.max_queue_size unless the model sets its own. "
+                                "Sequence-batched and decoupled streaming models bound live streams with their own "
+                                "max_streams parameter.")
 
 
 def apply_limits(model: ModelSpec, limits: DeployLimits) -> ModelSpec:

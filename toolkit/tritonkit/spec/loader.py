@@ -5,7 +5,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from tritonkit.errors import Problem, TritonkitError, shown_path
+from tritonkit.errors import Problem, TritonkitError, Where, shown_path
 from tritonkit.package_files import resolve_spec_path
 from tritonkit.spec.limits import apply_limits
 from tritonkit.spec.model_sources import copied_parameters, reference_problems
@@ -46,9 +46,8 @@ def load_project(spec_path: Path) -> Project:
         problems += escaping_paths(model, origin.parent, project.root, shown_path(origin), f"models.{name}")
     for name, tuned in top.tuned.items():
         if name not in project.models:
-            problems.append(Problem(shown_path(spec_path),
-                                    f"tuned.{name}", f"tuned settings for unknown model '{name}'",
-                                    "remove the entry or re-run tritonkit tune"))
+            problems.append(Problem(shown_path(spec_path), f"tuned.{name}", "tuned settings for unknown model "
+                                    f"'{name}'", "remove the entry or re-run tritonkit tune"))
         else:
             project.models[name] = apply_tuned(project.models[name], tuned)
     project.models = {name: apply_limits(model, top.deploy.limits) for name, model in project.models.items()}
@@ -100,45 +99,42 @@ def _load_models_problems(project: Project, shown: str) -> list[Problem]:
 
 def _merge(project: Project, part: PipelineFile, path: Path, chain: list[Path], problems: list[Problem]) -> None:
     """Adds `part`'s models, then those of its includes (depth first, cycles refused)."""
+    shown = shown_path(path)
     for name, model in part.models.items():
         reason = unsafe_name_reason(name)
         if reason:  # names become folder names (exports, repository): refuse them before any path is built
-            problems.append(Problem(shown_path(path), f"models.{name}", f"model name {name!r} {reason}", NAME_FIX))
+            problems.append(Problem(shown, f"models.{name}", f"model name {name!r} {reason}", NAME_FIX))
             continue
         if name in project.models:
-            problems.append(Problem(
-                shown_path(path), f"models.{name}",
-                f"model '{name}' is already defined in {shown_path(project.origin(name))}",
-                "rename one of them or remove the duplicate",
-            ))
+            first = shown_path(project.origin(name))
+            problems.append(Problem(shown, f"models.{name}", f"model '{name}' is already defined in {first}",
+                                    "rename one of them or remove the duplicate"))
             continue
         project.models[name] = model
         project.origins[name] = path
     for index, rel in enumerate(part.include):
+        where = Where(shown, f"include[{index}]")
         target = resolve_spec_path(rel, path.parent).absolute()
-        outside = outside_problem(shown_path(path), f"include[{index}]", rel, target, project.root)
+        outside = outside_problem(shown, where.field, rel, target, project.root)
         if outside:
             problems.append(outside)
             continue
         if target.resolve() in chain:
             loop = " -> ".join(shown_path(c) for c in chain[chain.index(target.resolve()):] + [target.resolve()])
-            problems.append(Problem(shown_path(path), f"include[{index}]", f"'{rel}' closes an include cycle ({loop})",
-                                    "remove the circular include"))
+            problems.append(Problem.at(where, f"'{rel}' closes an include cycle ({loop})",
+                                       "remove the circular include"))
             continue
         if len(chain) >= MAX_INCLUDE_DEPTH:
-            problems.append(Problem(shown_path(path),
-                                    f"include[{index}]", f"includes nest more than {MAX_INCLUDE_DEPTH} files deep "
-                                    f"(from {shown_path(chain[0])})", "include the pipeline files from fewer levels"))
+            problems.append(Problem.at(where, f"includes nest more than {MAX_INCLUDE_DEPTH} files deep (from "
+                                       f"{shown_path(chain[0])})", "include the pipeline files from fewer levels"))
             continue
         try:
             found = target.is_file()
         except OSError as exc:   # a name too long for the file system, a symlink loop
-            problems.append(Problem(shown_path(path), f"include[{index}]", f"cannot read '{rel}' ({exc.strerror})",
-                                    "fix the path"))
+            problems.append(Problem.at(where, f"cannot read '{rel}' ({exc.strerror})", "fix the path"))
             continue
         if not found:
-            problems.append(Problem(shown_path(path), f"include[{index}]", f"included file '{rel}' not found",
-                                    "fix the path (relative to this file, or tritonkit:ensembles/<name>.yaml "
-                                    "for a shipped pipeline)"))
+            problems.append(Problem.at(where, f"included file '{rel}' not found", "fix the path (relative to this "
+                                       "file, or tritonkit:ensembles/<name>.yaml for a shipped pipeline)"))
             continue
         _merge(project, _parse(target, PipelineFile, project.warnings), target, chain + [target.resolve()], problems)

@@ -49,8 +49,8 @@ class ModelSpec(StrictModel):
     max_batch_size: int = Field(default=0, ge=0)
     default_model_filename: str | None = None
     cc_model_filenames: dict[str, str] = Field(
-        default_factory=dict, description="Model file per GPU compute capability, e.g. {'8.0': "
-        "model_a100.plan}; a file of every version folder (add it to files).")
+        default_factory=dict, description="Model file per GPU compute capability, e.g. {'8.0': model_a100.plan}; a "
+        "file of every version folder (add it to files).")
     input: list[TensorInput] = Field(default_factory=list)
     output: list[TensorOutput] = Field(default_factory=list)
     batch_input: list[BatchInput] = Field(default_factory=list)
@@ -65,32 +65,28 @@ class ModelSpec(StrictModel):
     response_cache: ResponseCache | None = None
     parameters: dict[str, ParameterValue] = Field(default_factory=dict)
     optimization: Optimization | None = None
-    bls: BlsSpec | None = Field(default=None, description="Models this Python model calls (BLS); checked, "
-                                "and written as parameter bls_calls.")
+    bls: BlsSpec | None = Field(default=None, description="Models this Python model calls (BLS); checked, and written "
+                                "as parameter bls_calls.")
 
-    source: SourceSpec | None = Field(default=None, description="A PyTorch/TorchScript/ONNX model that "
-                                      "the build exports and verifies.")
-    export: ExportSpec | None = Field(default=None, description="How `source` is exported and verified "
-                                      "(defaults apply when omitted).")
-    files: dict[str, str] = Field(
-        default_factory=dict,
-        description="Files copied into each version directory: {name in version dir: path relative to the spec}. "
-        "A folder is copied whole; `tritonkit:<path>` names a file or folder inside the tritonkit package; "
-        "`model:<model>/<file>` copies a file another model's build put in its latest version folder (each model reads "
-        "only its own folder: Triton from s3:// downloads every model apart); a list keeps each file's own name.",
-    )
+    source: SourceSpec | None = Field(default=None, description="A PyTorch/TorchScript/ONNX model that the build "
+                                      "exports and verifies.")
+    export: ExportSpec | None = Field(default=None, description="How `source` is exported and verified (defaults "
+                                      "apply when omitted).")
+    files: dict[str, str] = Field(default_factory=dict, description="Files copied into each version directory: {name "
+                                  "in version dir: path relative to the spec}. A folder is copied whole; "
+                                  "`tritonkit:<path>` names a file or folder inside the tritonkit package; "
+                                  "`model:<model>/<file>` copies a file another model's build put in its latest "
+                                  "version folder (each model reads only its own folder: Triton from s3:// downloads "
+                                  "every model apart); a list keeps each file's own name.")
     versions: list[int] = Field(default_factory=lambda: [1], min_length=1, description="Version directories to write.")
-    version_files: dict[int, dict[str, str]] = Field(
-        default_factory=dict,
-        description="Files of single versions, {version: {name in version dir: path}}, on top of `files` (same name: "
-        "this one wins); e.g. an imported repository whose versions hold different model.py files.",
-    )
-    smoke: list[SmokeCase] = Field(
-        default_factory=list, description="Known-answer cases saved as golden samples for `tritonkit smoke`."
-    )
-    requirements: list[str] = Field(
-        default_factory=list, description="pip packages a Python model needs beyond numpy (goes into the Dockerfile)."
-    )
+    version_files: dict[int, dict[str, str]] = Field(default_factory=dict, description="Files of single versions, "
+                                                     "{version: {name in version dir: path}}, on top of `files` (same "
+                                                     "name: this one wins); e.g. an imported repository whose "
+                                                     "versions hold different model.py files.")
+    smoke: list[SmokeCase] = Field(default_factory=list, description="Known-answer cases saved as golden samples for "
+                                   "`tritonkit smoke`.")
+    requirements: list[str] = Field(default_factory=list, description="pip packages a Python model needs beyond numpy "
+                                    "(goes into the Dockerfile).")
     system_packages: list[str] = Field(
         default_factory=list,
         description="Debian/Ubuntu packages a Python model needs beyond the Triton image, unpinned names (apt-get "
@@ -133,16 +129,16 @@ class ModelSpec(StrictModel):
     @classmethod
     def _positive_versions(cls, value: list[int]) -> list[int]:
         if any(v < 1 for v in value) or len(set(value)) != len(value):
-            raise ValueError(f"versions {value} are not distinct positive integers; "
-                             "list each version once, e.g. [1, 2]")
+            raise ValueError(f"versions {value} are not distinct positive integers; list each version once, e.g. [1, "
+                             "2]")
         return value
 
     @model_validator(mode="after")
     def _version_files_of_listed_versions(self) -> ModelSpec:
         unknown = sorted(set(self.version_files) - set(self.versions))
         if unknown:
-            raise ValueError(f"version_files names version {unknown[0]}, which is not in versions "
-                             f"{self.versions}; add it to versions or remove its files")
+            raise ValueError(f"version_files names version {unknown[0]}, which is not in versions {self.versions}; add "
+                             "it to versions or remove its files")
         return self
 
     def files_of(self, version: int) -> dict[str, str]:
@@ -154,36 +150,28 @@ class DeploySpec(StrictModel):
     """How `docker-compose.yml` runs the official Triton container."""
 
     image: str = "nvcr.io/nvidia/tritonserver:24.10-py3"
-    tensorrt_image: str = Field(
-        default="nvcr.io/nvidia/tensorrt:24.10-py3", description="Runs trtexec for `tensorrt: {mode: "
-        "deferred}` models before Triton starts."
-    )
+    tensorrt_image: str = Field(default="nvcr.io/nvidia/tensorrt:24.10-py3", description="Runs trtexec for `tensorrt: "
+                                "{mode: deferred}` models before Triton starts.")
     http_port: int = Field(default=8000, ge=1, le=65535)
     grpc_port: int = Field(default=8001, ge=1, le=65535)
     metrics_port: int = Field(default=8002, ge=1, le=65535)
-    bind_address: str = Field(
-        default="127.0.0.1",
-        description="Host address the HTTP, gRPC and metrics ports are published on; 0.0.0.0 publishes "
-        "on every interface.",
-    )
+    bind_address: str = Field(default="127.0.0.1", description="Host address the HTTP, gRPC and metrics ports are "
+                              "published on; 0.0.0.0 publishes on every interface.")
     model_control_mode: Literal["none", "poll", "explicit"] = "none"
-    load_models: list[str] | None = Field(
-        default=None,
-        description="Explicit mode: the models loaded at startup (default: all). Each one's ensemble steps and "
-        "declared BLS callees are added, transitively, because Triton loads a BLS model's callees only when told to.",
-    )
-    admin_key_env: str = Field(
-        default="TRITON_ADMIN_KEY",
-        description="Explicit mode: environment variable holding the key that model load/unload requests must send in "
-        "the `admin-key` header; read by `docker compose up`, never written to a file.",
-    )
+    load_models: list[str] | None = Field(default=None, description="Explicit mode: the models loaded at startup "
+                                          "(default: all). Each one's ensemble steps and declared BLS callees are "
+                                          "added, transitively, because Triton loads a BLS model's callees only when "
+                                          "told to.")
+    admin_key_env: str = Field(default="TRITON_ADMIN_KEY", description="Explicit mode: environment variable holding "
+                               "the key that model load/unload requests must send in the `admin-key` header; read by "
+                               "`docker compose up`, never written to a file.")
     shm_size: str = "1g"
     user: str = "1000:1000"
     log_verbose: int = Field(default=0, ge=0)
     cache_size_bytes: int = Field(default=0,
                                   ge=0, description="Response cache size; 0 = off unless a model enables it.")
-    limits: DeployLimits = Field(default_factory=DeployLimits, description="Bounds on waiting requests, applied "
-                                 "to the built repository.")
+    limits: DeployLimits = Field(default_factory=DeployLimits, description="Bounds on waiting requests, applied to "
+                                 "the built repository.")
 
     @field_validator("admin_key_env")
     @classmethod
@@ -196,6 +184,6 @@ class DeploySpec(StrictModel):
         try:
             ipaddress.ip_address(value)
         except ValueError:
-            raise ValueError(f"bind_address {value!r} is not an IP address; use 127.0.0.1 (this host only) "
-                             "or 0.0.0.0 (every interface)") from None
+            raise ValueError(f"bind_address {value!r} is not an IP address; use 127.0.0.1 (this host only) or 0.0.0.0 "
+                             "(every interface)") from None
         return value

@@ -15,8 +15,8 @@ from tritonkit.spec.model import ModelSpec
 from tritonkit.spec.model_sources import model_file
 from tritonkit.spec.sections import sections
 
-OUTSIDE_FIX = ("copy it into the project folder and name it relative to the spec "
-               "(or tritonkit:<path> for a shipped file)")
+OUTSIDE_FIX = ("copy it into the project folder and name it relative to the spec (or tritonkit:<path> for a shipped "
+               "file)")
 
 
 def copied_files(spec: ModelSpec) -> Iterator[tuple[str, str, str]]:
@@ -65,8 +65,8 @@ def outside_problem(file: str, field: str, written: str, resolved: Path, project
     """A located problem when `resolved` leaves the project folder and the package, else None."""
     if not escapes(resolved, project_root):
         return None
-    return Problem(file, field, f"'{written}' resolves to {resolved.resolve()}, outside the "
-                   f"project folder {project_root} and the tritonkit package", OUTSIDE_FIX)
+    return Problem(file, field, f"'{written}' resolves to {resolved.resolve()}, outside the project folder "
+                   f"{project_root} and the tritonkit package", OUTSIDE_FIX)
 
 
 def escaping_paths(spec: ModelSpec, base: Path, project_root: Path, file: str, prefix: str) -> list[Problem]:

@@ -70,8 +70,8 @@ def _problem_and_fix(err: ErrorDetails) -> tuple[str, str, str]:
         if value is None:
             return ("", "the key is read as null, not a name (YAML reads an unquoted null or ~ so)",
                     'quote it, e.g. "null":')
-        return "", (f"the key is read as boolean {_yaml_word(value)}, not a name "
-                    "(YAML 1.1 reads unquoted yes, no, on, off, true and false so)"), 'quote it, e.g. "yes": or "on":'
+        return "", (f"the key is read as boolean {_yaml_word(value)}, not a name (YAML 1.1 reads unquoted yes, no, on, "
+                    "off, true and false so)"), 'quote it, e.g. "yes": or "on":'
     if kind == "unknown_key":
         return (ctx["key"], f"unknown key '{ctx['key']}'",
                 ctx["hint"] if ctx["hint"].startswith("did") else f"remove it ({ctx['hint']})")

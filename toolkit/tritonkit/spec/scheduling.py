@@ -68,8 +68,8 @@ class InitialState(StrictModel):
     data_type: DataType
     dims: list[int]
     zero_data: bool | None = None
-    data_file: str | None = Field(default=None, description="Path relative to the spec file; "
-                                  "copied into `<model>/initial_state/`.")
+    data_file: str | None = Field(default=None, description="Path relative to the spec file; copied into "
+                                  "`<model>/initial_state/`.")
 
     @model_validator(mode="after")
     def _one_source(self) -> InitialState:

@@ -42,8 +42,8 @@ def moved_fields(data: object, shown: str) -> list[Problem]:
         for p in PIPELINES.values():
             for old, new in p.old_fields.items():
                 if _moved(fields, old, p.name, new):
-                    warnings.append(Problem(shown, f"models.{model}.{old}", f"'{old}' is the old spelling "
-                                            f"of '{p.name}.{new}' (read as that)",
+                    warnings.append(Problem(shown, f"models.{model}.{old}", f"'{old}' is the old spelling of "
+                                            f"'{p.name}.{new}' (read as that)",
                                             f"write {p.name}: {{{new}: ...}}"))
     return warnings
 

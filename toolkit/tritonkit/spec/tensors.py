@@ -41,14 +41,9 @@ class TensorOutput(StrictModel):
     is_shape_tensor: bool = False
 
 
-BatchInputKind = Literal[
-    "BATCH_ELEMENT_COUNT",
-    "BATCH_ACCUMULATED_ELEMENT_COUNT",
-    "BATCH_ACCUMULATED_ELEMENT_COUNT_WITH_ZERO",
-    "BATCH_MAX_ELEMENT_COUNT_AS_SHAPE",
-    "BATCH_ITEM_SHAPE",
-    "BATCH_ITEM_SHAPE_FLATTEN",
-]
+BatchInputKind = Literal["BATCH_ELEMENT_COUNT", "BATCH_ACCUMULATED_ELEMENT_COUNT",
+                         "BATCH_ACCUMULATED_ELEMENT_COUNT_WITH_ZERO", "BATCH_MAX_ELEMENT_COUNT_AS_SHAPE",
+                         "BATCH_ITEM_SHAPE", "BATCH_ITEM_SHAPE_FLATTEN"]
 
 
 class BatchInput(StrictModel):

@@ -26,9 +26,7 @@ def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool
             continue
         key = loader.construct_object(key_node, deep=deep)
         if key in seen:
-            raise yaml.constructor.ConstructorError(
-                None, None, f"duplicate key '{key}'", key_node.start_mark
-            )
+            raise yaml.constructor.ConstructorError(None, None, f"duplicate key '{key}'", key_node.start_mark)
         seen.add(key)
     return loader.construct_mapping(node, deep=deep)
 

@@ -39,13 +39,13 @@ def check_backend(name: str, c: pb.ModelConfig, resolved: tuple[str, str] | None
     if resolved and resolved[1] and resolved[1] not in KNOWN_BACKENDS:
         close = difflib.get_close_matches(resolved[1], KNOWN_BACKENDS, n=1)
         fix = f"did you mean '{close[0]}'?" if close else f"use one of {', '.join(KNOWN_BACKENDS)}"
-        found.append(Finding(name, "backend", f"no Triton image ships a backend '{resolved[1]}', so Triton "
-                             "loads it only where a custom backend of that name is installed",
+        found.append(Finding(name, "backend", f"no Triton image ships a backend '{resolved[1]}', so Triton loads it "
+                             "only where a custom backend of that name is installed",
                              f"{fix} (a custom backend goes in the server's backends folder)", "warning"))
     filename = c.default_model_filename
     if resolved and resolved[1] == "python" and filename and not filename.endswith(".py"):
-        found.append(Finding(name, "default_model_filename", f"'{c.default_model_filename}' is not a .py "
-                             "file, which the Python backend refuses", "name the Python model file "
+        found.append(Finding(name, "default_model_filename", f"'{c.default_model_filename}' is not a .py file, which "
+                             "the Python backend refuses", "name the Python model file "
                              "<name>.py (the default is model.py)"))
     runtime = c.runtime
     if runtime and runtime != "model.py" and posixpath.normpath(runtime.lstrip("/")).split("/")[0] == "..":
@@ -57,19 +57,19 @@ def check_backend(name: str, c: pb.ModelConfig, resolved: tuple[str, str] | None
 def _check_pair(name: str, c: pb.ModelConfig, resolved: tuple[str, str] | None) -> list[Finding]:
     if resolved is None:
         if c.backend == _TF:
-            return [Finding(name, "platform", "backend 'tensorflow' without platform: Triton takes the platform "
-                            "from model.savedmodel or model.graphdef in the version folder and fails without one",
+            return [Finding(name, "platform", "backend 'tensorflow' without platform: Triton takes the platform from "
+                            "model.savedmodel or model.graphdef in the version folder and fails without one",
                             "set platform: tensorflow_savedmodel or tensorflow_graphdef", "warning")]
         if "." in name:
             return []  # Triton takes the backend from the name `model.<backend>`
-        return [Finding(name, "backend", "neither platform nor backend is set: Triton takes the backend from "
-                        "the model file in the version folder (model.onnx, model.py, ...) and fails without one",
+        return [Finding(name, "backend", "neither platform nor backend is set: Triton takes the backend from the "
+                        "model file in the version folder (model.onnx, model.py, ...) and fails without one",
                         "set backend (e.g. python, onnxruntime) or platform (e.g. ensemble)", "warning")]
     platform, backend = resolved
     if not backend and platform != "ensemble":
         if not platform:
-            return [Finding(name, "default_model_filename", "neither platform nor backend is "
-                            f"set and '{c.default_model_filename}' names no backend Triton knows",
+            return [Finding(name, "default_model_filename", "neither platform nor backend is set and "
+                            f"'{c.default_model_filename}' names no backend Triton knows",
                             "set backend (e.g. python, onnxruntime) or platform")]
         return [Finding(name, "platform",
                         f"unknown platform '{platform}' without a backend (Triton knows {_PLATFORMS})",

@@ -18,15 +18,15 @@ def check_batch_io(name: str, c: pb.ModelConfig) -> list[Finding]:
         where = f"batch_input[{i}]"
         found += _one_source(name, where, pb.BatchInput.Kind.Name(b.kind), list(b.source_input), inputs)
         if b.data_type not in _BATCH_INPUT_TYPES:
-            found.append(Finding(name, f"{where}.data_type", f"{pb.DataType.Name(b.data_type)} but a batch "
-                                 "input must be TYPE_INT32 or TYPE_FP32", "set data_type: TYPE_INT32 (or TYPE_FP32)"))
+            found.append(Finding(name, f"{where}.data_type", f"{pb.DataType.Name(b.data_type)} but a batch input must "
+                                 "be TYPE_INT32 or TYPE_FP32", "set data_type: TYPE_INT32 (or TYPE_FP32)"))
     for i, o in enumerate(c.batch_output):
         where = f"batch_output[{i}]"
         found += _one_source(name, where, pb.BatchOutput.Kind.Name(o.kind), list(o.source_input), inputs)
         for target in o.target_name:
             if target not in outputs:
-                found.append(Finding(name, f"{where}.target_name", f"'{target}' is not an output of the "
-                                     "model; only declared outputs can be batch outputs",
+                found.append(Finding(name, f"{where}.target_name", f"'{target}' is not an output of the model; only "
+                                     "declared outputs can be batch outputs",
                                      f"use one of: {', '.join(outputs) or '(no outputs)'}"))
         for target, count in Counter(o.target_name).items():
             if count > 1:

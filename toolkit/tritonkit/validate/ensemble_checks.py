@@ -121,16 +121,16 @@ def _check_scheduling(name: str,
         blocked = [src for src in step.input_map.values() if src not in ready]
         if blocked and i not in waiting and all(src in produced_by or src in inputs for src in blocked):
             listed = ", ".join(f"'{src}'" for src in dict.fromkeys(blocked))
-            found.append(Finding(name, f"ensemble_scheduling.step[{i}]", f"step '{step.model_name}' can never "
-                                 f"run: it waits on {listed}, which only steps in a cycle or that cannot run write",
+            found.append(Finding(name, f"ensemble_scheduling.step[{i}]", f"step '{step.model_name}' can never run: it "
+                                 f"waits on {listed}, which only steps in a cycle or that cannot run write",
                                  "break the cycle in input_map/output_map"))
     unused: list[Finding] = []
     for dst, i in produced_by.items():
         if dst in ready and dst not in outputs and dst not in consumed_by:
             key = next(k for k, v in steps[i].output_map.items() if v == dst)
             unused.append(Finding(name, f"ensemble_scheduling.step[{i}].output_map.{key}",
-                                  f"tensor '{dst}' is neither read by a step nor an ensemble output (Triton "
-                                  "refuses unused ensemble tensors)", "remove this output_map entry or use the tensor"))
+                                  f"tensor '{dst}' is neither read by a step nor an ensemble output (Triton refuses "
+                                  "unused ensemble tensors)", "remove this output_map entry or use the tensor"))
     return found, unused
 
 
@@ -170,8 +170,8 @@ def _check_steps(name: str, ens: pb.ModelConfig, configs: dict[str, pb.ModelConf
             continue
         if target is None:
             others = ", ".join(sorted(n for n in configs if n != name)) or "(none)"
-            found.append(Finding(name, f"{where}.model_name", f"model '{step.model_name}' does not exist "
-                                 "in the repository", f"add it or use one of: {others}"))
+            found.append(Finding(name, f"{where}.model_name", f"model '{step.model_name}' does not exist in the "
+                                 "repository", f"add it or use one of: {others}"))
             continue
         found += _check_version(name, where, step, versions.get(step.model_name))
         if target.max_batch_size != 0 and target.max_batch_size < ens.max_batch_size:
@@ -187,8 +187,8 @@ def _check_version(name: str, where: str, step, loaded: Collection[int] | None) 
         return []
     have = ", ".join(str(v) for v in sorted(loaded)) or "none"
     unset = " (an unset model_version means 0)" if step.model_version == 0 else ""
-    return [Finding(name, f"{where}.model_version", f"step asks for version {step.model_version} "
-                    f"of '{step.model_name}'{unset} but Triton loads only version(s) {have} of it",
+    return [Finding(name, f"{where}.model_version", f"step asks for version {step.model_version} of "
+                    f"'{step.model_name}'{unset} but Triton loads only version(s) {have} of it",
                     "use model_version: -1 (the loaded version), or add the version folder / widen its version_policy")]
 
 
@@ -207,8 +207,8 @@ def _check_mapping(name: str, where: str, step, target: pb.ModelConfig, tensors:
             found += _register(name, f"{where}.input_map.{key}", tensors, step.input_map[key],
                                _node(f"input '{key}' of '{step.model_name}'", batching, t.data_type, t.dims))
         elif not t.optional:
-            found.append(Finding(name, f"{where}.input_map", f"required input '{key}' of '{step.model_name}' "
-                                 "is not mapped", f"add input_map entry {key}: <ensemble tensor>"))
+            found.append(Finding(name, f"{where}.input_map", f"required input '{key}' of '{step.model_name}' is not "
+                                 "mapped", f"add input_map entry {key}: <ensemble tensor>"))
     sibling = _Node(f"step '{step.model_name}'")
     for key, dst in step.output_map.items():
         if key not in outputs:
@@ -228,13 +228,13 @@ def _register(name: str, where: str, tensors: dict[str, _Node], tensor: str, nod
     if first is node:
         return []
     if first.data_type != node.data_type:
-        return [Finding(name, where, f"tensor '{tensor}': {node.origin} is "
-                        f"{pb.DataType.Name(node.data_type)} but {first.origin} is {pb.DataType.Name(first.data_type)}",
+        return [Finding(name, where, f"tensor '{tensor}': {node.origin} is {pb.DataType.Name(node.data_type)} but "
+                        f"{first.origin} is {pb.DataType.Name(first.data_type)}",
                         "make the data types equal (or add a conversion step)")]
     if not dims_match(first.dims, node.dims) and not dims_match(first.full_dims, node.full_dims):
-        return [Finding(name, where, f"tensor '{tensor}': {node.origin} has dims {list(node.dims)} "
-                        f"but {first.origin} has dims {list(first.dims)}, and with batch dims {list(node.full_dims)} "
-                        f"vs {list(first.full_dims)}", "make the shapes compatible (-1 matches any size)")]
+        return [Finding(name, where, f"tensor '{tensor}': {node.origin} has dims {list(node.dims)} but {first.origin} "
+                        f"has dims {list(first.dims)}, and with batch dims {list(node.full_dims)} vs "
+                        f"{list(first.full_dims)}", "make the shapes compatible (-1 matches any size)")]
     return []
 
 
@@ -279,8 +279,8 @@ def _check_decoupled(name: str, ens: pb.ModelConfig, configs: dict[str, pb.Model
                 continue
             first = nxt.prev[0].label
             if any(p.label != first for p in nxt.prev):
-                found.append(Finding(name, "ensemble_scheduling", f"{nxt.origin} receives inputs that "
-                                     "come from different decoupled steps (Triton refuses to load this)",
+                found.append(Finding(name, "ensemble_scheduling", f"{nxt.origin} receives inputs that come from "
+                                     "different decoupled steps (Triton refuses to load this)",
                                      "feed it from one decoupled step, or make the steps non-decoupled"))
                 return found
             if nxt.sibling is not None and nxt.sibling.visited:
@@ -299,8 +299,8 @@ def _check_decoupled(name: str, ens: pb.ModelConfig, configs: dict[str, pb.Model
                              "declare it: model_transaction_policy { decoupled: true }, so clients know to stream",
                              "warning"))
     elif declared and not label:
-        found.append(Finding(name, "model_transaction_policy.decoupled", "the ensemble is declared decoupled "
-                             "but no decoupled step feeds it (Triton 2.51 loads it as not decoupled)",
+        found.append(Finding(name, "model_transaction_policy.decoupled", "the ensemble is declared decoupled but no "
+                             "decoupled step feeds it (Triton 2.51 loads it as not decoupled)",
                              "remove decoupled: true", "warning"))
     return found
 

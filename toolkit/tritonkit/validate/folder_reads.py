@@ -66,8 +66,8 @@ def sibling_reads(root: Path, configs: dict[str, pb.ModelConfig]) -> list[Proble
             else:
                 problems.append(Problem(shown, "files", f"model '{name}' reads above its own folder at {where}: "
                                         "another model's folder, which Triton from s3:// downloads apart from it",
-                                        f"give '{name}' its own copy of what it reads (files: "
-                                        "{<file>: model:<other>/<file>}) and read it from its own version folder"))
+                                        f"give '{name}' its own copy of what it reads (files: {{<file>: "
+                                        "model:<other>/<file>}) and read it from its own version folder"))
     return problems
 
 

@@ -20,8 +20,8 @@ def check_io(name: str, c: pb.ModelConfig, platform: str | None) -> list[Finding
     for kind, tensors in (("input", c.input), ("output", c.output)):
         for tname, count in Counter(t.name for t in tensors).items():
             if count > 1:
-                found.append(Finding(name, kind, f"{kind} '{tname}' is declared {count} times; Triton keeps "
-                                     "the first and ignores the others", "give each tensor a unique name", "warning"))
+                found.append(Finding(name, kind, f"{kind} '{tname}' is declared {count} times; Triton keeps the first "
+                                     "and ignores the others", "give each tensor a unique name", "warning"))
         for i, t in enumerate(tensors):
             problem = _shape_problem(t, c.max_batch_size) or _format_problem(kind, t, platform)
             if problem:
@@ -42,12 +42,12 @@ def _shape_problem(t: pb.ModelInput | pb.ModelOutput, max_batch_size: int) -> tu
     if t.data_type == pb.TYPE_INVALID:
         return ".data_type", f"'{t.name}' has no data_type", "set data_type, e.g. TYPE_FP32"
     if not t.dims:
-        return (".dims", f"'{t.name}' has no dims", "list its shape without the batch dimension (e.g. [1] "
-                "for one value per item)")
+        return (".dims", f"'{t.name}' has no dims", "list its shape without the batch dimension (e.g. [1] for one "
+                "value per item)")
     has_reshape = t.HasField("reshape")
     if has_reshape and not t.reshape.shape and max_batch_size == 0:
-        return (".reshape", f"'{t.name}' has an empty reshape but the model does not batch, so the tensor "
-                "would hold no data", "remove the reshape or give it a shape")
+        return (".reshape", f"'{t.name}' has an empty reshape but the model does not batch, so the tensor would hold "
+                "no data", "remove the reshape or give it a shape")
     if has_bad_dim(t.dims):
         return ".dims", f"dims {list(t.dims)} of '{t.name}' has a dimension that is 0 or below -1", _DIM_FIX
     if not has_reshape:
@@ -70,11 +70,11 @@ def _reshape_problem(tname: str, dims: list[int], shape: list[int]) -> tuple[str
     if dims_count == -1:
         dim_runs, shape_runs = _runs(dims), _runs(shape)
         if len(dim_runs) != len(shape_runs):
-            return (".reshape", f"reshape {shape} and dims {dims} of '{tname}' have different numbers "
-                    "of -1 (variable-size) dimensions", "use one -1 in reshape for each -1 in dims")
+            return (".reshape", f"reshape {shape} and dims {dims} of '{tname}' have different numbers of -1 "
+                    "(variable-size) dimensions", "use one -1 in reshape for each -1 in dims")
         if dim_runs != shape_runs:
-            return (".reshape", f"reshape {shape} does not fit dims {dims} of '{tname}': the fixed "
-                    f"dimensions between -1s hold {shape_runs} elements, not {dim_runs}",
+            return (".reshape", f"reshape {shape} does not fit dims {dims} of '{tname}': the fixed dimensions between "
+                    f"-1s hold {shape_runs} elements, not {dim_runs}",
                     "make each run of fixed dimensions between -1s hold the same number of elements")
     return None
 
@@ -117,9 +117,9 @@ def _format_problem(kind: str, t: pb.ModelInput | pb.ModelOutput, platform: str 
                 "remove is_shape_tensor")
     if t.is_non_linear_format_io:
         if platform not in (None, _TRT):
-            return (".is_non_linear_format_io", "non-linear IO format is only supported by TensorRT "
-                    "models (platform tensorrt_plan)", "remove is_non_linear_format_io")
+            return (".is_non_linear_format_io", "non-linear IO format is only supported by TensorRT models (platform "
+                    "tensorrt_plan)", "remove is_non_linear_format_io")
         if len(t.dims) != 3:
-            return (".is_non_linear_format_io", f"non-linear IO format {kind} '{t.name}' needs 3 "
-                    f"dims, has {list(t.dims)}", "give 3 dims or remove is_non_linear_format_io")
+            return (".is_non_linear_format_io", f"non-linear IO format {kind} '{t.name}' needs 3 dims, has "
+                    f"{list(t.dims)}", "give 3 dims or remove is_non_linear_format_io")
     return None

@@ -108,8 +108,8 @@ def _label_files(name: str, c: pb.ModelConfig, folder: ModelFolder) -> list[Find
     found = []
     for i, t in enumerate(c.output):
         if t.label_filename and folder.file(t.label_filename) is None:
-            found.append(Finding(name, f"output[{i}].label_filename", f"'{t.label_filename}' is not a file "
-                                 f"in the model folder, so Triton refuses to load '{name}'",
+            found.append(Finding(name, f"output[{i}].label_filename", f"'{t.label_filename}' is not a file in the "
+                                 f"model folder, so Triton refuses to load '{name}'",
                                  f"{folder.put(t.label_filename, 'label file')}, or remove label_filename"))
     return found
 
@@ -123,16 +123,16 @@ def _missing_model_files(name: str, c: pb.ModelConfig, folder: ModelFolder, v: i
     if not folder.has(rel):
         problem = f"version {v} has no {c.default_model_filename}, which the {c.backend} backend loads"
         if not c.cc_model_filenames:
-            found.append(Finding(name, "backend", problem, f"{folder.put(rel, 'model file')} "
-                                 "(or set default_model_filename)"))
+            found.append(Finding(name, "backend", problem, f"{folder.put(rel, 'model file')} (or set "
+                                 "default_model_filename)"))
         elif any(g.kind != pb.ModelInstanceGroup.KIND_GPU for g in c.instance_group) or not c.instance_group:
-            found.append(Finding(name, "default_model_filename", f"{problem} on CPUs and on "
-                                 "GPUs that cc_model_filenames does not list",
+            found.append(Finding(name, "default_model_filename", f"{problem} on CPUs and on GPUs that "
+                                 "cc_model_filenames does not list",
                                  f"{folder.put(rel, 'model file')}, or use KIND_GPU instance groups only", "warning"))
     for cc, filename in sorted(c.cc_model_filenames.items()):
         if not folder.has(f"{v}/{filename}"):
-            found.append(Finding(name, f"cc_model_filenames.{cc}", f"version {v} has no {filename}, "
-                                 f"which the {c.backend} backend loads on GPUs of compute capability {cc}",
+            found.append(Finding(name, f"cc_model_filenames.{cc}", f"version {v} has no {filename}, which the "
+                                 f"{c.backend} backend loads on GPUs of compute capability {cc}",
                                  folder.put(f"{v}/{filename}", "model file")))
     return found
 

@@ -27,8 +27,8 @@ def check_onnx_model(name: str, c: pb.ModelConfig, path: Path, rel: str) -> list
         graph = read_graph(path)
     except (NotOnnx, OSError) as exc:
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        return [Finding(name, "default_model_filename", f"{rel} is not an ONNX model the onnxruntime backend "
-                        f"can load ({reason})",
+        return [Finding(name, "default_model_filename", f"{rel} is not an ONNX model the onnxruntime backend can load "
+                        f"({reason})",
                         "replace it with the exported .onnx file")]
     check = _Check(name, c, graph, rel)
     check.controls()
@@ -53,21 +53,21 @@ class _Check:
             tensor = self.graph.inputs.get(control_input.name)
             where = f"sequence_batching.control_input[{i}]"
             if tensor is None:
-                self.add(f"{where}.name", f"sequence control '{control_input.name}' is not an input "
-                         f"of {self.rel} ({_names('inputs', self.graph.inputs)})",
+                self.add(f"{where}.name", f"sequence control '{control_input.name}' is not an input of {self.rel} "
+                         f"({_names('inputs', self.graph.inputs)})",
                          f"name a graph input, {_REEXPORT}")
                 continue
             shape = self._unbatched(tensor.shape)
             if shape is not None and shape != (1,):
-                self.add(f"{where}.name", f"sequence control '{control_input.name}' has shape "
-                         f"{list(shape)} in {self.rel} (batch dimension left out); controls must be [1]",
+                self.add(f"{where}.name", f"sequence control '{control_input.name}' has shape {list(shape)} in "
+                         f"{self.rel} (batch dimension left out); controls must be [1]",
                          "give the control input the shape [1] in the model (plus the batch dimension)")
             wanted = _control_type(control_input)
             if wanted and tensor.data_type != wanted:
-                self.add(f"{where}.control", f"sequence control '{control_input.name}' is {wanted} in the "
-                         f"config but {_typename(tensor)} in {self.rel}",
-                         "use the control field of the graph's type "
-                         "(int32_false_true, fp32_false_true, bool_false_true or data_type)")
+                self.add(f"{where}.control", f"sequence control '{control_input.name}' is {wanted} in the config but "
+                         f"{_typename(tensor)} in {self.rel}",
+                         "use the control field of the graph's type (int32_false_true, fp32_false_true, "
+                         "bool_false_true or data_type)")
 
     def inputs(self) -> None:
         c, graph = self.c, self.graph
@@ -75,8 +75,8 @@ class _Check:
         for i, t in enumerate(c.input):
             where = f"input[{i}]"
             if t.optional and c.max_batch_size != 0:
-                self.add(f"{where}.optional", f"optional input '{t.name}' is not supported by the "
-                         f"onnxruntime backend for a model that batches (max_batch_size {c.max_batch_size})",
+                self.add(f"{where}.optional", f"optional input '{t.name}' is not supported by the onnxruntime backend "
+                         f"for a model that batches (max_batch_size {c.max_batch_size})",
                          "remove optional, or set max_batch_size: 0")
                 continue
             tensor = known.get(t.name)
@@ -88,10 +88,10 @@ class _Check:
                 continue
             if t.allow_ragged_batch:
                 if tensor.shape is not None and tensor.shape != (-1,):
-                    self.add(f"{where}.allow_ragged_batch", f"ragged input '{t.name}' must have shape "
-                             f"[-1] in {self.rel}, which gives {list(tensor.shape)}",
-                             "export the input flat with one dynamic dimension, or "
-                             f"remove allow_ragged_batch, {_REEXPORT}")
+                    self.add(f"{where}.allow_ragged_batch", f"ragged input '{t.name}' must have shape [-1] in "
+                             f"{self.rel}, which gives {list(tensor.shape)}",
+                             "export the input flat with one dynamic dimension, or remove allow_ragged_batch, "
+                             f"{_REEXPORT}")
                 continue
             self._dims(where, "input", t, tensor, exact=False)
         self._count(known)
@@ -102,8 +102,8 @@ class _Check:
             where = f"output[{i}]"
             tensor = self.graph.outputs.get(t.name)
             if tensor is None:
-                self.add(f"{where}.name", f"'{t.name}' is not an output "
-                         f"of {self.rel} ({_names('outputs', self.graph.outputs)})",
+                self.add(f"{where}.name", f"'{t.name}' is not an output of {self.rel} "
+                         f"({_names('outputs', self.graph.outputs)})",
                          self._rename(t.name, self.graph.outputs, self.c.output))
             elif not self._type_differs(where, "output", t, tensor) and t.name not in scattered:
                 self._dims(where, "output", t, tensor, exact=True)
@@ -123,12 +123,12 @@ class _Check:
             return
         undeclared = [n for n in required if n not in declared]
         if undeclared:
-            self.add("input", f"{self.rel} has {len(required)} inputs but the config declares "
-                     f"{len(declared)}; it lacks {', '.join(repr(n) for n in undeclared)}",
+            self.add("input", f"{self.rel} has {len(required)} inputs but the config declares {len(declared)}; it "
+                     f"lacks {', '.join(repr(n) for n in undeclared)}",
                      "add them to input (or as batch_input / sequence control entries)")
         else:
-            self.add("input", f"{self.rel} has {len(required)} inputs but the config "
-                     f"declares {len(declared)} ({', '.join(declared)})",
+            self.add("input", f"{self.rel} has {len(required)} inputs but the config declares {len(declared)} "
+                     f"({', '.join(declared)})",
                      f"declare each graph input once: {', '.join(required)}")
 
     def _type_differs(self, where: str, kind: str, t: pb.ModelInput | pb.ModelOutput, tensor: GraphTensor) -> bool:
@@ -161,10 +161,10 @@ class _Check:
             return
         batching = self.c.max_batch_size > 0
         if batching and model[0] != -1:
-            self.add("max_batch_size", f"is {self.c.max_batch_size}, so the first dimension of {kind} "
-                     f"'{t.name}' is the batch, but {self.rel} fixes it: shape {list(model)}",
-                     f"set max_batch_size: 0 and dims: {list(model)}, or export the model with a dynamic "
-                     "first (batch) dimension")
+            self.add("max_batch_size", f"is {self.c.max_batch_size}, so the first dimension of {kind} '{t.name}' is "
+                     f"the batch, but {self.rel} fixes it: shape {list(model)}",
+                     f"set max_batch_size: 0 and dims: {list(model)}, or export the model with a dynamic first (batch) "
+                     "dimension")
             return
         full = [-1, *dims] if batching else dims
         if len(model) == len(full) and all(m == d for m, d in zip(model, full) if exact or m != -1):

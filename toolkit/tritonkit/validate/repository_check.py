@@ -96,8 +96,8 @@ def _check_files(model_dir: Path, config: pb.ModelConfig, versions: Versions, lo
                                 f"Triton 2.51 ignores version folder '{folder}' (leading zero)",
                                 f"rename it to '{folder.lstrip('0') or '0'}' if it is a version"))
     for folder, version in versions.loose.items():
-        warnings.append(Problem(shown, "version_policy", f"Triton 2.51 reads folder '{folder}' as version "
-                                f"{version} and loads that version from '{version}/'", f"rename or remove '{folder}'"))
+        warnings.append(Problem(shown, "version_policy", f"Triton 2.51 reads folder '{folder}' as version {version} "
+                                f"and loads that version from '{version}/'", f"rename or remove '{folder}'"))
     policy = config.version_policy
     if policy.WhichOneof("policy_choice") == "specific":
         for v in policy.specific.versions:
@@ -107,8 +107,8 @@ def _check_files(model_dir: Path, config: pb.ModelConfig, versions: Versions, lo
                                         f"create {name}/{v}/ or remove {v} from the list"))
     if not loaded:
         if not versions.found:
-            problems.append(Problem(shown, "version_policy", f"model '{name}' has no version folder, so no "
-                                    "version can load", f"create {name}/1/ holding the model file(s)"))
+            problems.append(Problem(shown, "version_policy", f"model '{name}' has no version folder, so no version can "
+                                    "load", f"create {name}/1/ holding the model file(s)"))
         elif policy.WhichOneof("policy_choice") == "specific":
             found = ", ".join(str(v) for v in sorted(versions.found))
             problems.append(Problem(shown, "version_policy.specific.versions",
@@ -119,13 +119,13 @@ def _check_files(model_dir: Path, config: pb.ModelConfig, versions: Versions, lo
                                     "is 0, so no version loads", "set num_versions: 1 or more"))
     if not (config.backend or config.platform or config.default_model_filename):
         where = f"no model file Triton knows in '{versions.folders[0]}/'" if versions.folders else "no sub-folder"
-        problems.append(Problem(shown, "backend", "neither platform nor backend is set, the folder has "
-                                f"{where} and its name has no '.<backend>' suffix, so Triton cannot tell the backend",
+        problems.append(Problem(shown, "backend", f"neither platform nor backend is set, the folder has {where} and "
+                                "its name has no '.<backend>' suffix, so Triton cannot tell the backend",
                                 "set backend (e.g. python, onnxruntime) or platform"))
     for v in loaded:
         if not (model_dir / str(v)).is_dir():
-            problems.append(Problem(shown, "version_policy", f"Triton loads version {v} from '{v}/', which "
-                                    f"does not exist (only '{versions.found[v]}' does)",
+            problems.append(Problem(shown, "version_policy", f"Triton loads version {v} from '{v}/', which does not "
+                                    f"exist (only '{versions.found[v]}' does)",
                                     f"rename '{versions.found[v]}' to '{v}'"))
     for i, warmup in enumerate(config.model_warmup):
         for key, data in warmup.inputs.items():

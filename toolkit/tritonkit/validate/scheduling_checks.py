@@ -28,8 +28,8 @@ def check_scheduling(name: str, c: pb.ModelConfig) -> list[Finding]:
         found.append(Finding(name, "response_cache.enable", "the response cache does not support decoupled models",
                              "set response_cache.enable: false"))
     if c.HasField("sequence_batching") and "TRITON_BATCH_STRATEGY_PATH" in c.parameters:
-        found.append(Finding(name, "parameters.TRITON_BATCH_STRATEGY_PATH", "a custom batching strategy cannot "
-                             "be used with sequence batching", "remove the parameter or use dynamic_batching"))
+        found.append(Finding(name, "parameters.TRITON_BATCH_STRATEGY_PATH", "a custom batching strategy cannot be "
+                             "used with sequence batching", "remove the parameter or use dynamic_batching"))
     return found
 
 
@@ -58,8 +58,8 @@ def _check_dynamic(name: str, c: pb.ModelConfig) -> list[Finding]:
             found.append(Finding(name, "dynamic_batching.default_priority_level", "must be set when priority_levels "
                                  f"is set ({levels})", "set it between 1 and priority_levels"))
         elif d.default_priority_level > levels:
-            found.append(Finding(name, "dynamic_batching.default_priority_level", f"{d.default_priority_level} "
-                                 f"> priority_levels {levels}", "use a level between 1 and priority_levels"))
+            found.append(Finding(name, "dynamic_batching.default_priority_level", f"{d.default_priority_level} > "
+                                 f"priority_levels {levels}", "use a level between 1 and priority_levels"))
         for level in sorted(d.priority_queue_policy):
             if not 1 <= level <= levels:
                 found.append(Finding(name, f"dynamic_batching.priority_queue_policy.{level}",
@@ -67,8 +67,8 @@ def _check_dynamic(name: str, c: pb.ModelConfig) -> list[Finding]:
                                      "raise priority_levels or use an existing level"))
     else:
         if d.default_priority_level:
-            found.append(Finding(name, "dynamic_batching.default_priority_level", f"{d.default_priority_level} "
-                                 "is ignored by Triton because priority_levels is 0", "set priority_levels to the "
+            found.append(Finding(name, "dynamic_batching.default_priority_level", f"{d.default_priority_level} is "
+                                 "ignored by Triton because priority_levels is 0", "set priority_levels to the "
                                  "number of levels or remove default_priority_level", "warning"))
         for level in sorted(d.priority_queue_policy):
             found.append(Finding(name, f"dynamic_batching.priority_queue_policy.{level}",
@@ -76,8 +76,8 @@ def _check_dynamic(name: str, c: pb.ModelConfig) -> list[Finding]:
                                  "set priority_levels or use default_queue_policy", "warning"))
     if d.preserve_ordering:
         if levels > 1:
-            found.append(Finding(name, "dynamic_batching.preserve_ordering", "preserve_ordering allows "
-                                 f"only one priority level, got priority_levels {levels}",
+            found.append(Finding(name, "dynamic_batching.preserve_ordering", "preserve_ordering allows only one "
+                                 f"priority level, got priority_levels {levels}",
                                  "set priority_levels to 0 or 1, or remove preserve_ordering"))
         policies = [("default_queue_policy", d.default_queue_policy)]
         policies += [(f"priority_queue_policy.{k}",

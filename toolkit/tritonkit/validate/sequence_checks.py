@@ -57,8 +57,8 @@ def _check_controls(name: str, c: pb.ModelConfig) -> list[Finding]:
                                      *problem[1:]))
     for kind, count in kinds.items():
         if count > 1:
-            found.append(Finding(name, "sequence_batching.control_input", f"{_CONTROL.Kind.Name(kind)} "
-                                 f"is given {count} times", "keep one control of each kind"))
+            found.append(Finding(name, "sequence_batching.control_input", f"{_CONTROL.Kind.Name(kind)} is given "
+                                 f"{count} times", "keep one control of each kind"))
     return found
 
 
@@ -89,8 +89,8 @@ def _check_states(name: str, c: pb.ModelConfig) -> list[Finding]:
     for i, st in enumerate(c.sequence_batching.state):
         where = f"sequence_batching.state[{i}]"
         if len(st.initial_state) > 1:
-            found.append(Finding(name, f"{where}.initial_state", f"state '{st.input_name}' has "
-                                 f"{len(st.initial_state)} initial states", "keep one initial_state"))
+            found.append(Finding(name, f"{where}.initial_state", f"state '{st.input_name}' has {len(st.initial_state)} "
+                                 "initial states", "keep one initial_state"))
         elif st.initial_state:
             problem = _initial_state_problem(st, st.initial_state[0])
             if problem:
@@ -107,8 +107,8 @@ def _check_states(name: str, c: pb.ModelConfig) -> list[Finding]:
 def _initial_state_problem(st: pb.ModelSequenceBatching.State,
                            init: pb.ModelSequenceBatching.InitialState) -> tuple[str, str, str] | None:
     if init.data_type != st.data_type:
-        return (".data_type", f"{pb.DataType.Name(init.data_type)} but state "
-                f"'{st.input_name}' is {pb.DataType.Name(st.data_type)}", "use the state's data type")
+        return (".data_type", f"{pb.DataType.Name(init.data_type)} but state '{st.input_name}' is "
+                f"{pb.DataType.Name(st.data_type)}", "use the state's data type")
     if not init.name:
         return ".name", "is empty", "name the initial state"
     if len(init.dims) != len(st.dims):
@@ -137,11 +137,9 @@ def _check_state_order(name: str, s: pb.ModelSequenceBatching) -> list[Finding]:
     by_output = sorted(s.state, key=lambda st: st.output_name)
     for i, (a, b) in enumerate(zip(by_input, by_output)):
         if a.input_name != b.input_name:
-            found.append(Finding(
-                name, "sequence_batching.state",
-                f"state '{a.input_name}'->'{a.output_name}' sorts at position {i} by input name "
-                f"but '{b.input_name}'->'{b.output_name}' sorts there by output name, which mixes up states in Triton",
-                "name each state's input and output with the same suffix (e.g. INPUT_STATE_k / OUTPUT_STATE_k)",
-            ))
+            found.append(Finding(name, "sequence_batching.state", f"state '{a.input_name}'->'{a.output_name}' sorts at "
+                                 f"position {i} by input name but '{b.input_name}'->'{b.output_name}' sorts there by "
+                                 "output name, which mixes up states in Triton", "name each state's input and "
+                                 "output with the same suffix (e.g. INPUT_STATE_k / OUTPUT_STATE_k)"))
             break
     return found

@@ -21,9 +21,9 @@ def check_warmup(name: str, c: pb.ModelConfig) -> list[Finding]:
         if w.batch_size == 0:
             continue
         if w.batch_size > max(c.max_batch_size, 1):
-            found.append(Finding(name, f"{where}.batch_size", f"{w.batch_size} > max_batch_size "
-                                 f"{c.max_batch_size}: Triton sends {w.batch_size} one-item requests in one execute "
-                                 "call, more than the model takes at once", "lower the warmup batch_size", "warning"))
+            found.append(Finding(name, f"{where}.batch_size", f"{w.batch_size} > max_batch_size {c.max_batch_size}: "
+                                 f"Triton sends {w.batch_size} one-item requests in one execute call, more than the "
+                                 "model takes at once", "lower the warmup batch_size", "warning"))
         for key, data in w.inputs.items():
             found += _check_input(name, f"{where}.inputs.{key}", key, data, inputs.get(key), key in overrides,
                                   list(inputs))
@@ -47,8 +47,8 @@ def _check_input(name: str, where: str, key: str, data: pb.ModelWarmup.Input, mo
         return [Finding(name, where, f"warmup input '{key}' is not an input of the model; Triton passes it to the "
                         "backend as an extra tensor", f"use one of: {', '.join(names) or '(no inputs)'}", "warning")]
     if data.data_type != model_input.data_type:
-        return [Finding(name, f"{where}.data_type", f"{pb.DataType.Name(data.data_type)} but the "
-                        f"input is {pb.DataType.Name(model_input.data_type)}", "use the input's data type")]
+        return [Finding(name, f"{where}.data_type", f"{pb.DataType.Name(data.data_type)} but the input is "
+                        f"{pb.DataType.Name(model_input.data_type)}", "use the input's data type")]
     if not dims_match(data.dims, model_input.dims):  # the sample's dims hold no -1 (refused above)
         return [Finding(name, f"{where}.dims", f"{list(data.dims)} does not fit the input's dims "
                         f"{list(model_input.dims)}", "give concrete sizes matching the input (-1 may take any size)")]
