@@ -4,6 +4,7 @@ Triton stops at a tensor's first problem, so each tensor gets at most one findin
 """
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Sequence
 
@@ -81,12 +82,7 @@ def _reshape_problem(tname: str, dims: list[int], shape: list[int]) -> tuple[str
 
 def _element_count(dims: Sequence[int]) -> int:
     """Triton's GetElementCount: -1 when any dim is variable, 0 for no dims, else the product."""
-    if -1 in dims:
-        return -1
-    count = 1 if dims else 0
-    for d in dims:
-        count *= d
-    return count
+    return -1 if -1 in dims else math.prod(dims) if dims else 0
 
 
 def dims_match(a: Sequence[int], b: Sequence[int]) -> bool:
