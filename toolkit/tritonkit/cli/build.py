@@ -46,8 +46,8 @@ def build_command(spec: Path, output: Path | None, compose: Path | None, dry_run
         for path in result.plan.files():
             click.echo(f"  {path}")
         for name in result.plan.pending:
-            click.echo(f"would export {name} (not run now); {name}/config.pbtxt and its model files are derived at "
-                       "export time")
+            click.echo(f"would export {name} (not run now); {name}/config.pbtxt and its model files are "
+                       "derived at export time")
     for made in (m for models in result.made.values() for m in models.values() if m.line):
         click.echo(made.line)
     for name, copied in result.model_files.items():

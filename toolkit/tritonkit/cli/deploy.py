@@ -23,8 +23,8 @@ def _common(func: Callable[..., Any]) -> Callable[..., Any]:
                      "publish` wrote (required)."),
         click.option("--repository-dir", type=LocalFolder(), help="The built repository to size from [default: "
                      "model_repository next to the spec]."),
-        click.option("--out", "out", type=click.Path(path_type=Path), help="Output folder [default: deploy/<target> "
-                     "next to the spec]."),
+        click.option("--out", "out", type=click.Path(path_type=Path), help="Output folder [default: "
+                     "deploy/<target> next to the spec]."),
         click.option("--name", help="Name of the Kubernetes objects [default: the project folder's name]."),
         click.option("--image", help="Triton image, pinned by tag or digest [default: the spec's deploy.image]."),
         click.option("--load-seconds", type=float, help="Model load time for the startup probe [default: measured by "
@@ -43,8 +43,8 @@ def _common(func: Callable[..., Any]) -> Callable[..., Any]:
                           "prometheus-community/prometheus chart installed as 'prometheus' in 'monitoring'; "
                           "kube-prometheus-stack: http://prometheus-operated.monitoring.svc:9090)."),
         click.option("--podmonitor", is_flag=True,
-                     help="Also write a PodMonitor (needs prometheus-operator's CRDs); pods are always annotated "
-                     "prometheus.io/scrape."),
+                     help="Also write a PodMonitor (needs prometheus-operator's CRDs); pods are always "
+                     "annotated prometheus.io/scrape."),
         json_option,
     ]
     for option in reversed(options):

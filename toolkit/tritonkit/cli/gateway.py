@@ -84,8 +84,8 @@ def _with_options(section: GatewaySpec, api_key_env: str | None, max_request_byt
 @click.option("--api-key-file", type=click.Path(path_type=Path, dir_okay=False),
               help="File of API keys, one a line [default: gateway.api_key_file; keys also come from "
               "gateway.api_key_env's variable].")
-@click.option("--api-key-env", help="Variable holding the API key(s), comma-separated [default: gateway.api_key_env, "
-              "TRITONKIT_API_KEY].")
+@click.option("--api-key-env", help="Variable holding the API key(s), comma-separated [default: "
+              "gateway.api_key_env, TRITONKIT_API_KEY].")
 @click.option("--max-request-bytes", type=click.IntRange(1024), help="Larger bodies are refused with 413 [default: "
               "gateway.max_request_bytes, 25 MiB].")
 @click.option("--model", "models", multiple=True, metavar="ID=PIPELINE[:TRITON_MODEL]",

@@ -15,8 +15,8 @@ from tritonkit.importer.project import import_repository
 @click.option("-o", "--output", "spec", default="tritonkit.yaml", show_default=True, type=click.Path(path_type=Path),
               help="Spec file to write; the model files are copied into models/<name>/ next to it.")
 @click.option("--partial", is_flag=True,
-              help="Import the models the spec can express and list each model left out, one line each (default: all "
-              "or nothing).")
+              help="Import the models the spec can express and list each model left out, one line each "
+              "(default: all or nothing).")
 @json_option
 @reports_errors
 def import_command(directory: Path, spec: Path, partial: bool, as_json: bool) -> None:

@@ -65,8 +65,8 @@ def publish_command(dest: str, repository: Path, endpoint_url: str | None, check
         outcome = publish(repository, destination, jobs=jobs, progress=None if as_json else _progress())
         bad = verify(destination) if check else []
     if bad:
-        raise TritonkitError(destination.url, "", f"{len(bad)} published file(s) missing or different: "
-                             f"{', '.join(bad[:5])}",
+        raise TritonkitError(destination.url, "", f"{len(bad)} published file(s) missing or "
+                             f"different: {', '.join(bad[:5])}",
                              "publish again (files with the wrong hash are uploaded again)")
     outcome.verified = True if check else None
     if as_json:

@@ -16,8 +16,8 @@ _KEY_HELP = ("Environment variable holding the admin key a server with a restric
 @click.command("rollout")
 @click.argument("dest")
 @click.option("--server", "servers", multiple=True, required=True, help=_SERVER_HELP + " Repeat for several servers.")
-@click.option("--models", "models", multiple=True, help="Roll out only these models (repeatable) [default: every "
-              "candidate].")
+@click.option("--models", "models", multiple=True, help="Roll out only these models (repeatable) "
+              "[default: every candidate].")
 @click.option("--endpoint-url", help="S3-compatible endpoint of DEST (as given to publish).")
 @click.option("--admin-key-env", default="TRITON_ADMIN_KEY", show_default=True, help=_KEY_HELP)
 @click.option("--timeout", default=300.0, show_default=True, help="Seconds a model version may take to load.")
@@ -63,8 +63,8 @@ def rollout_command(dest: str, servers: tuple[str, ...], models: tuple[str, ...]
 
 @click.command("rollback")
 @click.argument("model")
-@click.option("--to", "version", required=True, type=click.IntRange(1), help="The version to serve (it must be in the "
-              "server's repository).")
+@click.option("--to", "version", required=True, type=click.IntRange(1), help="The version to serve (it must be in "
+              "the server's repository).")
 @click.option("--server", required=True, help=_SERVER_HELP)
 @click.option("--admin-key-env", default="TRITON_ADMIN_KEY", show_default=True, help=_KEY_HELP)
 @click.option("--timeout", default=300.0, show_default=True, help="Seconds the version may take to load.")

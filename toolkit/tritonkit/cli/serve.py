@@ -152,8 +152,8 @@ def serve_command(directory: str, http_port: int | None, grpc_port: int | None, 
       tritonkit serve s3://127.0.0.1:9000/models/prod                         # Triton's own spelling
     """
     if gateway and not foreground:
-        raise click.UsageError("--gateway runs with the foreground server; after --background start it with "
-                               "`tritonkit gateway`")
+        raise click.UsageError("--gateway runs with the foreground server; after --background start it "
+                               "with `tritonkit gateway`")
     if onnx_threads is not None and directory.startswith("s3://"):  # no config of a published repository is rewritten
         ctx = click.get_current_context()
         raise click.BadParameter("sets the ONNX fallback of a local repository; a published one runs its models as "

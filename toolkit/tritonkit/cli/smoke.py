@@ -20,8 +20,8 @@ from tritonkit.smoke.target import require_server, resolve_target
 @click.command("smoke")
 @click.option("-r", "--repository", default="model_repository", show_default=True, type=LocalFolder(),
               help="The repository the server was started on (its configs and golden samples are the expectations).")
-@click.option("--url", "http_url", help="HTTP endpoint host:port [default: the background server of this project, "
-              "else localhost:8000].")
+@click.option("--url", "http_url", help="HTTP endpoint host:port [default: the background server of this "
+              "project, else localhost:8000].")
 @click.option("--grpc-url", "grpc_url", help="gRPC endpoint host:port [default: the background server's when --url is "
               "its HTTP endpoint, HOST:8001 when --url is HOST:8000, else required unless --protocol http].")
 @click.option("--protocol", type=click.Choice(["http", "grpc", "both"]), default="both", show_default=True)

@@ -62,6 +62,6 @@ def from_triton_log(compose_file: Path, container: str, log: Path) -> list[Probl
     taken = serverlog.port_in_use(log)
     if taken:
         endpoint, host, port = taken
-        problems.append(Problem(where, "command", f"Triton's {endpoint} port {port} on {host} is already in use inside "
-                                "the container", "give each endpoint its own port"))
+        problems.append(Problem(where, "command", f"Triton's {endpoint} port {port} on {host} is already in "
+                                "use inside the container", "give each endpoint its own port"))
     return problems

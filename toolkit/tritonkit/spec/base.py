@@ -20,8 +20,8 @@ def suggest(word: str, choices: list[str]) -> str:
 def variable_name(field: str, value: str, example: str) -> str:
     """`value` if it can name an environment variable (where a secret is read from), else a ValueError for `field`."""
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", value):
-        raise ValueError(f"{field} {value!r} is not an environment variable name; use letters, digits and '_', e.g. "
-                         f"{example}")
+        raise ValueError(f"{field} {value!r} is not an environment variable name; use letters, digits "
+                         f"and '_', e.g. {example}")
     return value
 
 

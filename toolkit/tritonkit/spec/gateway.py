@@ -25,13 +25,13 @@ class GatewaySpec(StrictModel):
                       ge=1, le=65535, description="Not 9000: KServe gives Triton's gRPC that port in the pod.")
     api_key_env: str = Field(default="TRITONKIT_API_KEY", description="Environment variable holding the API key(s), "
                              "comma-separated; when set, every request needs 'Authorization: Bearer <key>'.")
-    api_key_file: str | None = Field(default=None, description="A file of API keys, one a line (read at start, never "
-                                     "written).")
-    max_request_bytes: int = Field(default=25 * 1024 * 1024, ge=1024, description="Larger request bodies are refused "
-                                   "(413).")
+    api_key_file: str | None = Field(default=None, description="A file of API keys, one a line (read at "
+                                     "start, never written).")
+    max_request_bytes: int = Field(default=25 * 1024 * 1024, ge=1024, description="Larger request "
+                                   "bodies are refused (413).")
     image: str = Field(default=f"tritonkit-gateway:{__version__}", description="The gateway's image: compose builds "
-                       "and tags it from tritonkit-gateway.Dockerfile; Kubernetes pulls it (push it to your registry "
-                       "under this name).")
+                       "and tags it from tritonkit-gateway.Dockerfile; Kubernetes pulls it (push it to your "
+                       "registry under this name).")
     base_image: str = Field(default="python:3.11-slim",
                             description="FROM of the generated tritonkit-gateway.Dockerfile, which pip-installs "
                             "tritonkit[gateway] and tokenizers into it.")

@@ -68,10 +68,10 @@ class ModelSpec(StrictModel):
     bls: BlsSpec | None = Field(default=None, description="Models this Python model calls (BLS); checked, and written "
                                 "as parameter bls_calls.")
 
-    source: SourceSpec | None = Field(default=None, description="A PyTorch/TorchScript/ONNX model that the build "
-                                      "exports and verifies.")
-    export: ExportSpec | None = Field(default=None, description="How `source` is exported and verified (defaults "
-                                      "apply when omitted).")
+    source: SourceSpec | None = Field(default=None, description="A PyTorch/TorchScript/ONNX model that the "
+                                      "build exports and verifies.")
+    export: ExportSpec | None = Field(default=None, description="How `source` is exported and verified "
+                                      "(defaults apply when omitted).")
     files: dict[str, str] = Field(default_factory=dict, description="Files copied into each version directory: {name "
                                   "in version dir: path relative to the spec}. A folder is copied whole; "
                                   "`tritonkit:<path>` names a file or folder inside the tritonkit package; "
@@ -83,8 +83,8 @@ class ModelSpec(StrictModel):
                                                      "{version: {name in version dir: path}}, on top of `files` (same "
                                                      "name: this one wins); e.g. an imported repository whose "
                                                      "versions hold different model.py files.")
-    smoke: list[SmokeCase] = Field(default_factory=list, description="Known-answer cases saved as golden samples for "
-                                   "`tritonkit smoke`.")
+    smoke: list[SmokeCase] = Field(default_factory=list, description="Known-answer cases saved as golden samples "
+                                   "for `tritonkit smoke`.")
     requirements: list[str] = Field(default_factory=list, description="pip packages a Python model needs beyond numpy "
                                     "(goes into the Dockerfile).")
     system_packages: list[str] = Field(
@@ -129,8 +129,8 @@ class ModelSpec(StrictModel):
     @classmethod
     def _positive_versions(cls, value: list[int]) -> list[int]:
         if any(v < 1 for v in value) or len(set(value)) != len(value):
-            raise ValueError(f"versions {value} are not distinct positive integers; list each version once, e.g. [1, "
-                             "2]")
+            raise ValueError(f"versions {value} are not distinct positive integers; list each "
+                             "version once, e.g. [1, 2]")
         return value
 
     @model_validator(mode="after")
@@ -158,10 +158,10 @@ class DeploySpec(StrictModel):
     bind_address: str = Field(default="127.0.0.1", description="Host address the HTTP, gRPC and metrics ports are "
                               "published on; 0.0.0.0 publishes on every interface.")
     model_control_mode: Literal["none", "poll", "explicit"] = "none"
-    load_models: list[str] | None = Field(default=None, description="Explicit mode: the models loaded at startup "
-                                          "(default: all). Each one's ensemble steps and declared BLS callees are "
-                                          "added, transitively, because Triton loads a BLS model's callees only when "
-                                          "told to.")
+    load_models: list[str] | None = Field(default=None, description="Explicit mode: the models loaded at "
+                                          "startup (default: all). Each one's ensemble steps and declared BLS "
+                                          "callees are added, transitively, because Triton loads a BLS model's "
+                                          "callees only when told to.")
     admin_key_env: str = Field(default="TRITON_ADMIN_KEY", description="Explicit mode: environment variable holding "
                                "the key that model load/unload requests must send in the `admin-key` header; read by "
                                "`docker compose up`, never written to a file.")
@@ -170,8 +170,8 @@ class DeploySpec(StrictModel):
     log_verbose: int = Field(default=0, ge=0)
     cache_size_bytes: int = Field(default=0,
                                   ge=0, description="Response cache size; 0 = off unless a model enables it.")
-    limits: DeployLimits = Field(default_factory=DeployLimits, description="Bounds on waiting requests, applied to "
-                                 "the built repository.")
+    limits: DeployLimits = Field(default_factory=DeployLimits, description="Bounds on waiting requests, applied "
+                                 "to the built repository.")
 
     @field_validator("admin_key_env")
     @classmethod
@@ -184,6 +184,6 @@ class DeploySpec(StrictModel):
         try:
             ipaddress.ip_address(value)
         except ValueError:
-            raise ValueError(f"bind_address {value!r} is not an IP address; use 127.0.0.1 (this host only) or 0.0.0.0 "
-                             "(every interface)") from None
+            raise ValueError(f"bind_address {value!r} is not an IP address; use 127.0.0.1 (this host only) or "
+                             "0.0.0.0 (every interface)") from None
         return value

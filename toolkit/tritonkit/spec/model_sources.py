@@ -88,16 +88,16 @@ def reference_problems(models: dict[str, ModelSpec], shown: dict[str, str]) -> l
 def _problem(name: str, ref: ModelFile, models: dict[str, ModelSpec]) -> tuple[str, str] | None:
     """(problem, fix) for one reference, None when it is sound."""
     if ref.model == name:
-        return (f"'{ref}' names this model itself", f"name the file by its path instead ({FORM} copies another model's "
-                "file)")
+        return (f"'{ref}' names this model itself", f"name the file by its path instead ({FORM} "
+                "copies another model's file)")
     if ref.model not in models:
         known = ", ".join(sorted(m for m in models if m != name)) or "none"
         return f"'{ref}' names no model of the spec", f"write {FORM} with one of: {known}"
     if not provides(models[ref.model], ref.file):
         names = ", ".join(provided_names(models[ref.model])) or "none"
         return (f"model '{ref.model}' has no file '{ref.file}' in its version folder",
-                f"give '{ref.model}' one (files: {{{ref.file}: <path>}}) or name one of what its build puts there "
-                f"({names})")
+                f"give '{ref.model}' one (files: {{{ref.file}: <path>}}) or name one of what its "
+                f"build puts there ({names})")
     return None
 
 

@@ -15,8 +15,8 @@ from tritonkit.spec.model import ModelSpec
 from tritonkit.spec.model_sources import model_file
 from tritonkit.spec.sections import sections
 
-OUTSIDE_FIX = ("copy it into the project folder and name it relative to the spec (or tritonkit:<path> for a shipped "
-               "file)")
+OUTSIDE_FIX = ("copy it into the project folder and name it relative to the spec (or "
+               "tritonkit:<path> for a shipped file)")
 
 
 def copied_files(spec: ModelSpec) -> Iterator[tuple[str, str, str]]:

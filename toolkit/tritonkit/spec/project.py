@@ -32,9 +32,9 @@ class ProjectFile(PipelineFile):
                                         "with this section the compose file gets a gateway service.")
     tuned: dict[str, TunedModel] = Field(default_factory=dict, description="Written by `tritonkit tune`: winning "
                                          "settings that override the models' own.")
-    smoke: dict[str, list[SmokeCase]] = Field(default_factory=dict, description="Model name -> more known-answer "
-                                              "cases, for models an included pipeline file defines (it cannot be "
-                                              "redefined).")
+    smoke: dict[str, list[SmokeCase]] = Field(default_factory=dict, description="Model name -> more "
+                                              "known-answer cases, for models an included pipeline file defines "
+                                              "(it cannot be redefined).")
 
 
 @dataclass

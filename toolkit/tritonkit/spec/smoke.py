@@ -24,8 +24,8 @@ def _check_tensor_files(tensors: Tensors) -> None:
             continue
         path = value.get("file")
         if set(value) != {"file"} or not isinstance(path, str) or not path.lower().endswith(TENSOR_FILE_SUFFIXES):
-            raise ValueError(f"{name}: a tensor is nested lists or {{file: <path>.npy or mono 16-bit .wav}}, got "
-                             f"{value!r}")
+            raise ValueError(f"{name}: a tensor is nested lists or {{file: <path>.npy or mono 16-bit "
+                             f".wav}}, got {value!r}")
 
 
 class SequenceStep(StrictModel):
@@ -45,8 +45,8 @@ class SmokeCase(StrictModel):
     outputs: Tensors = Field(default_factory=dict, description="Expected output values.")
     sequence: list[SequenceStep] = Field(default_factory=list, description="Requests of one sequence, START on the "
                                          "first, END on the last.")
-    stream: list[Tensors] = Field(default_factory=list, description="Expected outputs of each streamed response, in "
-                                  "order.")
+    stream: list[Tensors] = Field(default_factory=list, description="Expected outputs of each "
+                                  "streamed response, in order.")
     atol: float = Field(default=1e-5, ge=0)
     rtol: float = Field(default=1e-5, ge=0)
 

@@ -17,8 +17,8 @@ def check_bls(configs: dict[str, pb.ModelConfig], unknown: frozenset[str] = froz
             continue
         if config.backend != "python":
             kind = config.platform or config.backend or "unknown"
-            found.append(Finding(name, "bls", f"only a Python-backend model can call other models (BLS) but '{name}' "
-                                 f"is {kind}", "set backend: python, or remove bls"))
+            found.append(Finding(name, "bls", "only a Python-backend model can call other models (BLS) "
+                                 f"but '{name}' is {kind}", "set backend: python, or remove bls"))
             continue
         for i, callee in enumerate(calls):
             if callee in unknown:
@@ -38,8 +38,8 @@ def _check_call(name: str,
                 caller: pb.ModelConfig, index: int, callee: str, configs: dict[str, pb.ModelConfig]) -> list[Finding]:
     where = f"bls.calls[{index}]"
     if callee == name:
-        return [Finding(name, where, f"model '{name}' cannot call itself", "call another model, or loop inside the "
-                        "model's own code")]
+        return [Finding(name, where, f"model '{name}' cannot call itself", "call another model, or loop "
+                        "inside the model's own code")]
     target = configs.get(callee)
     if target is None:
         return [Finding(name, where, f"model '{callee}' does not exist", "define it, or call one of: "
@@ -47,6 +47,6 @@ def _check_call(name: str,
     if target.model_transaction_policy.decoupled and not caller.model_transaction_policy.decoupled:
         return [Finding(name, where, f"decoupled model '{callee}' streams responses but '{name}' is not decoupled "
                         "(Triton lets it call with exec(decoupled=True) and collect them)",
-                        f"declare '{name}' decoupled (model_transaction_policy: {{decoupled: true}}) if it should "
-                        "stream them on", "warning")]
+                        f"declare '{name}' decoupled (model_transaction_policy: {{decoupled: true}}) if "
+                        "it should stream them on", "warning")]
     return []

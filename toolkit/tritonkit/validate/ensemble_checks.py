@@ -170,8 +170,8 @@ def _check_steps(name: str, ens: pb.ModelConfig, configs: dict[str, pb.ModelConf
             continue
         if target is None:
             others = ", ".join(sorted(n for n in configs if n != name)) or "(none)"
-            found.append(Finding(name, f"{where}.model_name", f"model '{step.model_name}' does not exist in the "
-                                 "repository", f"add it or use one of: {others}"))
+            found.append(Finding(name, f"{where}.model_name", f"model '{step.model_name}' does not "
+                                 "exist in the repository", f"add it or use one of: {others}"))
             continue
         found += _check_version(name, where, step, versions.get(step.model_name))
         if target.max_batch_size != 0 and target.max_batch_size < ens.max_batch_size:

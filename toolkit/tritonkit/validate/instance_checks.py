@@ -32,8 +32,8 @@ def check_instances(name: str, c: pb.ModelConfig, platform: str | None) -> list[
             meaning = "is no GPU id" + ("" if g.kind == _KIND.KIND_GPU else auto)
             found.append(Finding(name, f"{where}.gpus", f"{min(gpus)} {meaning}", "list GPU ids >= 0"))
         if g.profile and platform not in (None, "tensorrt_plan"):
-            found.append(Finding(name, f"{where}.profile", "profiles are only supported by TensorRT models (platform "
-                                 "tensorrt_plan)", "remove profile"))
+            found.append(Finding(name, f"{where}.profile", "profiles are only supported by TensorRT models "
+                                 "(platform tensorrt_plan)", "remove profile"))
         elif g.profile:
             bad = [p for p in g.profile if not _is_profile_index(p)]
             if bad:

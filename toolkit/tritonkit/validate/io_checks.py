@@ -43,12 +43,12 @@ def _shape_problem(t: pb.ModelInput | pb.ModelOutput, max_batch_size: int) -> tu
     if t.data_type == pb.TYPE_INVALID:
         return ".data_type", f"'{t.name}' has no data_type", "set data_type, e.g. TYPE_FP32"
     if not t.dims:
-        return (".dims", f"'{t.name}' has no dims", "list its shape without the batch dimension (e.g. [1] for one "
-                "value per item)")
+        return (".dims", f"'{t.name}' has no dims", "list its shape without the batch dimension (e.g. [1] "
+                "for one value per item)")
     has_reshape = t.HasField("reshape")
     if has_reshape and not t.reshape.shape and max_batch_size == 0:
-        return (".reshape", f"'{t.name}' has an empty reshape but the model does not batch, so the tensor would hold "
-                "no data", "remove the reshape or give it a shape")
+        return (".reshape", f"'{t.name}' has an empty reshape but the model does not batch, so the "
+                "tensor would hold no data", "remove the reshape or give it a shape")
     if has_bad_dim(t.dims):
         return ".dims", f"dims {list(t.dims)} of '{t.name}' has a dimension that is 0 or below -1", _DIM_FIX
     if not has_reshape:
@@ -113,9 +113,9 @@ def _format_problem(kind: str, t: pb.ModelInput | pb.ModelOutput, platform: str 
                 "remove is_shape_tensor")
     if t.is_non_linear_format_io:
         if platform not in (None, _TRT):
-            return (".is_non_linear_format_io", "non-linear IO format is only supported by TensorRT models (platform "
-                    "tensorrt_plan)", "remove is_non_linear_format_io")
+            return (".is_non_linear_format_io", "non-linear IO format is only supported by TensorRT models "
+                    "(platform tensorrt_plan)", "remove is_non_linear_format_io")
         if len(t.dims) != 3:
-            return (".is_non_linear_format_io", f"non-linear IO format {kind} '{t.name}' needs 3 dims, has "
-                    f"{list(t.dims)}", "give 3 dims or remove is_non_linear_format_io")
+            return (".is_non_linear_format_io", f"non-linear IO format {kind} '{t.name}' needs 3 "
+                    f"dims, has {list(t.dims)}", "give 3 dims or remove is_non_linear_format_io")
     return None

@@ -27,8 +27,8 @@ def check_onnx_model(name: str, c: pb.ModelConfig, path: Path, rel: str) -> list
         graph = read_graph(path)
     except (NotOnnx, OSError) as exc:
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        return [Finding(name, "default_model_filename", f"{rel} is not an ONNX model the onnxruntime backend can load "
-                        f"({reason})",
+        return [Finding(name, "default_model_filename", f"{rel} is not an ONNX model the onnxruntime "
+                        f"backend can load ({reason})",
                         "replace it with the exported .onnx file")]
     check = _Check(name, c, graph, rel)
     check.controls()
@@ -90,8 +90,8 @@ class _Check:
                 if tensor.shape is not None and tensor.shape != (-1,):
                     self.add(f"{where}.allow_ragged_batch", f"ragged input '{t.name}' must have shape [-1] in "
                              f"{self.rel}, which gives {list(tensor.shape)}",
-                             "export the input flat with one dynamic dimension, or remove allow_ragged_batch, "
-                             f"{_REEXPORT}")
+                             "export the input flat with one dynamic dimension, or remove "
+                             f"allow_ragged_batch, {_REEXPORT}")
                 continue
             self._dims(where, "input", t, tensor, exact=False)
         self._count(known)
@@ -163,8 +163,8 @@ class _Check:
         if batching and model[0] != -1:
             self.add("max_batch_size", f"is {self.c.max_batch_size}, so the first dimension of {kind} '{t.name}' is "
                      f"the batch, but {self.rel} fixes it: shape {list(model)}",
-                     f"set max_batch_size: 0 and dims: {list(model)}, or export the model with a dynamic first (batch) "
-                     "dimension")
+                     f"set max_batch_size: 0 and dims: {list(model)}, or export the model with a dynamic "
+                     "first (batch) dimension")
             return
         full = [-1, *dims] if batching else dims
         if len(model) == len(full) and all(m == d for m, d in zip(model, full) if exact or m != -1):

@@ -55,8 +55,8 @@ def _check_dynamic(name: str, c: pb.ModelConfig) -> list[Finding]:
     levels = d.priority_levels
     if levels:
         if d.default_priority_level == 0:
-            found.append(Finding(name, "dynamic_batching.default_priority_level", "must be set when priority_levels "
-                                 f"is set ({levels})", "set it between 1 and priority_levels"))
+            found.append(Finding(name, "dynamic_batching.default_priority_level", "must be set when "
+                                 f"priority_levels is set ({levels})", "set it between 1 and priority_levels"))
         elif d.default_priority_level > levels:
             found.append(Finding(name, "dynamic_batching.default_priority_level", f"{d.default_priority_level} > "
                                  f"priority_levels {levels}", "use a level between 1 and priority_levels"))

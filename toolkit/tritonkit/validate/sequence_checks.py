@@ -57,8 +57,8 @@ def _check_controls(name: str, c: pb.ModelConfig) -> list[Finding]:
                                      *problem[1:]))
     for kind, count in kinds.items():
         if count > 1:
-            found.append(Finding(name, "sequence_batching.control_input", f"{_CONTROL.Kind.Name(kind)} is given "
-                                 f"{count} times", "keep one control of each kind"))
+            found.append(Finding(name, "sequence_batching.control_input", f"{_CONTROL.Kind.Name(kind)} "
+                                 f"is given {count} times", "keep one control of each kind"))
     return found
 
 
@@ -89,8 +89,8 @@ def _check_states(name: str, c: pb.ModelConfig) -> list[Finding]:
     for i, st in enumerate(c.sequence_batching.state):
         where = f"sequence_batching.state[{i}]"
         if len(st.initial_state) > 1:
-            found.append(Finding(name, f"{where}.initial_state", f"state '{st.input_name}' has {len(st.initial_state)} "
-                                 "initial states", "keep one initial_state"))
+            found.append(Finding(name, f"{where}.initial_state", f"state '{st.input_name}' has "
+                                 f"{len(st.initial_state)} initial states", "keep one initial_state"))
         elif st.initial_state:
             problem = _initial_state_problem(st, st.initial_state[0])
             if problem:

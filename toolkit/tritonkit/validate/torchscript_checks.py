@@ -79,8 +79,8 @@ def _config_rules(name: str, c: pb.ModelConfig) -> list[Finding]:
                                  "the model keeps sequence state", "name them OUTPUT__0, OUTPUT__1, ..."))
         else:
             found.append(Finding(name, "output", f"output names {[t.name for t in c.output]} are not all "
-                                 "<name>__<index>, so the pytorch backend maps them to forward()'s results in config "
-                                 "order",
+                                 "<name>__<index>, so the pytorch backend maps them to forward()'s "
+                                 "results in config order",
                                  "name them OUTPUT__0, OUTPUT__1, ... (the index of each result)", "warning"))
     for i, state in enumerate(c.sequence_batching.state):
         for field in ("input_name", "output_name"):
@@ -94,8 +94,8 @@ def _tensor_rules(name: str, where: str, kind: str, t: pb.ModelInput | pb.ModelO
                   max_batch_size: int) -> list[Finding]:
     type_name = pb.DataType.Name(t.data_type)
     if type_name not in TORCH_TYPES:
-        return [Finding(name, f"{where}.data_type", f"{type_name} ({kind} '{t.name}') is not a type the pytorch "
-                        "backend serves",
+        return [Finding(name, f"{where}.data_type", f"{type_name} ({kind} '{t.name}') is not a type the "
+                        "pytorch backend serves",
                         f"use one of {', '.join(sorted(TORCH_TYPES))}")]
     dims = list(t.reshape.shape) if t.HasField("reshape") else list(t.dims)
     if type_name == "TYPE_STRING" and len(dims) + (max_batch_size > 0) > 1:
@@ -121,8 +121,8 @@ def _forward_rules(name: str, c: pb.ModelConfig, arguments: list[tuple[str, str]
     if expected != len(arguments):
         return [Finding(name, "input", f"forward() of {rel} takes {len(arguments)} inputs "
                         f"({', '.join(names) or 'none'}) but the config declares {expected}",
-                        "declare one input per forward argument (inputs, batch inputs, sequence controls and states "
-                        "together)")]
+                        "declare one input per forward argument (inputs, batch inputs, sequence "
+                        "controls and states together)")]
     found = []
     by_argument = all(t.name in names for t in c.input)
     by_index = not by_argument and all(is_indexed(t.name) for t in c.input)
@@ -132,7 +132,7 @@ def _forward_rules(name: str, c: pb.ModelConfig, arguments: list[tuple[str, str]
                              "name them INPUT__0, INPUT__1, ..."))
     elif not by_argument and not by_index:
         found.append(Finding(name, "input", f"input names {[t.name for t in c.input]} are neither forward()'s "
-                             f"arguments ({', '.join(names)}) nor <name>__<index>, so the pytorch backend passes them "
-                             "in config order",
+                             f"arguments ({', '.join(names)}) nor <name>__<index>, so the pytorch backend "
+                             "passes them in config order",
                              f"name them {', '.join(names)} or INPUT__0, INPUT__1, ...", "warning"))
     return found
