@@ -13,7 +13,8 @@ from tritonkit.spec.loader import load_project
 
 @click.command("export")
 @click.argument("model")
-@click.option("-f", "--file", "spec", default="tritonkit.yaml", show_default=True, type=click.Path(path_type=Path), help="Spec file.")
+@click.option("-f", "--file", "spec", default="tritonkit.yaml", show_default=True,
+              type=click.Path(path_type=Path), help="Spec file.")
 @json_option
 @reports_errors
 def export_command(model: str, spec: Path, as_json: bool) -> None:
@@ -29,9 +30,11 @@ def export_command(model: str, spec: Path, as_json: bool) -> None:
     """
     project = load_project(spec)
     if model not in project.models:
-        raise TritonkitError(shown_path(project.spec_path), f"models.{model}", f"no model named '{model}'", f"use one of: {', '.join(project.models)}")
+        raise TritonkitError(shown_path(project.spec_path), f"models.{model}", f"no model named '{model}'",
+                             f"use one of: {', '.join(project.models)}")
     if project.models[model].source is None:
-        raise TritonkitError(shown_path(project.origin(model)), f"models.{model}.source", "the model has no source to export", "add source: {python: package.module:function} (or torchscript:/onnx:)")
+        raise TritonkitError(shown_path(project.origin(model)), f"models.{model}.source", "the model has no source to "
+                             "export", "add source: {python: package.module:function} (or torchscript:/onnx:)")
     project.models = {model: project.models[model]}
     result = run_exports(project)[model]
     summary = {
@@ -43,7 +46,8 @@ def export_command(model: str, spec: Path, as_json: bool) -> None:
     if as_json:
         emit_json({"ok": True, **summary})
         return
-    click.echo(f"{model}: exported with {result.exporter} ({result.exporter_reason}){' [cached]' if result.cache_hit else ''}")
+    click.echo(f"{model}: exported with {result.exporter} "
+               f"({result.exporter_reason}){' [cached]' if result.cache_hit else ''}")
     for output, errors in result.max_errors.items():
         click.echo(f"  {output}: " + ", ".join(f"{k} {v:.3g}" for k, v in errors.items()))
     for kind, tensors in (("input", result.inputs), ("output", result.outputs)):

@@ -32,7 +32,8 @@ class ExampleTensor(StrictModel):
     shape: list[int] = Field(description="Full shape, batch dimension included when the model batches.")
     dtype: ExampleDType = "float32"
     low: float | None = Field(default=None, description="Smallest value (integers: inclusive); default 0 for integers.")
-    high: float | None = Field(default=None, description="Largest value (integers: inclusive); default 10 for integers.")
+    high: float | None = Field(default=None,
+                               description="Largest value (integers: inclusive); default 10 for integers.")
 
     @field_validator("shape")
     @classmethod
@@ -45,25 +46,20 @@ class ExampleTensor(StrictModel):
 class SourceSpec(StrictModel):
     """Exactly one of `python`, `torchscript` or `onnx`: the model before export."""
 
-    python: str | None = Field(
-        default=None,
-        description="Entry point `package.module:function` (or `path/to/file.py:function`) returning "
-        "(torch.nn.Module, example_inputs) with example_inputs a tuple or dict of tensors.",
-    )
-    torchscript: str | None = Field(default=None, description="A TorchScript file (torch.jit.save), relative to the spec.")
+    python: str | None = Field(default=None, description="Entry point `package.module:function` (or "
+                               "`path/to/file.py:function`) returning (torch.nn.Module, example_inputs) with "
+                               "example_inputs a tuple or dict of tensors.")
+    torchscript: str | None = Field(default=None, description="A TorchScript file "
+                                    "(torch.jit.save), relative to the spec.")
     onnx: str | None = Field(default=None, description="An existing ONNX file, relative to the spec.")
     kwargs: dict[str, Any] = Field(default_factory=dict, description="Keyword arguments for the python entry point.")
-    python_path: list[str] = Field(
-        default_factory=lambda: ["."], description="Folders (relative to the spec) put on sys.path to import the entry point."
-    )
-    weights: list[str] = Field(
-        default_factory=list,
-        description="Files or folders the entry point reads outside Python's open() (e.g. safetensors), hashed for "
-        "the export cache; files read with open() and imported code are found automatically.",
-    )
-    example_inputs: dict[str, ExampleTensor] = Field(
-        default_factory=dict, description="Inputs in forward order, for torchscript/onnx sources."
-    )
+    python_path: list[str] = Field(default_factory=lambda: ["."], description="Folders (relative to the spec) put on "
+                                   "sys.path to import the entry point.")
+    weights: list[str] = Field(default_factory=list, description="Files or folders the entry point reads outside "
+                               "Python's open() (e.g. safetensors), hashed for the export cache; files read with "
+                               "open() and imported code are found automatically.")
+    example_inputs: dict[str, ExampleTensor] = Field(default_factory=dict, description="Inputs in forward order, for "
+                                                     "torchscript/onnx sources.")
 
     @model_validator(mode="after")
     def _exactly_one(self) -> SourceSpec:
@@ -80,7 +76,6 @@ class SourceSpec(StrictModel):
 
     @property
     def kind(self) -> Literal["python", "torchscript", "onnx"]:
-        """Which of the three source kinds this is."""
         return "python" if self.python else "torchscript" if self.torchscript else "onnx"
 
 
@@ -97,7 +92,6 @@ class ToleranceSpec(Tolerance):
     outputs: dict[str, Tolerance] = Field(default_factory=dict)
 
     def for_output(self, name: str) -> Tolerance:
-        """The tolerance that applies to output `name`."""
         return self.outputs.get(name, Tolerance(atol=self.atol, rtol=self.rtol))
 
 
@@ -105,9 +99,8 @@ class VerifySpec(StrictModel):
     """Which shapes verification runs besides the example: batch sizes and dynamic lengths."""
 
     batch_sizes: list[int] | None = Field(default=None, description="Default: 1 and max_batch_size.")
-    lengths: dict[str, list[int]] = Field(
-        default_factory=dict, description="Sizes per dynamic dim name, e.g. {seq: [8, 64]}; default: half and double the example."
-    )
+    lengths: dict[str, list[int]] = Field(default_factory=dict, description="Sizes per dynamic dim name, e.g. {seq: "
+                                          "[8, 64]}; default: half and double the example.")
     golden_samples: int = Field(default=4, ge=0, description="Verified input/output pairs kept under <model>/golden/.")
     seed: int = 0
 
@@ -148,15 +141,14 @@ class TensorRTProfile(StrictModel):
 
 
 class TensorRTSpec(StrictModel):
-    """How the TensorRT engine is built: here (`local`, needs TensorRT and a GPU) or by trtexec at deploy (`deferred`)."""
+    """The TensorRT engine is built here (`local`, needs TensorRT and a GPU) or by trtexec at deploy (`deferred`)."""
 
     mode: Literal["local", "deferred"] = "local"
     fp16: bool = False
     int8: bool = Field(default=False, description="Needs a Q/DQ (explicitly quantized) graph; no calibrator is run.")
     workspace_mb: int = Field(default=1024, gt=0)
-    profiles: list[TensorRTProfile] = Field(
-        default_factory=list, description="Default: one profile from batch 1..max_batch_size and the verify lengths."
-    )
+    profiles: list[TensorRTProfile] = Field(default_factory=list, description="Default: one profile from batch "
+                                            "1..max_batch_size and the verify lengths.")
 
 
 class LMQualitySpec(StrictModel):
@@ -165,11 +157,11 @@ class LMQualitySpec(StrictModel):
     tokenizer: str = Field(description="tokenizer.json of the model, relative to the spec (e.g. "
                            "assets/tokenizer.json): encodes the prompts and the perplexity text.")
     min_greedy_agreement: float | None = Field(
-        default=None, ge=0, le=1, description="Refuse the export when fewer of the 8 prompts x 32 greedy tokens "
-        "match the float graph's (both continuing freely) than this fraction.")
+        default=None, ge=0, le=1, description="Refuse the export when fewer of the 8 prompts x 32 greedy tokens match "
+        "the float graph's (both continuing freely) than this fraction.")
     max_perplexity_ratio: float | None = Field(
-        default=None, gt=0, description="Refuse the export when its perplexity on the llm pipeline's "
-        "perplexity.txt over the float graph's exceeds this.")
+        default=None, gt=0, description="Refuse the export when its perplexity on the llm pipeline's perplexity.txt "
+        "over the float graph's exceeds this.")
 
 
 class QuantizeSpec(StrictModel):
@@ -182,8 +174,8 @@ class QuantizeSpec(StrictModel):
         default=False, description="false: each block's min..max on 2^bits levels with a float zero point (a GGUF "
         "Q4_1 block comes back exactly); true: scale absmax / (2^(bits-1) - 1), no zero point.")
     embedding: Literal["int8", "int4", "float32"] = Field(
-        default="int8", description="Token embeddings (Gather from a weight) and an output head tied to one: "
-        "they shape every logit, so the default keeps them at 8 bits as llama.cpp does (symmetric).")
+        default="int8", description="Token embeddings (Gather from a weight) and an output head tied to one: they "
+        "shape every logit, so the default keeps them at 8 bits as llama.cpp does (symmetric).")
     tolerance: ToleranceSpec = Field(
         default_factory=lambda: ToleranceSpec(atol=0.1, rtol=0.1),
         description="|quantized - PyTorch| bound at every verify case (the float graph keeps export.tolerance).")
@@ -215,22 +207,20 @@ class ExportSpec(StrictModel):
     opset: Literal[17, 18] = 18
     input_names: list[str] | None = Field(default=None, description="Rename inputs (forward order).")
     output_names: list[str] | None = Field(default=None, description="Name outputs (flattened order).")
-    dynamic_axes: dict[str, dict[int, str]] = Field(
-        default_factory=dict, description="Named dynamic dims besides the batch axis, e.g. {input_ids: {1: seq}}."
-    )
-    external_data: Literal["auto", "always"] = Field(
-        default="auto", description="auto: weights go to model.onnx.data only when the model is over 2 GB."
-    )
+    dynamic_axes: dict[str, dict[int, str]] = Field(default_factory=dict, description="Named dynamic dims besides the "
+                                                    "batch axis, e.g. {input_ids: {1: seq}}.")
+    external_data: Literal["auto", "always"] = Field(default="auto", description="auto: weights go to model.onnx.data "
+                                                     "only when the model is over 2 GB.")
     tolerance: ToleranceSpec = Field(default_factory=ToleranceSpec)
     verify: VerifySpec = Field(default_factory=VerifySpec)
-    config_io: Literal["graph", "own"] = Field(
-        default="graph", description="graph: the config's inputs/outputs are the exported graph's (checked against it). "
-        "own: a Python model runs the exported file itself behind inputs/outputs of its own (e.g. the LLM engine "
-        "`generate`): they are not checked against the graph, and no golden samples are kept (they hold the graph's).",
-    )
+    config_io: Literal["graph", "own"] = Field(default="graph", description="graph: the config's inputs/outputs are "
+                                               "the exported graph's (checked against it). own: a Python model runs "
+                                               "the exported file itself behind inputs/outputs of its own (e.g. the "
+                                               "LLM engine `generate`): they are not checked against the graph, and "
+                                               "no golden samples are kept (they hold the graph's).")
     quantize: Annotated[QuantizeSpec | None, BeforeValidator(_none_is_float)] = Field(
-        default=None, description="Weight-only quantization of the ONNX graph, verified against PyTorch and, for "
-        "an LM (`lm:`), against the float graph; none (the default) keeps float32.")
+        default=None, description="Weight-only quantization of the ONNX graph, verified against PyTorch and, for an "
+        "LM (`lm:`), against the float graph; none (the default) keeps float32.")
     timeout_s: float = Field(default=900.0, gt=0, description="Wall-clock limit of the isolated export process.")
     tensorrt: TensorRTSpec = Field(default_factory=TensorRTSpec)
 
@@ -264,6 +254,6 @@ class ExportSpec(StrictModel):
     @model_validator(mode="after")
     def _quantize_onnx_only(self) -> ExportSpec:
         if self.quantize is not None and self.format != "onnx":
-            raise ValueError(f"quantize applies to format: onnx (MatMulNBits), not {self.format}; remove quantize "
-                             "or use format: onnx")
+            raise ValueError(f"quantize applies to format: onnx (MatMulNBits), not {self.format}; remove "
+                             "quantize or use format: onnx")
         return self
