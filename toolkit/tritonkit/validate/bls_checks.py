@@ -34,8 +34,8 @@ def check_bls(configs: dict[str, pb.ModelConfig], unknown: frozenset[str] = froz
     return found
 
 
-def _check_call(name: str,
-                caller: pb.ModelConfig, index: int, callee: str, configs: dict[str, pb.ModelConfig]) -> list[Finding]:
+def _check_call(name: str, caller: pb.ModelConfig, index: int, callee: str,
+                configs: dict[str, pb.ModelConfig]) -> list[Finding]:
     where = f"bls.calls[{index}]"
     if callee == name:
         return [Finding(name, where, f"model '{name}' cannot call itself", "call another model, or loop "

@@ -61,8 +61,8 @@ def check_ensembles(configs: dict[str, pb.ModelConfig], unknown: frozenset[str] 
 
 
 # -- the config alone (ValidateEnsembleSchedulingConfig) ---------------------------------------------------------
-def _check_scheduling(name: str,
-                      ens: pb.ModelConfig, configs: dict[str, pb.ModelConfig]) -> tuple[list[Finding], list[Finding]]:
+def _check_scheduling(name: str, ens: pb.ModelConfig,
+                      configs: dict[str, pb.ModelConfig]) -> tuple[list[Finding], list[Finding]]:
     """Findings on the step graph alone, and the unused step outputs among them."""
     found: list[Finding] = []
     for what, present in (("optimization", ens.HasField("optimization")), ("model_warmup", len(ens.model_warmup) > 0)):

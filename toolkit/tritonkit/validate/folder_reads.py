@@ -75,8 +75,8 @@ def _fix(name: str, other: str, file: str, then: str) -> str:
     return f"give '{name}' its own copy in its version folder (files: {{{file}: model:{other}/{file}}}) {then}"
 
 
-def _parameter_read(name: str,
-                    config: pb.ModelConfig, configs: dict[str, pb.ModelConfig]) -> tuple[str, str, str] | None:
+def _parameter_read(name: str, config: pb.ModelConfig,
+                    configs: dict[str, pb.ModelConfig]) -> tuple[str, str, str] | None:
     """(parameter, other model, file) of a sibling-naming parameter, else None."""
     for key, file in SIBLING_PARAMETERS.items():
         if key in config.parameters:
