@@ -117,18 +117,27 @@ def stream_arrivals(url: str, model: str, values: dict, ids_output: str, arrival
     return sent
 
 
-def served_run(url: str, prompts: list[str], max_tokens: int) -> Run:
-    """len(prompts) concurrent gRPC streams to the `llm` ensemble."""
+def clients_run(stream: Callable[[str, list[float], threading.Barrier], float], prompts: list[str]) -> Run:
+    """One client thread per prompt, all sending at once: `stream(prompt, arrivals, ready)` appends each token's
+    arrival time and returns when it sent (after `ready`)."""
     run = Run(starts=[0.0] * len(prompts), tokens=[[] for _ in prompts])
     barrier = threading.Barrier(len(prompts))
 
     def one(i: int) -> None:
-        values = {"text_input": prompts[i], "max_tokens": max_tokens, "ignore_eos": True}
-        run.starts[i] = stream_arrivals(url, "llm", values, "output_ids", run.tokens[i], barrier)
+        run.starts[i] = stream(prompts[i], run.tokens[i], barrier)
 
     with ThreadPoolExecutor(len(prompts)) as pool:
         list(pool.map(one, range(len(prompts))))
     return run
+
+
+def served_run(url: str, prompts: list[str], max_tokens: int, extra: dict | None = None) -> Run:
+    """len(prompts) concurrent gRPC streams to the `llm` ensemble (`extra`: more inputs, e.g. a system prompt)."""
+    def stream(prompt: str, arrivals: list[float], ready: threading.Barrier) -> float:
+        values = {"text_input": prompt, "max_tokens": max_tokens, "ignore_eos": True} | (extra or {})
+        return stream_arrivals(url, "llm", values, "output_ids", arrivals, ready)
+
+    return clients_run(stream, prompts)
 
 
 def p99(values: list[float]) -> float:
@@ -350,6 +359,12 @@ def one_at_a_time(repository: Path, target: Path) -> Path:
 
 def built(model: str) -> tuple[Path, Path]:
     """(bench folder, built repository) of an example project."""
+    folder, result = build_example(model)
+    return folder, result.repository
+
+
+def build_example(model: str) -> tuple[Path, Any]:
+    """(bench folder, BuildResult: `tritonkit build --json` is its summary()) of an example project."""
     from examples.llm.project import write_project
     from tritonkit.export.progress import StderrProgress
     from tritonkit.pipelines.llm.export.prepare import write_assets
@@ -358,7 +373,7 @@ def built(model: str) -> tuple[Path, Path]:
     folder = REPO_ROOT / ".tritonkit" / "bench" / "llm" / model
     assets = write_assets(model, folder / "prepared_assets")  # copied into folder/assets if model == "smollm2" else None
     spec = write_project(folder, model, assets)
-    return folder, build(spec, progress=StderrProgress()).repository
+    return folder, build(spec, progress=StderrProgress())
 
 
 def bench_model(model: str, levels: list[int], rows: list[tuple], parts: str, chunks: list[int] | None,
