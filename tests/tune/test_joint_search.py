@@ -60,19 +60,22 @@ def _spec(**fields: object) -> dict:
 def test_threads_sequence_and_unbatched_steps(tmp_path: Path) -> None:
     spec = tmp_path / "tritonkit.yaml"
     (tmp_path / "m.py").write_text("")
+    (tmp_path / "m.onnx").write_bytes(b"")
     models = {
         "onnxish": _spec(parameters={"intra_op_thread_count": 0}, files={"model.py": "m.py"}),
+        "exported": {**_spec(source={"onnx": "m.onnx"}), "backend": None},  # built as an onnxruntime model
         "plain": _spec(files={"model.py": "m.py"}),  # no dynamic batching: "off" is its default
         "stateful": _spec(sequence_batching={}, files={"model.py": "m.py"}),
-        "top": _spec(files={"model.py": "m.py"}, bls={"calls": ["onnxish", "plain", "stateful"]}),
+        "top": _spec(files={"model.py": "m.py"}, bls={"calls": ["onnxish", "exported", "plain", "stateful"]}),
     }
     spec.write_text(yaml.safe_dump({"version": 1, "models": models}))
     project = load_project(spec)
     target = resolve_joint(project, "top")
-    assert target.kind == "bls" and target.models == ("top", "onnxish", "plain", "stateful")
+    assert target.kind == "bls" and target.models == ("top", "onnxish", "exported", "plain", "stateful")
     knobs = pipeline_knobs(target.models, project.models, max_instances=2)
     keys = {k.key for k in knobs}
-    assert ("onnxish", "threads") in keys and not any(step == "stateful" for step, _ in keys)
+    assert {("onnxish", "threads"), ("exported", "threads")} <= keys
+    assert not any(step == "stateful" for step, _ in keys)
     delay = next(k for k in knobs if k.key == ("plain", "queue_delay_us"))
     assert delay.values[0] is None and delay.default is None
     # preferred sizes collapse where batching is off: the grid holds each configuration once, and its size says so

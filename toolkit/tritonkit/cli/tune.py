@@ -103,6 +103,7 @@ def tune_command(target: str, spec: Path, objective: str, max_p99_ms: float | No
       tritonkit tune text_encoder --max-p99-ms 50 --budget-minutes 20
       tritonkit tune classify --objective latency --min-throughput 200   # an ensemble pipeline
       tritonkit tune text_encoder --mode brute --dry-run      # print Model Analyzer's config only
+      tritonkit tune asr --joint --max-p99-ms 300 --budget 16 # every step of a pipeline together, end to end
     """
     if joint["joint"]:  # tritonkit's own end-to-end search of a pipeline: no Model Analyzer
         return run_joint(target, spec, objective, Constraints(max_p99_ms, min_throughput), mode, measurement_requests,

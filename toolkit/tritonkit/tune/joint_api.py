@@ -88,6 +88,7 @@ class JointOutcome:
     plot: Path
     build: BuildResult | None
     tune_dir: TuneDir
+    bench: Bench
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -111,7 +112,7 @@ class JointOutcome:
         }
 
 
-def _configs(built: Path, models: tuple[str, ...]) -> dict[str, mc.ModelConfig]:
+def baseline_configs(built: Path, models: tuple[str, ...]) -> dict[str, mc.ModelConfig]:
     return {m: text_format.Parse((built / m / "config.pbtxt").read_text(), mc.ModelConfig()) for m in models}
 
 
@@ -199,8 +200,8 @@ def tune_pipeline(options: JointOptions, report: Report) -> JointOutcome:
         raise _no_knobs(target, options.spec_path)
     notes = [f"'{m}' has no knob to search" for m in target.models[1:] if m not in {k.step for k in knobs}]
     bench = _bench(options, target, project.models[target.name], tune_dir, notes)
-    recorder = _Recorder(target, knobs, _configs(tune_dir.built, target.models), bench, tune_dir, options.budget,
-                         report)
+    configs = baseline_configs(tune_dir.built, target.models)
+    recorder = _Recorder(target, knobs, configs, bench, tune_dir, options.budget, report)
     search = coordinate_descent if options.search == "descent" else grid_search
     report(f"searching {len(knobs)} knobs ({grid_size(knobs)} configurations in all) by {options.search}, "
            f"at most {options.budget} measured, each at concurrency {options.concurrency}")
@@ -224,11 +225,11 @@ def tune_pipeline(options: JointOptions, report: Report) -> JointOutcome:
         base = TuneOptions(options.target, options.spec_path, options.objective, options.constraints)
         prov = provenance(base, choice.winner.best).model_copy(update={"model_analyzer_version": None,
                                                                          "notes": [how]})
-        tuned = tuned_models(recorder.points[choice.winner.variant], knobs, target.name, project.models,
-                             _configs(tune_dir.built, target.models), prov)
+        tuned = tuned_models(recorder.points[choice.winner.variant], knobs, target.name, project.models, configs,
+                             prov)
         report(f"writing tuned settings of {', '.join(tuned)} to {shown_path(options.spec_path)} and rebuilding")
         built = write_back_spec(options.spec_path, tuned)
     done = JointOutcome(options, target, knobs, recorder.points, trace, recorder.results, choice, tuned, plot,
-                        built, tune_dir, notes)
+                        built, tune_dir, bench, notes)
     tune_dir.summary.write_text(json.dumps(done.summary(), indent=2, default=str))
     return done

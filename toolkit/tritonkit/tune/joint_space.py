@@ -44,7 +44,8 @@ class Knob:
 
 
 def _has_threads(spec: ModelSpec) -> bool:
-    onnx = spec.platform == "onnxruntime_onnx" or spec.backend == "onnxruntime"
+    exported = spec.source is not None and spec.backend is None and spec.platform is None  # built as ONNX
+    onnx = exported or spec.platform == "onnxruntime_onnx" or spec.backend == "onnxruntime"
     return onnx or THREADS_PARAMETER in spec.parameters
 
 

@@ -1,0 +1,132 @@
+"""What `tritonkit tune PIPELINE --joint` gains on the ASR and TTS ensembles, and how its search compares with a grid.
+
+Usage: python benchmarks/pipeline_tune.py [--quick] [--pipelines asr,tts] [--rounds 3] [--concurrency 8]
+       [--budget 16] [--repeats 3] [--knobs instances,threads] [--max-p99-ms MS] [--keep DIR]
+
+For each pipeline (the asr starter's offline `asr` ensemble, the tts starter's `tts` ensemble) in a work folder:
+  1. the joint search (coordinate descent, at most --budget configurations, each the median of --repeats
+     perf_analyzer runs at --concurrency, under --max-p99-ms) without writing the spec;
+  2. the brute-force grid over exactly the same space, each configuration measured the same way;
+  3. the default (the spec's own settings), the search's winner and the grid's best measured again in --rounds
+     alternating rounds; the ratios are of the medians over rounds.
+The LLM's `generate` is refused by tune --joint for now (tokens/s under TTFT/ITL bounds is not measured), so
+its key is null. --quick: instance counts only, at most 2 per step, 30-request windows, 1 repeat, 1 round, asr
+only. Time on 2 cores: --quick ~10 min (two acoustic exports of ~80 s, 5 + 8 configurations, measured under a
+load average of 21, when the numbers are noise); a full run (instances and threads, 2 instances at most: a grid
+of 24 ASR and 12 TTS configurations, 3 repeats, 3 final rounds) is estimated at 1 to 1.5 h on a quiet machine.
+Adding queue_delay_us multiplies each batching step's share of the grid by 6 (ASR: 5184), so it is left out of
+the grid comparison. Prints a table; the LAST line is {"asr_tuned_over_default", "asr_tuned_over_grid_best",
+"asr_measurements_tune", "asr_measurements_grid", "tts_tuned_over_default", "llm_tuned_over_default_tokens_s"}.
+"""
+from __future__ import annotations
+
+import argparse
+import shutil
+import statistics
+import sys
+import tempfile
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO_ROOT))
+
+from benchmarks.report import print_report  # noqa: E402
+from examples.asr.project import write_project as write_asr  # noqa: E402
+from examples.tts.project import write_project as write_tts  # noqa: E402
+from tritonkit.tune.joint_api import JointOptions, JointOutcome, baseline_configs, tune_pipeline  # noqa: E402
+from tritonkit.tune.joint_measure import measure, write_candidate  # noqa: E402
+from tritonkit.tune.joint_space import Point, apply_point, default_point, describe_point  # noqa: E402
+from tritonkit.tune.options import Constraints  # noqa: E402
+
+PIPELINES = {"asr": (write_asr, "asr"), "tts": (write_tts, "tts")}
+
+
+def _say(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def _search(spec: Path, model: str, args: argparse.Namespace, search: str, budget: int) -> JointOutcome:
+    bound = Constraints(max_p99_ms=args.max_p99_ms)
+    options = JointOptions(model, spec, "throughput", bound, search, budget,  # type: ignore[arg-type]
+                           args.repeats, args.concurrency, args.measurement_requests,
+                           max_instances=args.max_instances, knobs=tuple(args.knobs.split(",")), write=False)
+    return tune_pipeline(options, _say)
+
+
+def _final(tuned: JointOutcome, points: dict[str, Point], rounds: int) -> dict[str, list[float]]:
+    """Each configuration served and measured once per round, the order rotating: infer/s per round."""
+    configs = baseline_configs(tuned.tune_dir.built, tuned.target.models)
+    bench = replace(tuned.bench, repeats=1)
+    out: dict[str, list[float]] = {name: [] for name in points}
+    names = list(points)
+    for index in range(rounds):
+        for name in names[index % len(names):] + names[:index % len(names)]:
+            folder = tuned.tune_dir.root / "final" / name.replace(" ", "-")
+            repo = write_candidate(tuned.tune_dir.built, folder,
+                                   {m: apply_point(configs[m], points[name], m) for m in tuned.target.models})
+            sample = measure(repo, bench, tuned.tune_dir.root, tuned.tune_dir.logs / f"final-{folder.name}.log")
+            out[name].append(sample.throughput)
+            _say(f"[final {index + 1}/{rounds}] {name}: {sample.throughput:.1f} infer/s, p99 {sample.p99_ms:.1f} ms")
+    return out
+
+
+def run_pipeline(name: str, work: Path, args: argparse.Namespace) -> tuple[dict[str, Any], list[tuple[str, str, str]]]:
+    write, model = PIPELINES[name]
+    spec = write(work / name)
+    tuned = _search(spec, model, args, "descent", args.budget)
+    grid = _search(spec, model, args, "grid", 10_000)
+    default = default_point(tuned.knobs)
+    points = {"default": default, "tuned": tuned.points[tuned.choice.winner.variant],
+              "grid best": grid.points[grid.choice.winner.variant]}
+    runs = _final(tuned, points, args.rounds)
+    med = {k: statistics.median(v) for k, v in runs.items()}
+    rows = [(f"{name} {k}", f"{med[k]:.1f}", f"infer/s median of {len(runs[k])} ({describe_point(points[k], default)})")
+            for k in points]
+    rows.append((f"{name} measurements", f"{len(tuned.trace.measured)} vs {len(grid.trace.measured)}",
+                 f"tune vs grid (space of {grid.summary()['grid_size']})"))
+    return {"tuned_over_default": round(med["tuned"] / med["default"], 3),
+            "tuned_over_grid_best": round(med["tuned"] / med["grid best"], 3),
+            "measurements_tune": len(tuned.trace.measured), "measurements_grid": len(grid.trace.measured)}, rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--pipelines", default=None, help="comma-separated: asr,tts [default: both; asr with --quick]")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--concurrency", type=int, default=8)
+    parser.add_argument("--budget", type=int, default=16)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--measurement-requests", type=int, default=100)
+    parser.add_argument("--max-p99-ms", type=float, default=None)
+    parser.add_argument("--max-instances", type=int, default=2)
+    parser.add_argument("--knobs", default="instances,threads")
+    parser.add_argument("--keep", type=Path, help="work folder to keep (default: a temporary one, removed)")
+    args = parser.parse_args()
+    if args.quick:
+        args.rounds, args.repeats, args.measurement_requests, args.knobs = 1, 1, 30, "instances"
+    pipelines = (args.pipelines or ("asr" if args.quick else "asr,tts")).split(",")
+    work = args.keep or Path(tempfile.mkdtemp(prefix="tritonkit-pipeline-tune-"))
+    results: dict[str, Any] = {}
+    rows: list[tuple[str, str, str]] = []
+    try:
+        for name in pipelines:
+            found, table = run_pipeline(name, work, args)
+            results[name] = found
+            rows += table
+    finally:
+        if args.keep is None:
+            shutil.rmtree(work, ignore_errors=True)
+    asr, tts = results.get("asr", {}), results.get("tts", {})
+    rows.append(("llm generate", "-", "refused by tune --joint for now (tokens/s under TTFT/ITL bounds)"))
+    print_report(rows, {
+        "asr_tuned_over_default": asr.get("tuned_over_default"),
+        "asr_tuned_over_grid_best": asr.get("tuned_over_grid_best"),
+        "asr_measurements_tune": asr.get("measurements_tune"), "asr_measurements_grid": asr.get("measurements_grid"),
+        "tts_tuned_over_default": tts.get("tuned_over_default"), "llm_tuned_over_default_tokens_s": None})
+
+
+if __name__ == "__main__":
+    main()
