@@ -39,10 +39,7 @@ class GoldenCase:
             out |= {f"{prefix}output:{n}": _storable(v) for n, v in outputs.items()}
         for k, response in enumerate(self.responses):
             out |= {f"response:{k}:output:{n}": _storable(v) for n, v in response.items()}
-        if self.atol is not None:
-            out["tol:atol"] = np.array(self.atol)
-        if self.rtol is not None:
-            out["tol:rtol"] = np.array(self.rtol)
+        out |= {f"tol:{k}": np.array(v) for k, v in (("atol", self.atol), ("rtol", self.rtol)) if v is not None}
         return out
 
 
@@ -128,9 +125,5 @@ def read_tolerances(golden_dir: Path) -> dict[str, Any]:
 def tolerance_for(table: dict[str, Any], case: GoldenCase, output: str) -> dict[str, float]:
     """atol/rtol for one output: the case's own, else the folder's `read_tolerances` per-output or default,
     else 1e-5."""
-    tol = dict(DEFAULT_TOLERANCE) | table.get("default", {}) | table.get("outputs", {}).get(output, {})
-    if case.atol is not None:
-        tol["atol"] = case.atol
-    if case.rtol is not None:
-        tol["rtol"] = case.rtol
-    return tol
+    own = {k: v for k, v in (("atol", case.atol), ("rtol", case.rtol)) if v is not None}
+    return dict(DEFAULT_TOLERANCE) | table.get("default", {}) | table.get("outputs", {}).get(output, {}) | own

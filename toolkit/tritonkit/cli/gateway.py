@@ -45,11 +45,7 @@ def _triton_url(triton: str | None) -> str:
 def _with_options(section: GatewaySpec, api_key_env: str | None, max_request_bytes: int | None,
                   models: tuple[str, ...]) -> GatewaySpec:
     """The spec section with the command line's settings over it, checked by the same schema."""
-    changes: dict = {}
-    if api_key_env:
-        changes["api_key_env"] = api_key_env
-    if max_request_bytes:
-        changes["max_request_bytes"] = max_request_bytes
+    changes: dict = {k: v for k, v in (("api_key_env", api_key_env), ("max_request_bytes", max_request_bytes)) if v}
     if models:
         parsed = {}
         for item in models:
