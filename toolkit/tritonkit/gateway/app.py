@@ -57,9 +57,9 @@ class Gateway:
         for served in catalog:
             if served.id == model_id:
                 if served.pipeline != pipeline:
-                    raise ApiError(400, f"model '{model_id}' is a {served.pipeline} model; this route needs a {pipeline} model "
-                                   f"({', '.join(s.id for s in catalog if s.pipeline == pipeline) or 'none here'})",
-                                   "model", "model_not_supported")
+                    others = ", ".join(s.id for s in catalog if s.pipeline == pipeline) or "none here"
+                    raise ApiError(400, f"model '{model_id}' is a {served.pipeline} model; this route needs a "
+                                   f"{pipeline} model ({others})", "model", "model_not_supported")
                 return served
         raise ApiError(404, f"The model '{model_id}' does not exist; this gateway serves: "
                        f"{', '.join(s.id for s in catalog) or 'nothing (no pipeline model is ready in Triton)'}",
@@ -115,7 +115,8 @@ def create_app(config: GatewayConfig) -> Guard:
         yield
         await gateway.close()
 
-    routes = [Route("/v1/models", list_models, methods=["GET"]), Route("/v1/models/{model_id:path}", get_model, methods=["GET"])]
+    routes = [Route("/v1/models", list_models, methods=["GET"]),
+              Route("/v1/models/{model_id:path}", get_model, methods=["GET"])]
     for pipeline in gateway_pipelines().values():
         routes += pipeline.routes
     app = Starlette(routes=routes, lifespan=lifespan,

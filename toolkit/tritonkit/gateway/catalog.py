@@ -31,7 +31,7 @@ class GatewayConfig:
     """Everything the app needs, resolved from the spec's `gateway:` section and the command line."""
 
     triton_url: str
-    repository: str = "model_repository"   # the repository Triton serves, a folder or s3:// (the LLM's tokenizer is read there)
+    repository: str = "model_repository"   # what Triton serves, a folder or s3:// (the LLM's tokenizer is read there)
     models: tuple[Served, ...] = ()   # empty: every pipeline whose entry model Triton serves, under its default id
     api_keys: frozenset[str] = field(default_factory=frozenset)
     max_request_bytes: int = 25 * 1024 * 1024

@@ -25,11 +25,11 @@ def bad_request(message: str, param: str | None = None, code: str | None = None)
 
 
 def from_triton(exc: InferenceServerException, model: str) -> ApiError:
-    """Triton's answer as OpenAI's: a model that cannot be reached is a 503; a refusal the model itself sent (INVALID_ARG,
-    or an error response on a stream, which carries no status) is the client's 400; anything else a 500."""
+    """Triton's answer as OpenAI's: a model that cannot be reached is a 503; a refusal the model itself sent
+    (INVALID_ARG, or an error response on a stream, which carries no status) is the client's 400; else a 500."""
     status, text = str(exc.status() or ""), exc.message() or ""
     message = f"model '{model}': {text}"
-    if "UNAVAILABLE" in status or "NOT_FOUND" in status or any(s in text for s in ("is not found", "not ready", "unavailable")):
+    if any(s in f"{status} {text}" for s in ("UNAVAILABLE", "NOT_FOUND", "is not found", "not ready", "unavailable")):
         return ApiError(503, message, kind="server_error", code="model_unavailable")
     if "INVALID_ARG" in status or not status:
         return ApiError(400, message, code="invalid_value")

@@ -21,8 +21,8 @@ App = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 async def _send_error(send: Send, error: ApiError, headers: tuple[tuple[bytes, bytes], ...] = ()) -> None:
     body = json.dumps(error.body()).encode()
-    await send({"type": "http.response.start", "status": error.status,
-                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()), *headers]})
+    await send({"type": "http.response.start", "status": error.status, "headers": [
+        (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()), *headers]})
     await send({"type": "http.response.body", "body": body})
 
 
@@ -56,8 +56,8 @@ class Guard:
             await self.app(scope, receive, send)
             return
         if self.keys and not self._authorized(scope):
-            await _send_error(send, ApiError(401, "Incorrect or missing API key: send 'Authorization: Bearer <key>' with a key "
-                                             "this gateway was given", code="invalid_api_key"),
+            await _send_error(send, ApiError(401, "Incorrect or missing API key: send 'Authorization: Bearer <key>' "
+                                             "with a key this gateway was given", code="invalid_api_key"),
                               ((b"www-authenticate", b"Bearer"),))
             return
         length = _header(scope, b"content-length")

@@ -109,5 +109,5 @@ class Body:
 
 def _check_range(name: str, value: float, low: float | None, high: float | None) -> None:
     if (low is not None and value < low) or (high is not None and value > high):
-        span = f"{low} .. {high}" if low is not None and high is not None else f">= {low}" if low is not None else f"<= {high}"
+        span = f">= {low}" if high is None else f"<= {high}" if low is None else f"{low} .. {high}"
         raise bad_request(f"'{name}' must be {span}, got {value}", name, "invalid_value")

@@ -30,15 +30,15 @@ def exposure_warning(host: str, keys: frozenset[str]) -> str | None:
     if is_loopback(host):
         return None
     where = "every interface" if host.strip("[]") in ("0.0.0.0", "::") else host
-    guard = ("requests need one of its API keys" if keys else
-             "and no API key is set, so anyone who can reach this machine can use the models (set gateway.api_key_env's "
-             "variable or --api-key-file)")
+    guard = ("requests need one of its API keys" if keys else "and no API key is set, so anyone who can reach this "
+             "machine can use the models (set gateway.api_key_env's variable or --api-key-file)")
     return f"warning: --host {host}: the OpenAI gateway is open on {where}; {guard}"
 
 
 def config_of(spec: GatewaySpec, triton_url: str, repository: str, key_file: Path | None) -> GatewayConfig:
     """The app's settings from the spec section and the command line (the command line wins)."""
-    models = tuple(Served(name, m.pipeline, m.model or gateway_pipelines()[m.pipeline].entry_model) for name, m in spec.models.items())
+    models = tuple(Served(name, m.pipeline, m.model or gateway_pipelines()[m.pipeline].entry_model)
+                   for name, m in spec.models.items())
     file = key_file or (Path(spec.api_key_file) if spec.api_key_file else None)
     return GatewayConfig(triton_url=triton_url, repository=repository, models=models,
                          api_keys=api_keys(spec.api_key_env, file), max_request_bytes=spec.max_request_bytes)

@@ -56,7 +56,8 @@ class Triton:
     async def stream(self, model: str, inputs: Mapping[str, np.ndarray]) -> AsyncGenerator[InferResult, None]:
         """The responses of one request to a decoupled model, up to its final one. Leaving early (the HTTP client
         went away, or the caller stops reading) cancels the gRPC call, which cancels the request in Triton."""
-        request = {"model_name": model, "inputs": [tensor(k, v) for k, v in inputs.items()], "parameters": dict(FINAL_FLAG)}
+        request = {"model_name": model, "inputs": [tensor(k, v) for k, v in inputs.items()],
+                   "parameters": dict(FINAL_FLAG)}
 
         async def requests() -> AsyncIterator[dict]:
             yield request

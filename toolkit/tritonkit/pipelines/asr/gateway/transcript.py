@@ -31,12 +31,14 @@ class Transcript:
 
     def verbose(self, granularities: set[str]) -> dict[str, Any]:
         start, end = self.span()
-        body: dict[str, Any] = {"task": "transcribe", "language": "english", "duration": self.duration, "text": self.text}
+        body: dict[str, Any] = {"task": "transcribe", "language": "english", "duration": self.duration,
+                                "text": self.text}
         if "word" in granularities:
             body["words"] = list(self.words)
         if "segment" in granularities or not granularities:
             body["segments"] = [{"id": 0, "seek": 0, "start": start, "end": end, "text": self.text, "tokens": [],
-                                 "temperature": 0.0, "avg_logprob": 0.0, "compression_ratio": 1.0, "no_speech_prob": 0.0}]
+                                 "temperature": 0.0, "avg_logprob": 0.0, "compression_ratio": 1.0,
+                                 "no_speech_prob": 0.0}]
         return body
 
     def subtitles(self, vtt: bool) -> str:

@@ -57,8 +57,8 @@ class LlmFiles:
 
     def chat_prompt(self, messages: list[dict[str, str]]) -> str:
         if not self.generation.chat:
-            raise ApiError(400, f"model '{self.generation.name}' has no chat format; use /v1/completions with a raw prompt",
-                           "messages", "model_not_supported")
+            raise ApiError(400, f"model '{self.generation.name}' has no chat format; use /v1/completions with a raw "
+                           "prompt", "messages", "model_not_supported")
         return format_chat(self.generation.chat, messages)
 
     def count(self, prompt: str) -> int:
@@ -69,13 +69,13 @@ class LlmFiles:
 def _version_folder(repository: Path) -> Path:
     for model in FILES_MODELS:
         root = repository / model
-        versions = sorted((int(p.name) for p in root.iterdir() if p.name.isdigit()), reverse=True) if root.is_dir() else []
-        for version in versions:
+        versions = sorted(int(p.name) for p in root.iterdir() if p.name.isdigit()) if root.is_dir() else []
+        for version in reversed(versions):
             if (root / str(version) / GENERATION_FILE).is_file() and (root / str(version) / TOKENIZER_FILE).is_file():
                 return root / str(version)
-    raise ApiError(503, f"the gateway cannot find the LLM's {GENERATION_FILE} and {TOKENIZER_FILE} in {repository} (models "
-                   f"{', '.join(FILES_MODELS)}): start it with --repository pointing at the built repository Triton serves",
-                   kind="server_error", code="model_files_missing")
+    raise ApiError(503, f"the gateway cannot find the LLM's {GENERATION_FILE} and {TOKENIZER_FILE} in {repository} "
+                   f"(models {', '.join(FILES_MODELS)}): start it with --repository pointing at the built repository "
+                   "Triton serves", kind="server_error", code="model_files_missing")
 
 
 def _fetched(url: str, into: Path) -> Path:
@@ -87,8 +87,8 @@ def _fetched(url: str, into: Path) -> Path:
     store = S3Destination(parsed.bucket, parsed.prefix, parsed.endpoint)
     keys = set(store.list())
     for model in FILES_MODELS:
-        versions = sorted({int(k.split("/")[1]) for k in keys if k.startswith(f"{model}/") and k.split("/")[1].isdigit()}, reverse=True)
-        for version in versions:
+        parts = [k.split("/") for k in keys if k.startswith(f"{model}/")]
+        for version in sorted({int(p[1]) for p in parts if p[1].isdigit()}, reverse=True):
             wanted = [f"{model}/{version}/{name}" for name in (GENERATION_FILE, TOKENIZER_FILE)]
             if all(key in keys for key in wanted):
                 for key in wanted:

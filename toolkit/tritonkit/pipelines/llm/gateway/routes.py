@@ -29,7 +29,8 @@ _ZERO = refused_unless(lambda v: v == 0, "penalties are not implemented; send 0 
 _NONE = refused_unless(lambda v: not v, "not implemented")
 _REFUSALS: dict[str, Refusal] = {
     "n": _ONE, "presence_penalty": _ZERO, "frequency_penalty": _ZERO, "logit_bias": _NONE, "logprobs": _NONE,
-    "top_logprobs": _NONE, "store": _NONE, "metadata": _NONE, "service_tier": refused_unless(lambda v: v in ("auto", "default"), "one tier"),
+    "top_logprobs": _NONE, "store": _NONE, "metadata": _NONE,
+    "service_tier": refused_unless(lambda v: v in ("auto", "default"), "one tier"),
 }
 CHAT_REFUSALS: dict[str, Refusal] = _REFUSALS | {
     "tools": _NONE, "tool_choice": refused_unless(lambda v: v == "none", "no tools"), "parallel_tool_calls": _NONE,
@@ -66,11 +67,11 @@ def _include_usage(body: Body) -> bool:
 def _content(index: int, content: Any) -> str:
     if isinstance(content, str):
         return content
-    if isinstance(content, list) and all(isinstance(p, dict) and p.get("type") == "text" and isinstance(p.get("text"), str)
-                                         for p in content):
+    if isinstance(content, list) and all(isinstance(p, dict) and p.get("type") == "text"
+                                         and isinstance(p.get("text"), str) for p in content):
         return "".join(p["text"] for p in content)
-    raise bad_request(f"messages[{index}].content must be a string or a list of text parts", f"messages[{index}].content",
-                      "invalid_type")
+    raise bad_request(f"messages[{index}].content must be a string or a list of text parts",
+                      f"messages[{index}].content", "invalid_type")
 
 
 def chat_messages(body: Body) -> list[dict[str, str]]:
@@ -85,8 +86,8 @@ def chat_messages(body: Body) -> list[dict[str, str]]:
             raise bad_request(f"messages[{index}] must be an object", f"messages[{index}]", "invalid_type")
         extra = sorted(set(message) - {"role", "content"})
         if extra:
-            raise bad_request(f"messages[{index}].{extra[0]} is not supported by this server", f"messages[{index}].{extra[0]}",
-                              "unsupported_parameter")
+            raise bad_request(f"messages[{index}].{extra[0]} is not supported by this server",
+                              f"messages[{index}].{extra[0]}", "unsupported_parameter")
         role = message.get("role")
         if role not in ROLES:
             raise bad_request(f"messages[{index}].role must be one of {', '.join(ROLES)}, got {role!r}",
@@ -125,7 +126,8 @@ class Shape:
 
 
 def _usage(prompt_tokens: int, completion_tokens: int) -> dict[str, int]:
-    return {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens, "total_tokens": prompt_tokens + completion_tokens}
+    return {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens}
 
 
 def files_of(gateway: Gateway, served: Served) -> LlmFiles:
@@ -153,7 +155,7 @@ async def _respond(request: Request, gateway: Gateway, served: Served, shape: Sh
         body = shape.answer([shape.choice("".join(totals.text), totals.finish_reason, whole=True)],
                             _usage(prompt_tokens, totals.tokens), chunk=False)
         return JSONResponse(body)
-    first: Any = await unless_disconnected(request, anext(responses))  # a refused request is a 400 before any event is sent
+    first: Any = await unless_disconnected(request, anext(responses))  # a refused request: a 400 before any event
     return sse_response(_events(responses, Step.of(first), shape, prompt_tokens, include_usage))
 
 
@@ -204,8 +206,8 @@ def _prompt(body: Body) -> str:
     if isinstance(prompt, list) and len(prompt) == 1 and isinstance(prompt[0], str):
         prompt = prompt[0]
     if isinstance(prompt, list):
-        raise bad_request("'prompt' takes one string here (a list of prompts or of token ids is not supported)", "prompt",
-                          "unsupported_parameter")
+        raise bad_request("'prompt' takes one string here (a list of prompts or of token ids is not supported)",
+                          "prompt", "unsupported_parameter")
     if not isinstance(prompt, str) or not prompt:
         raise bad_request("'prompt' must be a non-empty string", "prompt",
                           "missing_required_parameter" if prompt is None else "invalid_value")
@@ -221,8 +223,8 @@ async def completions(request: Request) -> Response:
     stream, include_usage = body.boolean("stream"), _include_usage(body)
     prompt = _prompt(body)
     files = files_of(gateway, served)
-    return await _respond(request, gateway, served, _shape(False, served), prompt, files.count(prompt), sampling, stream,
-                          include_usage)
+    return await _respond(request, gateway, served, _shape(False, served), prompt, files.count(prompt), sampling,
+                          stream, include_usage)
 
 
 ROUTES: list[Route] = [Route("/v1/chat/completions", chat_completions, methods=["POST"]),

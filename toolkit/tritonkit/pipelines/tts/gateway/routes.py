@@ -16,7 +16,7 @@ from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
 from tritonkit.gateway.app import gateway_of
-from tritonkit.gateway.audio import MEDIA_TYPES, STREAMED_FORMATS, WHOLE_FORMATS, encode_whole, pcm16, streaming_wav_header
+from tritonkit.gateway.audio import MEDIA_TYPES, STREAMED_FORMATS, WHOLE_FORMATS, encode_whole, pcm16, wav_stream_header
 from tritonkit.gateway.catalog import GatewayPipeline
 from tritonkit.gateway.disconnect import unless_disconnected
 from tritonkit.gateway.errors import bad_request
@@ -45,7 +45,7 @@ async def _streamed(responses: AsyncGenerator[Any, None], first: Any, response_f
     async with aclosing(responses):  # the client leaving cancels the sentences not yet synthesized
         audio, rate = _audio(first)
         if response_format == "wav":
-            yield streaming_wav_header(rate)
+            yield wav_stream_header(rate)
         yield pcm16(audio)
         async for result in responses:
             yield pcm16(_audio(result)[0])
@@ -58,9 +58,11 @@ async def speech(request: Request) -> Response:
     served = await gateway.served(body.get("model"), "tts")
     text = body.string("input", required=True) or ""
     if not text.strip() or len(text) > MAX_INPUT_CHARS:
-        raise bad_request(f"'input' must hold 1 to {MAX_INPUT_CHARS} characters, got {len(text)}", "input", "invalid_value")
+        raise bad_request(f"'input' must hold 1 to {MAX_INPUT_CHARS} characters, got {len(text)}", "input",
+                          "invalid_value")
     response_format = body.choice("response_format", (*STREAMED_FORMATS, *WHOLE_FORMATS), "mp3")
-    responses = gateway.triton.stream(served.model, _inputs(text, body.string("voice"), body.number("speed", 0.25, 4.0)))
+    inputs = _inputs(text, body.string("voice"), body.number("speed", 0.25, 4.0))
+    responses = gateway.triton.stream(served.model, inputs)
     if response_format in STREAMED_FORMATS:
         first = await unless_disconnected(request, anext(responses))   # a refused request is a 400 before any audio
         return StreamingResponse(_streamed(responses, first, response_format), media_type=MEDIA_TYPES[response_format])
