@@ -2,6 +2,7 @@
 configs, and coordinate descent keeping to its budget while finding what the full grid finds."""
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Callable
 from pathlib import Path
@@ -145,3 +146,13 @@ def test_the_latency_bound_comes_first_and_small_gains_are_noise() -> None:
     best, _ = coordinate_descent(KNOBS, run, 60, "throughput", Constraints(max_p99_ms=10.5))
     assert best[("a", "queue_delay_us")] == 0
     assert not better(Measurement("c", 4, 102.0, 9.0), Measurement("d", 4, 100.0, 9.0), "throughput", Constraints())
+
+
+def test_dry_run_prints_the_space_and_measures_nothing(classifier: Path) -> None:
+    done = run_cli("tune", "classify", "--joint", "--dry-run", "--knobs", "instances,queue_delay_us", "--json",
+                   cwd=classifier.parent)
+    assert done.returncode == 0, done.stderr
+    plan = json.loads(done.stdout)
+    assert plan["dry_run"] and plan["models"] == ["classify", "preprocess", "classifier"]
+    assert plan["grid_size"] == 64 and len(plan["knobs"]) == 4
+    assert not (classifier.parent / ".tritonkit" / "tune").exists()  # nothing built nor measured

@@ -107,7 +107,7 @@ def tune_command(target: str, spec: Path, objective: str, max_p99_ms: float | No
     """
     if joint["joint"]:  # tritonkit's own end-to-end search of a pipeline: no Model Analyzer
         return run_joint(target, spec, objective, Constraints(max_p99_ms, min_throughput), mode, measurement_requests,
-                         stability_percentage, max_instances, joint, as_json, _progress)
+                         stability_percentage, max_instances, joint, as_json, _progress, dry_run)
     from tritonkit.tune.prepare import TunePlan, check_installed
 
     check_installed()  # before importing the modules that need Model Analyzer's extras

@@ -44,9 +44,26 @@ def _knobs(text: str) -> tuple[str, ...]:
     return names
 
 
+def _print_space(options: Any, as_json: bool) -> None:
+    """`--dry-run`: the pipeline's knobs and the grid's size; nothing built or measured."""
+    from tritonkit.tune.joint_api import plan_space
+    from tritonkit.tune.joint_space import grid_size
+
+    _, target, knobs = plan_space(options)
+    rows = [{"step": k.step, "knob": k.name, "values": list(k.values), "default": k.default} for k in knobs]
+    if as_json:
+        emit_json({"ok": True, "dry_run": True, "target": target.name, "models": list(target.models),
+                   "knobs": rows, "grid_size": grid_size(knobs), "budget": options.budget})
+        return
+    click.echo(f"{target.name} ({target.kind}{', decoupled: streamed' if target.decoupled else ''}): "
+               f"{len(knobs)} knobs, {grid_size(knobs)} configurations in all, at most {options.budget} measured")
+    for row in rows:
+        click.echo(f"  {row['step']}.{row['knob']}: {row['values']} (now {row['default']})")
+
+
 def run_joint(target: str, spec: Path, objective: str, constraints: Constraints, mode: str, requests: int,
               stability: float, max_instances: int | None, joint: dict[str, Any], as_json: bool,
-              report: Callable[[str], None]) -> None:
+              report: Callable[[str], None], dry_run: bool = False) -> None:
     """Runs the joint search (`--mode brute`: the whole grid) and prints the shared table and comparison."""
     from tritonkit.tune.joint_api import JointOptions, tune_pipeline
     from tritonkit.tune.report import comparison, table
@@ -57,6 +74,8 @@ def run_joint(target: str, spec: Path, objective: str, constraints: Constraints,
     options = JointOptions(target, spec.absolute(), objective, constraints,  # type: ignore[arg-type]
                            "grid" if mode == "brute" else "descent", joint["budget"], joint["repeats"],
                            joint["concurrency"], requests, stability, max_instances, _knobs(joint["knobs"]))
+    if dry_run:
+        return _print_space(options, as_json)
     done = tune_pipeline(options, report)
     if as_json:
         emit_json(done.summary())

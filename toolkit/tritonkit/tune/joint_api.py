@@ -20,6 +20,7 @@ from tritonkit.errors import TritonkitError, shown_path
 from tritonkit.repository.build import BuildResult
 from tritonkit.spec.loader import load_project
 from tritonkit.spec.model import ModelSpec
+from tritonkit.spec.project import Project
 from tritonkit.spec.tuned import TunedModel
 from tritonkit.triton.model_config import pb as mc
 from tritonkit.tune import report as report_mod
@@ -185,12 +186,20 @@ def _no_knobs(target: JointTarget, spec_path: Path) -> TritonkitError:
                           "give a step dynamic_batching or an intra_op_thread_count, or widen --knobs")
 
 
-def tune_pipeline(options: JointOptions, report: Report) -> JointOutcome:
-    """The whole joint search: resolve, build the baseline, search, choose, plot, write back (unless told not to)."""
+def plan_space(options: JointOptions) -> tuple[Project, JointTarget, list[Knob]]:
+    """The pipeline and its knobs as the spec loads (defaults include a `tuned:` overlay): refusals before building,
+    and what `--dry-run` prints. Which knobs exist does not depend on `tuned:`."""
     user = load_project(options.spec_path)
     target = resolve_joint(user, options.target)
-    if not pipeline_knobs(target.models, user.models, options.max_instances, options.knobs, options.delays_us):
-        raise _no_knobs(target, options.spec_path)  # before building: which knobs exist does not depend on `tuned:`
+    knobs = pipeline_knobs(target.models, user.models, options.max_instances, options.knobs, options.delays_us)
+    if not knobs:
+        raise _no_knobs(target, options.spec_path)
+    return user, target, knobs
+
+
+def tune_pipeline(options: JointOptions, report: Report) -> JointOutcome:
+    """The whole joint search: resolve, build the baseline, search, choose, plot, write back (unless told not to)."""
+    user, target, _ = plan_space(options)
     tune_dir = TuneDir.for_target(user.root, f"{target.name}.joint")
     tune_dir.make()
     report(f"preparing: building '{target.name}' ({', '.join(target.models[1:])}) without its tuned settings")
