@@ -41,6 +41,4 @@ def extras_providing(module: str) -> list[str]:
 def install_command(module: str, prefer: str | None = None) -> str | None:
     """`pip install 'tritonkit[export]'` for a module an extra brings (`prefer` when several do), else None."""
     extras = extras_providing(module)
-    if not extras:
-        return None
-    return f"pip install 'tritonkit[{prefer if prefer in extras else extras[0]}]'"
+    return f"pip install 'tritonkit[{prefer if prefer in extras else extras[0]}]'" if extras else None

@@ -25,9 +25,7 @@ def package_path(relative: str) -> Path:
 
 def resolve_spec_path(source: str, base: Path) -> Path:
     """A path written in a spec: `tritonkit:<path>` inside the package, anything else relative to `base`."""
-    if source.startswith(PACKAGE_PREFIX):
-        return package_path(source[len(PACKAGE_PREFIX):])
-    return base / source
+    return package_path(source[len(PACKAGE_PREFIX):]) if source.startswith(PACKAGE_PREFIX) else base / source
 
 
 def package_roots() -> list[Path]:

@@ -33,9 +33,7 @@ def pb_bool(value: object) -> str:
 
 def pb_string_value(value: object) -> str:
     """A spec scalar as the string Triton parameters carry (`true`, `4`, `0.5`, text)."""
-    if isinstance(value, bool):
-        return pb_bool(value)
-    return str(value)
+    return pb_bool(value) if isinstance(value, bool) else str(value)
 
 
 def basename(value: str) -> str:

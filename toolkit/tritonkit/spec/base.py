@@ -12,9 +12,7 @@ from pydantic_core import PydanticCustomError
 def suggest(word: str, choices: list[str]) -> str:
     """The closest known name to `word`, phrased as a fix."""
     close = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
-    if close:
-        return f"did you mean '{close[0]}'?"
-    return "known keys: " + ", ".join(sorted(choices))
+    return f"did you mean '{close[0]}'?" if close else "known keys: " + ", ".join(sorted(choices))
 
 
 def variable_name(field: str, value: str, example: str) -> str:

@@ -98,9 +98,7 @@ class ModelSpec(StrictModel):
     @field_validator("files", mode="before")
     @classmethod
     def _files_from_list(cls, value: object) -> object:
-        if isinstance(value, list):
-            return {PurePosixPath(str(p)).name: p for p in value}
-        return value
+        return {PurePosixPath(str(p)).name: p for p in value} if isinstance(value, list) else value
 
     @model_validator(mode="after")
     def _one_scheduler(self) -> ModelSpec:
