@@ -32,13 +32,10 @@ def missing_mounts(files: list[Path]) -> list[Problem]:
                 parts = volume.split(":") if isinstance(volume, str) else []
                 if len(parts) >= 2 and parts[0].startswith((".", "/", "~")) and "$" not in parts[0]:
                     sources[(service, parts[1])] = (path, parts[0])
-    problems = []
-    for (service, _), (path, source) in sorted(sources.items()):
-        if not (base / Path(source).expanduser()).exists():
-            problems.append(Problem(str(path), f"services.{service}.volumes", f"mount source {source} does not exist "
-                                    "(compose would create it empty and Triton would serve no models)",
-                                    "build the repository first (tritonkit build) or correct the path"))
-    return problems
+    return [Problem(str(path), f"services.{service}.volumes", f"mount source {source} does not exist (compose would "
+                    "create it empty and Triton would serve no models)", "build the repository first (tritonkit build) "
+                    "or correct the path") for (service, _), (path, source) in sorted(sources.items())
+            if not (base / Path(source).expanduser()).exists()]
 
 
 def from_engine(compose_file: Path, output: str) -> list[Problem]:

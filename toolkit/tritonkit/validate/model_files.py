@@ -105,13 +105,10 @@ def _loaded_file(c: pb.ModelConfig, folder: ModelFolder, version: int) -> tuple[
 
 
 def _label_files(name: str, c: pb.ModelConfig, folder: ModelFolder) -> list[Finding]:
-    found = []
-    for i, t in enumerate(c.output):
-        if t.label_filename and folder.file(t.label_filename) is None:
-            found.append(Finding(name, f"output[{i}].label_filename", f"'{t.label_filename}' is not a file in the "
-                                 f"model folder, so Triton refuses to load '{name}'",
-                                 f"{folder.put(t.label_filename, 'label file')}, or remove label_filename"))
-    return found
+    return [Finding(name, f"output[{i}].label_filename", f"'{t.label_filename}' is not a file in the model folder, so "
+                    f"Triton refuses to load '{name}'", f"{folder.put(t.label_filename, 'label file')}, or remove "
+                    "label_filename") for i, t in enumerate(c.output)
+            if t.label_filename and folder.file(t.label_filename) is None]
 
 
 def _missing_model_files(name: str, c: pb.ModelConfig, folder: ModelFolder, v: int) -> list[Finding]:
