@@ -11,7 +11,7 @@ from tritonkit.export.onnx2trt import ShapeProfile, tensorrt_available, trtexec_
 from tritonkit.export.signature import Signature, TensorSig, read_signature, reconcile
 
 __all__ = [
-    "ExportCrashed", "ExportError", "ExportJob", "ExportOutcome", "ExportResult", "ShapeProfile", "Signature", "SignatureError", "TensorRTUnavailable",
-    "TensorSig", "VerificationError", "export_model", "read_signature", "reconcile", "tensorrt_available",
-    "trtexec_command",
+    "ExportCrashed", "ExportError", "ExportJob", "ExportOutcome", "ExportResult", "ShapeProfile", "Signature",
+    "SignatureError", "TensorRTUnavailable", "TensorSig", "VerificationError", "export_model", "read_signature",
+    "reconcile", "tensorrt_available", "trtexec_command",
 ]

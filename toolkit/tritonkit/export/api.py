@@ -107,7 +107,8 @@ def cache_payload(job: ExportJob) -> dict[str, Any]:
     """Everything known before running user code that decides the export's output."""
     return {
         "format": CACHE_FORMAT, "name": job.name, "source": job.source.model_dump(mode="json"),
-        "export": job.export.model_dump(mode="json", exclude={"config_io"}), "max_batch_size": job.max_batch_size,  # not the output's
+        "export": job.export.model_dump(mode="json", exclude={"config_io"}),  # config_io: not the output's
+        "max_batch_size": job.max_batch_size,
         "project_dir": str(job.project_dir.resolve()), "versions": tool_versions(), "code": code_fingerprint(),
         "files": _hash_paths(_source_files(job.source, job.project_dir) + _measure_files(job)),
     }

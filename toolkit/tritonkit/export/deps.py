@@ -69,12 +69,13 @@ class Recorder:
         global _recording
         _recording = False
         self.opened = list(_opened)
-        self.modules: list[ModuleType] = [sys.modules[m] for m in set(sys.modules) - self._modules_before if m in sys.modules]
+        new = set(sys.modules) - self._modules_before
+        self.modules: list[ModuleType] = [sys.modules[m] for m in new if m in sys.modules]
 
     def deps(self, extra_files: Sequence[Path] = ()) -> list[dict[str, str]]:
         """Manifest entries: {"file", "sha256"} for files read, {"dist", "version"} for packages imported."""
         stdlib, sites = _roots()
-        own = str(Path(__file__).resolve().parent) + os.sep  # the exporter itself: in the cache key already (code_fingerprint)
+        own = str(Path(__file__).resolve().parent) + os.sep  # the exporter itself: in the cache key (code_fingerprint)
         files: set[str] = {str(Path(p).resolve()) for p in extra_files}
         top_level: set[str] = set()
         for module in self.modules:

@@ -19,7 +19,8 @@ class VerificationError(ExportError):
 class ExportCrashed(ExportError):
     """The isolated export process died or timed out; points at its log and reproduce script."""
 
-    def __init__(self, file: str, field: str, problem: str, fix: str, log_path: str = "", reproduce_path: str = "") -> None:
+    def __init__(self, file: str, field: str, problem: str, fix: str, log_path: str = "",
+                 reproduce_path: str = "") -> None:
         super().__init__(file, field, problem, fix)
         self.log_path = log_path
         self.reproduce_path = reproduce_path

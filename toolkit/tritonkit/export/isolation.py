@@ -83,7 +83,8 @@ def _last_line(path: Path) -> str:
 
 
 def run_child(job: ExportJob, entry: Entry, progress: Callable[[str], None]) -> None:
-    """Runs the job in its cache slot; returns when result.json exists, raises the child's error or ExportCrashed otherwise."""
+    """Runs the job in its cache slot; returns once result.json exists, else raises the child's error or
+    ExportCrashed."""
     entry.dir.mkdir(parents=True, exist_ok=True)
     job_path, log_path = entry.file("job.json"), entry.file("export.log")
     progress_path, error_path, timeout_s = entry.file("progress.jsonl"), entry.file("error.json"), job.export.timeout_s
@@ -107,13 +108,15 @@ def run_child(job: ExportJob, entry: Entry, progress: Callable[[str], None]) -> 
     name, file, field = job.name, job.where.file, job.where.field
     where = f"see {log_path}; replay with: bash {reproduce}"
     if timed_out:
-        raise ExportCrashed(file, f"{field}.export.timeout_s", f"export of model '{name}' timed out after {timeout_s:g} s "
-                            f"in stage '{stage}'", f"raise export.timeout_s or {where}", str(log_path), str(reproduce))
+        raise ExportCrashed(file, f"{field}.export.timeout_s",
+                            f"export of model '{name}' timed out after {timeout_s:g} s in stage '{stage}'",
+                            f"raise export.timeout_s or {where}", str(log_path), str(reproduce))
     if proc.returncode == 0 and entry.file("result.json").is_file():
         return
     if error_path.is_file():
         data = json.loads(error_path.read_text())
-        raise BY_NAME.get(data["kind"], BY_NAME["ExportError"])(data["file"], data["field"], data["problem"], data["fix"])
+        error = BY_NAME.get(data["kind"], BY_NAME["ExportError"])
+        raise error(data["file"], data["field"], data["problem"], data["fix"])
     code = proc.returncode
     how = f"was killed by {signal.Signals(-code).name}" if code < 0 else f"exited with code {code}"
     detail = _last_line(log_path)

@@ -40,8 +40,9 @@ def require_local_tensorrt(model: str, where: Where) -> None:
     if not tensorrt_available():
         raise TensorRTUnavailable.at(
             where.at("export.tensorrt.mode"),
-            f"model '{model}' asks for a local TensorRT build but TensorRT is not installed here (no module 'tensorrt')",
-            "set export.tensorrt.mode: deferred to build the engine with trtexec in the TensorRT container at deploy time")
+            f"model '{model}' asks for a local TensorRT build but TensorRT is not installed here "
+            "(no module 'tensorrt')", "set export.tensorrt.mode: deferred to build the engine with trtexec "
+            "in the TensorRT container at deploy time")
 
 
 def default_profile(example_shapes: dict[str, list[int]], axes: dict[str, dict[int, str]], max_batch_size: int,
@@ -188,8 +189,9 @@ def build_local(out_dir: Path, result: ExportOutcome, options: Any, max_batch_si
             if beyond_tolerance(diff, ref, tol.atol, tol.rtol).any():
                 shapes = " ".join(f"{k}={list(v.shape)}" for k, v in inputs.items())
                 raise VerificationError.at(where.at("export.tolerance"),
-                                           f"model '{result.name}': TensorRT output '{name}' differs from PyTorch at inputs "
-                                        f"{shapes}: max abs error {max_abs:.3g} > atol {tol.atol:g} + rtol {tol.rtol:g}",
+                                           f"model '{result.name}': TensorRT output '{name}' differs from PyTorch "
+                                           f"at inputs {shapes}: max abs error {max_abs:.3g} > atol {tol.atol:g} "
+                                           f"+ rtol {tol.rtol:g}",
                                            "raise export.tolerance for fp16/int8 engines or build without fp16")
     return {"mode": "local", "engine": ENGINE_FILE, "profiles": [asdict(p) for p in profiles], "max_errors": errors,
             "fp16": trt_opts.fp16, "int8": trt_opts.int8, "workspace_mb": trt_opts.workspace_mb}

@@ -55,7 +55,8 @@ def dynamic_axes(ranks: dict[str, int], inputs: list[str], requested: dict[str, 
                 raise ExportError.at(where.at(tensor), f"axis {axis} is out of range for rank {ranks[tensor]}",
                                      f"use an axis below {ranks[tensor]}")
             if max_batch_size > 0 and axis == 0:
-                raise ExportError.at(where.at(tensor), "axis 0 is the batch axis (max_batch_size > 0) and is always dynamic",
+                raise ExportError.at(where.at(tensor),
+                                     "axis 0 is the batch axis (max_batch_size > 0) and is always dynamic",
                                      "remove it, or set max_batch_size: 0 to name axis 0 yourself")
             axes[tensor][axis] = dim
     return axes
@@ -127,7 +128,8 @@ def _export_torch(job: ExportJob, loaded: sources.Loaded, options: ExportSpec, o
             files = torch2onnx.export(exporter, adapter, args, input_names, output_names, axes, options.opset,
                                       out_dir, options.external_data)
         except Exception as exc:  # exporters raise anything; the next exporter may still succeed
-            attempts.append({"exporter": exporter, "reason": reason, "stage": "export", "error": torch2onnx.first_line(exc)})
+            error = torch2onnx.first_line(exc)
+            attempts.append({"exporter": exporter, "reason": reason, "stage": "export", "error": error})
             continue
         try:
             progress("check model")
@@ -170,8 +172,8 @@ def _export_onnx_source(job: ExportJob, loaded: sources.Loaded, options: ExportS
                     where=where.at("export"), keep=options.verify.golden_samples, progress=progress)
     reason = "onnx source: used as given, run at every verify shape (no PyTorch reference to compare with)"
     return {"exporter": "none", "exporter_reason": reason, "attempts": [], "files": [p.name for p in files],
-            "report": report, "output_names": output_names, "axes": axes, "example": loaded.example, "weights_sha256": "",
-            "reference": None, "cases": cases}
+            "report": report, "output_names": output_names, "axes": axes, "example": loaded.example,
+            "weights_sha256": "", "reference": None, "cases": cases}
 
 
 def _quantize(job: ExportJob, made: dict[str, Any], out_dir: Path, progress: Progress) -> list[dict[str, str]]:
@@ -241,7 +243,8 @@ def run_job(job: ExportJob, out_dir: Path, progress: Progress) -> ExportOutcome:
         name=job.name, source_kind=source.kind, files=made["files"], opset=options.opset, exporter=made["exporter"],
         exporter_reason=made["exporter_reason"], attempts=made["attempts"],
         signature=read_signature(out_dir / "model.onnx", mbs, where), dynamic_axes=made["axes"],
-        max_errors={n: asdict(e) for n, e in report.errors.items()}, cases=report.cases, output_sizes=report.output_sizes,
+        max_errors={n: asdict(e) for n, e in report.errors.items()}, cases=report.cases,
+        output_sizes=report.output_sizes,
         golden=[p.name for p in golden_files], weights_sha256=made["weights_sha256"], deps=deps,
         example_shapes={n: list(v.shape) for n, v in made["example"].items()}, quantized=made.get("quantized"),
     )
@@ -249,7 +252,8 @@ def run_job(job: ExportJob, out_dir: Path, progress: Progress) -> ExportOutcome:
         from tritonkit.export import onnx2trt
 
         progress("tensorrt engine")
-        outcome.tensorrt = onnx2trt.build_local(out_dir, outcome, options, mbs, report.pairs, where=where, progress=progress)
+        outcome.tensorrt = onnx2trt.build_local(out_dir, outcome, options, mbs, report.pairs, where=where,
+                                                progress=progress)
     elif options.format == "torch_tensorrt":
         from tritonkit.export import torch2trt
 

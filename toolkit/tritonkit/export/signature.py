@@ -48,7 +48,8 @@ def graph_shapes(onnx_path: Path) -> dict[str, tuple[str, list[int | str]]]:
     # returns, e.g. a vocoder's sample rate) and is still an output
     for value in [*(i for i in graph.input if i.name not in initializers), *graph.output]:
         tensor_type = value.type.tensor_type
-        dims: list[int | str] = [d.dim_value if d.HasField("dim_value") else (d.dim_param or "?") for d in tensor_type.shape.dim]
+        dims: list[int | str] = [d.dim_value if d.HasField("dim_value") else (d.dim_param or "?")
+                                 for d in tensor_type.shape.dim]
         shapes[value.name] = (onnx.TensorProto.DataType.Name(tensor_type.elem_type), dims)
     return shapes
 
@@ -67,16 +68,17 @@ def read_signature(onnx_path: Path, max_batch_size: int, where: Where = NOWHERE)
                 continue
             elem, dims = shapes[value.name]
             if elem not in ONNX_TO_TRITON:
-                raise SignatureError.at(where, f"graph {kind} '{value.name}' has element type {elem}, which Triton cannot serve",
-                                     "cast it to a supported type inside the model")
+                raise SignatureError.at(where, f"graph {kind} '{value.name}' has element type {elem}, "
+                                        "which Triton cannot serve", "cast it to a supported type inside the model")
             triton_dims = [d if isinstance(d, int) and d > 0 else -1 for d in dims]
             if max_batch_size > 0:
+                at = where.at("max_batch_size")
                 if not dims:
-                    raise SignatureError.at(where.at("max_batch_size"), f"graph {kind} '{value.name}' is a scalar, so it has no batch axis",
+                    raise SignatureError.at(at, f"graph {kind} '{value.name}' is a scalar, so it has no batch axis",
                                             "set max_batch_size: 0")
                 if triton_dims[0] != -1:
                     raise SignatureError.at(
-                        where.at("max_batch_size"), f"graph {kind} '{value.name}' has a fixed first dim {dims[0]}, but max_batch_size "
+                        at, f"graph {kind} '{value.name}' has a fixed first dim {dims[0]}, but max_batch_size "
                         f"{max_batch_size} makes it the batch axis",
                         "export with a dynamic batch axis or set max_batch_size: 0")
                 triton_dims = triton_dims[1:]
@@ -145,7 +147,8 @@ def check_output_sizes(sig: Signature, seen: dict[str, list[list[int]]], max_bat
                 continue
             at = where.at(f"output[{index_of[tensor.name]}].dims") if tensor.name in index_of else where
             raise SignatureError.at(at, f"output '{tensor.name}' dims[{axis}] is {dim} but verification saw sizes "
-                                    f"{', '.join(map(str, sizes[:8]))} there (it depends on the inputs' lengths or values)",
+                                    f"{', '.join(map(str, sizes[:8]))} there "
+                                    "(it depends on the inputs' lengths or values)",
                                     f"write -1 at dims[{axis}]")
 
 

@@ -19,8 +19,9 @@ from tritonkit.errors import Where
 from tritonkit.export.errors import ExportError
 from tritonkit.spec.export import ExampleDType, ExampleTensor
 
-_NUMPY_OF_ONNX: dict[str, ExampleDType] = {"FLOAT": "float32", "FLOAT16": "float16", "DOUBLE": "float64", "INT64": "int64", "INT32": "int32",
-                  "INT8": "int8", "UINT8": "uint8", "BOOL": "bool"}
+_NUMPY_OF_ONNX: dict[str, ExampleDType] = {"FLOAT": "float32", "FLOAT16": "float16", "DOUBLE": "float64",
+                                           "INT64": "int64", "INT32": "int32", "INT8": "int8", "UINT8": "uint8",
+                                           "BOOL": "bool"}
 
 
 @dataclass
@@ -60,7 +61,8 @@ def resolve_entry_point(entry: str, project_dir: Path, python_path: list[str], w
                              "check the module path and source.python_path (folders relative to the spec)") from exc
     func = getattr(module, func_name, None)
     if not callable(func):
-        raise ExportError.at(where, f"'{module_part}' has no function '{func_name}'", "name a function that returns (module, example_inputs)")
+        raise ExportError.at(where, f"'{module_part}' has no function '{func_name}'",
+                             "name a function that returns (module, example_inputs)")
     return func
 
 
@@ -77,7 +79,8 @@ def _positional_names(module: Any, count: int) -> list[str]:
     return names[:count] if len(names) >= count else [f"input_{i}" for i in range(count)]
 
 
-def name_inputs(module: Any, example: Any, rename: list[str] | None, model: Where) -> tuple[dict[str, Any], list[str] | None]:
+def name_inputs(module: Any, example: Any, rename: list[str] | None,
+                model: Where) -> tuple[dict[str, Any], list[str] | None]:
     """(ordered {graph name: tensor}, call_names) from a tuple/list/dict/tensor example, with optional renaming."""
     import torch
 
@@ -91,7 +94,8 @@ def name_inputs(module: Any, example: Any, rename: list[str] | None, model: Wher
     names = list(example) if keyword else _positional_names(module, len(values))
     if rename is not None:
         if len(rename) != len(values):
-            raise ExportError.at(model.at("export.input_names"), f"{len(rename)} names for {len(values)} inputs {names}",
+            raise ExportError.at(model.at("export.input_names"),
+                                 f"{len(rename)} names for {len(values)} inputs {names}",
                                  f"give exactly {len(values)} names")
         return dict(zip(rename, values)), (names if keyword else None)
     return dict(zip(names, values)), (names if keyword else None)
@@ -110,7 +114,8 @@ def from_entry_point(source: Any, project_dir: Path, rename: list[str] | None, m
         raise ExportError.at(where, f"{source.python} raised {type(exc).__name__}: {detail}",
                              "fix the entry point (the export log has the traceback)") from exc
     if not (isinstance(built, tuple) and len(built) == 2 and isinstance(built[0], torch.nn.Module)):
-        raise ExportError.at(where, f"{source.python} returned {type(built).__name__}, not (torch.nn.Module, example_inputs)",
+        raise ExportError.at(where, f"{source.python} returned {type(built).__name__}, "
+                             "not (torch.nn.Module, example_inputs)",
                              "return a pair (module, example_inputs)")
     module = built[0].eval()
     example, call_names = name_inputs(module, built[1], rename, model)
@@ -129,7 +134,8 @@ def random_examples(specs: dict[str, Any], seed: int) -> dict[str, np.ndarray]:
             out[name] = rng.integers(lo, hi + 1, size=spec.shape).astype(spec.dtype)
         else:
             lo, hi = spec.low, spec.high
-            data = rng.uniform(lo, hi, spec.shape) if lo is not None and hi is not None else rng.standard_normal(spec.shape)
+            ranged = lo is not None and hi is not None
+            data = rng.uniform(lo, hi, spec.shape) if ranged else rng.standard_normal(spec.shape)
             out[name] = data.astype(spec.dtype)
     return out
 
@@ -140,7 +146,8 @@ def from_torchscript(source: Any, project_dir: Path, seed: int, model: Where) ->
 
     path = (project_dir / source.torchscript).resolve()
     if not source.example_inputs:
-        raise ExportError.at(model.at("source.example_inputs"), "a TorchScript source needs example inputs to export and verify",
+        raise ExportError.at(model.at("source.example_inputs"),
+                             "a TorchScript source needs example inputs to export and verify",
                              "add example_inputs: {name: {shape: [...], dtype: float32}} in forward order")
     try:
         module = torch.jit.load(str(path), map_location="cpu").eval()
@@ -168,9 +175,11 @@ def from_onnx(source: Any, project_dir: Path, max_batch_size: int, seed: int, mo
             continue
         elem = onnx.TensorProto.DataType.Name(value.type.tensor_type.elem_type)
         if elem not in _NUMPY_OF_ONNX:
-            raise ExportError.at(model.at("source.example_inputs"), f"cannot invent values for input '{value.name}' of type {elem}",
+            raise ExportError.at(model.at("source.example_inputs"),
+                                 f"cannot invent values for input '{value.name}' of type {elem}",
                                  "give example_inputs for it")
         dims = value.type.tensor_type.shape.dim
-        shape = [d.dim_value if d.HasField("dim_value") else (2 if i == 0 and max_batch_size > 0 else 4) for i, d in enumerate(dims)]
+        shape = [d.dim_value if d.HasField("dim_value") else (2 if i == 0 and max_batch_size > 0 else 4)
+                 for i, d in enumerate(dims)]
         specs[value.name] = ExampleTensor(shape=shape, dtype=_NUMPY_OF_ONNX[elem])
     return Loaded(None, random_examples(specs, seed), None, path)

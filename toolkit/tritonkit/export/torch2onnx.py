@@ -5,8 +5,8 @@ names, dynamic axes and verification do not depend on how the user's forward() i
 """
 from __future__ import annotations
 
+import math
 import tempfile
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -69,17 +69,6 @@ def output_names_of(module: Any, example: dict[str, Any], call_names: list[str] 
     return ["output"] if len(leaves) == 1 else [f"output_{i}" for i in range(len(leaves))]
 
 
-@dataclass
-class Attempt:
-    """One exporter run: which, whether it produced a file, and why it was run or failed."""
-
-    exporter: str
-    ok: bool
-    reason: str
-    error: str = ""
-    extra: dict[str, Any] = field(default_factory=dict)
-
-
 def first_line(exc: BaseException) -> str:
     """The informative line of an exporter error (torch.export wraps the cause under 'Exception summary')."""
     text = str(exc)
@@ -127,11 +116,8 @@ def initializer_bytes(model: Any) -> int:
     for init in model.graph.initializer:
         if init.raw_data:
             total += len(init.raw_data)
-        else:
-            count = 1
-            for d in init.dims:
-                count *= d
-            total += count * helper.tensor_dtype_to_np_dtype(init.data_type).itemsize if init.data_type != onnx.TensorProto.STRING else 0
+        elif init.data_type != onnx.TensorProto.STRING:
+            total += math.prod(init.dims) * helper.tensor_dtype_to_np_dtype(init.data_type).itemsize
     return total
 
 

@@ -28,12 +28,14 @@ def require_torch_tensorrt(model: str, where: Where) -> None:
         missing = "no CUDA GPU is visible here"
     raise TensorRTUnavailable.at(
         where.at("export.format"), f"model '{model}' asks for format torch_tensorrt but {missing}",
-        "use format: tensorrt with export.tensorrt.mode: deferred (trtexec builds the engine in the TensorRT container)")
+        "use format: tensorrt with export.tensorrt.mode: deferred "
+        "(trtexec builds the engine in the TensorRT container)")
 
 
 def compile_local(loaded: Any, result: ExportOutcome, options: Any, max_batch_size: int, out_dir: Path, *,
                   where: Where) -> dict[str, Any]:
-    """Compiles the module with min/opt/max shapes from the TensorRT profile, checks it on the example, saves model.pt."""
+    """Compiles the module with min/opt/max shapes from the TensorRT profile, checks it on the example, saves
+    model.pt."""
     import numpy as np
     import torch
     import torch_tensorrt
@@ -62,7 +64,8 @@ def compile_local(loaded: Any, result: ExportOutcome, options: Any, max_batch_si
         errors[name] = {"max_abs": err}
         if not torch.allclose(out.float(), ref.float(), atol=tol.atol, rtol=tol.rtol):
             raise VerificationError.at(where.at("export.tolerance"), f"model '{result.name}': Torch-TensorRT output "
-                                       f"'{name}' differs from PyTorch by {err:.3g}", "raise export.tolerance or disable fp16")
+                                       f"'{name}' differs from PyTorch by {err:.3g}",
+                                       "raise export.tolerance or disable fp16")
     torch_tensorrt.save(compiled, str(out_dir / TORCHSCRIPT_FILE), output_format="torchscript",
                         inputs=list(example.values()))
     return {"mode": "local", "engine": TORCHSCRIPT_FILE, "format": "torch_tensorrt", "max_errors": errors}

@@ -88,7 +88,8 @@ def beyond_tolerance(diff: np.ndarray, ref: np.ndarray, atol: float, rtol: float
 
 def _declared_ok(declared: list[int | str], actual: tuple[int, ...]) -> bool:
     """Whether an output's actual shape fits the graph's declared shape (fixed dims must match)."""
-    return len(declared) == len(actual) and all(not isinstance(d, int) or d <= 0 or d == a for d, a in zip(declared, actual))
+    return len(declared) == len(actual) and all(not isinstance(d, int) or d <= 0 or d == a
+                                                for d, a in zip(declared, actual))
 
 
 def _shape_mismatch(name: str, outputs: dict[str, np.ndarray], expected: dict[str, np.ndarray], model: str,
@@ -132,7 +133,8 @@ def verify(onnx_path: Path, reference: Reference | None, cases: list[Case], outp
                     "export.exporter: torchscript or name the dim in export.dynamic_axes")
         # outputs of the same shape first: when a size is computed from values (a length regulator repeating each
         # token by its rounded duration), the output that decides it (the durations) names the cause, not the mel
-        unequal = [n for n in output_names if outputs[n].shape != expected[n].shape or outputs[n].dtype != expected[n].dtype]
+        unequal = [n for n in output_names
+                   if outputs[n].shape != expected[n].shape or outputs[n].dtype != expected[n].dtype]
         for name in [n for n in output_names if n not in unequal]:
             ours, ref = outputs[name], expected[name]
             tol = tolerance.for_output(name)
@@ -146,7 +148,8 @@ def verify(onnx_path: Path, reference: Reference | None, cases: list[Case], outp
                     where.at("tolerance"),
                     f"model '{model}': output '{name}' {list(ours.shape)} differs from PyTorch {shape_note}: "
                     f"max abs error {max_abs:.3g}, max rel error {max_rel:.3g} > atol {tol.atol:g} + rtol {tol.rtol:g} "
-                    f"({int(bad.sum())} of {bad.size} elements; at {list(index)} onnx {float(ours[index]):.6g} vs torch {float(ref[index]):.6g})",
+                    f"({int(bad.sum())} of {bad.size} elements; at {list(index)} onnx {float(ours[index]):.6g} "
+                    f"vs torch {float(ref[index]):.6g})",
                     "if the model branches on tensor values in Python, use torch.where/torch.cond; if this is float "
                     f"noise, raise export.tolerance.outputs.{name}.atol")
         if unequal:
@@ -155,7 +158,8 @@ def verify(onnx_path: Path, reference: Reference | None, cases: list[Case], outp
             seen = report.output_sizes.setdefault(name, [])
             if list(outputs[name].shape) not in seen:
                 seen.append(list(outputs[name].shape))
-        report.cases.append(f"{case.label}: {case.shapes()} -> " + " ".join(f"{n}={list(outputs[n].shape)}" for n in output_names))
+        shapes = " ".join(f"{n}={list(outputs[n].shape)}" for n in output_names)
+        report.cases.append(f"{case.label}: {case.shapes()} -> {shapes}")
         if len(report.pairs) < keep:
             report.pairs.append((case.inputs, expected))
     return report

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from tritonkit.errors import Problem, TritonkitError, shown_path
 from tritonkit.triton.config_parse import parse_model_config
-from tritonkit.triton.layout import version_dirs
+from tritonkit.triton.layout import model_dirs, version_dirs
 from tritonkit.triton.model_config import pb
 from tritonkit.validate.repository_check import validate_repository
 
@@ -27,8 +27,7 @@ class SourceModel:
     leftovers: list[str] = field(default_factory=list)  # files in the model folder that no spec field carries
 
 
-def read_repository(root: Path, keep_going: bool = False
-                    ) -> tuple[dict[str, SourceModel], dict[str, list[Problem]]]:
+def read_repository(root: Path, keep_going: bool = False) -> tuple[dict[str, SourceModel], dict[str, list[Problem]]]:
     """Every model of `root`, checked the way `tritonkit validate` checks it (a missing config.pbtxt is an error),
     and no refusals; raises with every problem. With `keep_going`, models with problems are left out instead
     and returned as {model: its problems}; only a problem of the repository as a whole still raises."""
@@ -50,7 +49,7 @@ def read_repository(root: Path, keep_going: bool = False
 
 def _valid_models(root: Path, problems: list[Problem]) -> tuple[dict[str, pb.ModelConfig], dict[str, list[Problem]]]:
     """The configs of the models no problem names, and the problems by model; raises when a problem names no model."""
-    shown = {p.name: shown_path(p) for p in sorted(root.iterdir()) if p.is_dir() and not p.name.startswith(".")}
+    shown = {p.name: shown_path(p) for p in model_dirs(root)}
     refused: dict[str, list[Problem]] = {}
     for problem in problems:
         owner = next((n for n, s in shown.items() if problem.file == s or problem.file.startswith(s + os.sep)), None)

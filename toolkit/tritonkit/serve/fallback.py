@@ -22,7 +22,7 @@ _HERE = Path(__file__).parent
 ADAPTER, RUNNER = _HERE / "onnx_model.py", _HERE / "onnx_runner.py"
 RUNNER_MODULE_FILE = "tritonkit_onnx_runner.py"
 #: Backend/platform names (and the file they load by default) that the fallback replaces.
-FALLBACK_KINDS = {platform: PLATFORMS[platform] for platform in ("onnxruntime_onnx", "tensorrt_plan", "pytorch_libtorch")}
+FALLBACK_KINDS = {p: PLATFORMS[p] for p in ("onnxruntime_onnx", "tensorrt_plan", "pytorch_libtorch")}
 _NATIVE_BACKENDS = {"python"}
 #: The stand-in backend directory for a published repository, under the server's work directory.
 STAND_IN_BACKENDS = "backends"

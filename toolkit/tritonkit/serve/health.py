@@ -37,8 +37,10 @@ def admin_header(key_env: str | None) -> dict[str, str]:
     return {ADMIN_HEADER: key} if key else {}
 
 
-def _request(url: str, data: bytes | None = None, timeout: float = 2.0, key_env: str | None = None) -> tuple[int, bytes]:
-    req = urllib.request.Request(url, data=data, headers=admin_header(key_env), method="POST" if data is not None else "GET")
+def _request(url: str, data: bytes | None = None, timeout: float = 2.0,
+             key_env: str | None = None) -> tuple[int, bytes]:
+    method = "POST" if data is not None else "GET"
+    req = urllib.request.Request(url, data=data, headers=admin_header(key_env), method=method)
     try:
         with LOCAL_OPENER.open(req, timeout=timeout) as resp:
             return resp.status, resp.read()

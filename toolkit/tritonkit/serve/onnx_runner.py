@@ -129,8 +129,7 @@ class OnnxRunner:
         """Indices of requests that can share one run: same names, dtypes and non-batch dims."""
         groups: dict[tuple, list[int]] = {}
         for i, feeds in enumerate(requests):
-            key = tuple((n, feeds[n].dtype.str, feeds[n].shape[1:]) if n in feeds else (n,)
-                        for n in self.input_names)
+            key = tuple((n, feeds[n].dtype.str, feeds[n].shape[1:]) if n in feeds else (n,) for n in self.input_names)
             groups.setdefault(key, []).append(i)
         return list(groups.values())
 

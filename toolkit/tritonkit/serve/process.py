@@ -82,7 +82,8 @@ def start_time(pid: int) -> float | None:
     """When `pid` started (seconds since the epoch): boot time plus its start tick (/proc/<pid>/stat field 22)."""
     try:
         ticks = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19])
-        boot = next(int(line.split()[1]) for line in Path("/proc/stat").read_text().splitlines() if line.startswith("btime "))
+        lines = Path("/proc/stat").read_text().splitlines()
+        boot = next(int(line.split()[1]) for line in lines if line.startswith("btime "))
     except (OSError, IndexError, ValueError, StopIteration):
         return None
     return boot + ticks / os.sysconf("SC_CLK_TCK")
@@ -139,8 +140,7 @@ def _signal_group(pgid: int | None, pid: int, sig: int) -> None:
         pass
 
 
-def terminate(pid: int, *, pgid: int | None = None, proc: subprocess.Popen | None = None,
-              timeout: float = 20.0) -> str:
+def terminate(pid: int, *, pgid: int | None = None, proc: subprocess.Popen | None = None, timeout: float = 20.0) -> str:
     """SIGTERM, wait up to `timeout`, then SIGKILL the process group.
 
     Returns how it ended: "exited" (already gone), "sigterm" or "sigkill".

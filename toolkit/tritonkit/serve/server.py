@@ -23,7 +23,7 @@ from tritonkit.serve.runtime import prepare_runtime
 from tritonkit.serve.serving import ServingRepository, build_serving_repository
 from tritonkit.serve.state import STATE_DIR, ServerState
 from tritonkit.serve.stubs import StubRestart, StubWatch, events_path
-from tritonkit.triton.layout import read_configs
+from tritonkit.triton.layout import model_dirs, read_configs
 from tritonkit.triton.server_args import EMBEDDED, Launch, response_cache_bytes, tritonserver_args
 
 
@@ -52,11 +52,11 @@ class ServerExited(TritonkitError):
                          f"read the log; its last line: {last}")
 
 
-def _not_ready(index: list[ModelStatus], model_dirs: list[str]) -> list[ModelStatus]:
+def _not_ready(index: list[ModelStatus], folders: list[str]) -> list[ModelStatus]:
     """Versions Triton could not load, plus model folders it does not list at all (e.g. no version)."""
     failed = [m for m in index if not m.ready]
     known = {m.name for m in index if m.ready} | {m.name for m in failed}
-    return failed + [ModelStatus(name, "", "UNAVAILABLE") for name in sorted(model_dirs) if name not in known]
+    return failed + [ModelStatus(name, "", "UNAVAILABLE") for name in sorted(folders) if name not in known]
 
 
 class EmbeddedServer:
@@ -146,7 +146,7 @@ class EmbeddedServer:
 
     def _wait_until_loaded(self) -> None:
         assert self.proc is not None and self.log_path is not None, "set by start()"
-        model_dirs = [p.name for p in self.serving.path.iterdir() if p.is_dir() and not p.name.startswith(".")] if self.serving else []
+        models = [p.name for p in model_dirs(self.serving.path)] if self.serving else []
         started, next_report = time.monotonic(), 0.0
         while True:
             elapsed = time.monotonic() - started
@@ -164,10 +164,10 @@ class EmbeddedServer:
                 self._raise_on_init_error()
                 if self.progress:
                     scan = serverlog.scan(self.log_path)
-                    self.progress(Progress(elapsed, len(scan.loaded), len(scan.failed), len(model_dirs)))
+                    self.progress(Progress(elapsed, len(scan.loaded), len(scan.failed), len(models)))
                 next_report = elapsed + 1.0
             time.sleep(0.2)
-        failed = _not_ready(self.models, model_dirs)
+        failed = _not_ready(self.models, models)
         if failed:
             raise TritonkitError.of([self._load_problem(m) for m in failed])
 
@@ -177,10 +177,11 @@ class EmbeddedServer:
         reason = serverlog.init_error(self.log_path)
         if reason is None:
             return
-        fix = (f"check that the bucket and prefix exist (tritonkit publish writes them), the endpoint (s3://HOST:PORT/... "
-               f"or --endpoint-url) and the AWS_* credentials in the environment (server log: {self.log_path})"
-               if self.remote else f"read the server log: {self.log_path}")
-        raise TritonkitError(self.remote or str(self.repository), "", f"Triton cannot use the model repository: {reason}", fix)
+        fix = ("check that the bucket and prefix exist (tritonkit publish writes them), the endpoint "
+               "(s3://HOST:PORT/... or --endpoint-url) and the AWS_* credentials in the environment "
+               f"(server log: {self.log_path})" if self.remote else f"read the server log: {self.log_path}")
+        raise TritonkitError(self.remote or str(self.repository), "",
+                             f"Triton cannot use the model repository: {reason}", fix)
 
     def _load_problem(self, model: ModelStatus) -> Problem:
         assert self.log_path is not None, "set by start()"
@@ -191,12 +192,12 @@ class EmbeddedServer:
         version = f" version {model.version}" if model.version else ""
         fix = f"fix the model and serve again (full server log: {self.log_path})"
         if "failed to read text proto" in reason:
-            fix = (f"`tritonkit validate {self.repository}`" if self.remote is None else
-                   "`tritonkit validate` on the built folder it was published from") + " shows the line and field at fault"
+            fix = (f"`tritonkit validate {self.repository}`" if self.remote is None else "`tritonkit validate` on the "
+                   "built folder it was published from") + " shows the line and field at fault"
         elif "unable to find backend library" in reason:
-            fix = ("a published repository runs as published, and here only Python and ONNX Runtime models run: serve "
-                   "the built folder it was published from (`tritonkit serve` runs its model.onnx instead), or check it "
-                   "in the Triton container" if self.remote else
+            fix = ("a published repository runs as published, and here only Python and ONNX Runtime models run: "
+                   "serve the built folder it was published from (`tritonkit serve` runs its model.onnx instead), "
+                   "or check it in the Triton container" if self.remote else
                    "the embedded server has the Python backend only; name the platform in config.pbtxt "
                    "(onnxruntime_onnx, tensorrt_plan, pytorch_libtorch) so tritonkit runs its model.onnx instead")
         elif "no GPUs are available" in reason:
@@ -205,16 +206,14 @@ class EmbeddedServer:
         elif dependency := re.search(r"depends on '([^']+)'", reason):
             fix = f"fix model '{dependency.group(1)}' (its own line says why it failed) and serve again"
         where = f"{self.remote}/{model.name}" if self.remote else str(self.repository / model.name)
-        return Problem(where, "", f"model '{model.name}'{version} failed to load: {reason}",
-                       fix)
+        return Problem(where, "", f"model '{model.name}'{version} failed to load: {reason}", fix)
 
     def _raise_startup_exit(self) -> None:
         assert self.proc is not None and self.log_path is not None, "set by start()"
         taken = serverlog.port_in_use(self.log_path)
         if taken:
             raise port_taken_error(*taken)
-        raise ServerExited(self.proc.pid, process.describe_exit(self.proc.returncode), "during startup",
-                           self.log_path)
+        raise ServerExited(self.proc.pid, process.describe_exit(self.proc.returncode), "during startup", self.log_path)
 
     def check(self) -> None:
         """Raises `ServerExited` (with the log's tail) if Triton has died since it started."""

@@ -11,7 +11,7 @@ from pathlib import Path
 
 _LOADED = re.compile(r"successfully loaded '([^']+)'")
 _FAILED = re.compile(r"failed to load '([^']+)'\"")
-#: Server initialization failed (e.g. an unreadable repository); with --exit-on-error=false Triton runs on, serving nothing.
+#: Server initialization failed (e.g. an unreadable repository); with --exit-on-error=false Triton runs on, empty.
 _INIT_FAILED = re.compile(r'^E\S+ \S+ \d+ tritonserver\.cc:\d+\] "(.*)"$')
 _PORT_IN_USE = re.compile(r"failed to start (\w+) service: .*Socket '([^']*):(\d+)' already in use")
 
@@ -67,7 +67,7 @@ def reason_for(path: Path, model: str) -> str | None:
     name = re.escape(model)
     pattern = re.compile(rf"(?:Poll failed for model directory '{name}'|failed to load model '{name}'"
                          rf"|failed to load '{name}'(?: version \d+)?): (.*)\"$")
-    # An ensemble over a failed model: Triton's line goes on with that model's whole error, already named on its own line.
+    # An ensemble over a failed model: Triton's line goes on with that model's whole error, named on its own line.
     ensemble = re.compile(rf"ensemble '{name}' (depends on '[^']+' which has no loaded version)")
     found = None
     for line in read_text(path).splitlines():
@@ -78,8 +78,7 @@ def reason_for(path: Path, model: str) -> str | None:
 
 def tail(path: Path, lines: int = 15) -> list[str]:
     """The last meaningful lines: without the ASCII tables Triton prints and without blank lines."""
-    kept = [line for line in read_text(path).splitlines()
-            if line.strip() and not line.lstrip().startswith(("+-", "|"))]
+    kept = [line for line in read_text(path).splitlines() if line.strip() and not line.lstrip().startswith(("+-", "|"))]
     return kept[-lines:]
 
 

@@ -27,9 +27,8 @@ class StubRestart:
 
     def describe(self) -> str:
         when = time.strftime("%H:%M:%S", time.localtime(self.at))
-        if self.reloaded:
-            return f"stub of model '{self.model}' (pid {self.pid}) died at {when}; model reloaded in {self.seconds:.1f} s"
-        return f"stub of model '{self.model}' (pid {self.pid}) died at {when}; reload failed: {self.detail}"
+        then = f"model reloaded in {self.seconds:.1f} s" if self.reloaded else f"reload failed: {self.detail}"
+        return f"stub of model '{self.model}' (pid {self.pid}) died at {when}; {then}"
 
 
 def events_path(log_path: Path) -> Path:

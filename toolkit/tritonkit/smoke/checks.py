@@ -45,11 +45,15 @@ def timed(check: str, model: str, protocol: str, body: Callable[[], str | None])
     start = time.perf_counter()
     try:
         message = body() or "ok"
-        status: Status = "fail" if message.startswith("FAIL: ") else ("skip" if message.startswith("SKIP: ") else "pass")
+        status: Status = "fail" if message.startswith("FAIL: ") else "skip" if message.startswith("SKIP: ") else "pass"
         message = message.removeprefix("FAIL: ").removeprefix("SKIP: ")
     except Exception as exc:  # noqa: BLE001 - any client error is a failed check, reported in one line
         status, message = "fail", f"{type(exc).__name__}: {whole_message(exc)}"
     return CheckResult(check, model, protocol, status, message, round(time.perf_counter() - start, 3))
+
+
+def _verdict(problems: list[str], ok: str) -> str:
+    return "FAIL: " + "; ".join(problems) if problems else ok
 
 
 def whole_message(exc: BaseException) -> str:
@@ -66,7 +70,8 @@ def check_server(client: Client) -> CheckResult:
 
 
 def check_model_ready(client: Client, model: str) -> CheckResult:
-    return timed("ready", model, client.protocol, lambda: None if client.model_ready(model) else "FAIL: model is not ready")
+    return timed("ready", model, client.protocol,
+                 lambda: None if client.model_ready(model) else "FAIL: model is not ready")
 
 
 def check_callees_ready(client: Client, model: str, callees: list[str]) -> CheckResult:
@@ -128,10 +133,12 @@ def _sequence_ids(model: str, case: str) -> tuple[int, int]:
 def _shaped_like(expected: Tensors, served: Tensors) -> Tensors:
     """HTTP generate_stream answers in JSON, which carries no shapes (a one-element tensor comes back a scalar):
     a served value holding as many elements as expected takes the expected shape, so its values are compared."""
-    return {n: v.reshape(expected[n].shape) if n in expected and v.size == expected[n].size else v for n, v in served.items()}
+    return {n: v.reshape(expected[n].shape) if n in expected and v.size == expected[n].size else v
+            for n, v in served.items()}
 
 
-def run_golden_case(client: Client, model: str, config: pb.ModelConfig, tolerances: dict, case: GoldenCase) -> CheckResult:
+def run_golden_case(client: Client, model: str, config: pb.ModelConfig, tolerances: dict,
+                    case: GoldenCase) -> CheckResult:
     """Replays one golden case (a request, two interleaved sequences, or a stream); `tolerances` is its folder's."""
     outputs = [t.name for t in config.output]
     tolerance: Tolerance = partial(tolerance_for, tolerances, case)
@@ -139,7 +146,7 @@ def run_golden_case(client: Client, model: str, config: pb.ModelConfig, toleranc
     def request() -> str | None:
         inputs, expected = case.steps[0]
         problems = _mismatches(tolerance, expected, client.infer(model, inputs, outputs))
-        return "FAIL: " + "; ".join(problems) if problems else f"{len(expected)} outputs match"
+        return _verdict(problems, f"{len(expected)} outputs match")
 
     def sequences() -> str | None:
         ids = _sequence_ids(model, case.name)
@@ -149,7 +156,7 @@ def run_golden_case(client: Client, model: str, config: pb.ModelConfig, toleranc
             for seq_id in ids:  # interleave the two sequences step by step
                 got = client.infer(model, inputs, outputs, Sequence(seq_id, start=k == 0, end=k == last))
                 problems += [f"sequence {seq_id} step {k}: {p}" for p in _mismatches(tolerance, expected, got)]
-        return "FAIL: " + "; ".join(problems[:3]) if problems else f"2 interleaved sequences x {len(case.steps)} steps match"
+        return _verdict(problems[:3], f"2 interleaved sequences x {len(case.steps)} steps match")
 
     def stream() -> str | None:
         inputs, _ = case.steps[0]
@@ -161,7 +168,7 @@ def run_golden_case(client: Client, model: str, config: pb.ModelConfig, toleranc
         if client.protocol == "http":
             got = [_shaped_like(want, have) for want, have in zip(case.responses, got)]
         problems = [p for want, have in zip(case.responses, got) for p in _mismatches(tolerance, want, have)]
-        return "FAIL: " + "; ".join(problems[:3]) if problems else f"{len(got)} streamed responses match"
+        return _verdict(problems[:3], f"{len(got)} streamed responses match")
 
     body = {"request": request, "sequence": sequences, "stream": stream}[case.kind]
     return timed(f"{case.kind}:{case.name}", model, client.protocol, body)
@@ -195,10 +202,10 @@ def run_generated(client: Client, model: str, config: pb.ModelConfig) -> CheckRe
             seq_id = _sequence_ids(model, "generated")[0]
             problems = []
             for k in range(3):
-                problems += check_shapes(client.infer(model, inputs, outputs, Sequence(seq_id, start=k == 0, end=k == 2)))
-            return "FAIL: " + "; ".join(problems) if problems else "3-step sequence answered (no golden samples to compare)"
+                problems += check_shapes(client.infer(model, inputs, outputs, Sequence(seq_id, k == 0, k == 2)))
+            return _verdict(problems, "3-step sequence answered (no golden samples to compare)")
         problems = check_shapes(client.infer(model, inputs, outputs))
-        return "FAIL: " + "; ".join(problems) if problems else "outputs have the declared ranks (no golden samples to compare)"
+        return _verdict(problems, "outputs have the declared ranks (no golden samples to compare)")
 
     return timed("infer:generated", model, client.protocol, body)
 
@@ -224,15 +231,20 @@ def pick_negative_target(configs: dict[str, pb.ModelConfig]) -> str | None:
 
 def negative_checks(client: Client, model: str | None, config: pb.ModelConfig | None) -> list[CheckResult]:
     """Bad requests must get a clean error, and the server must stay healthy afterwards."""
-    results = [timed("negative:unknown-model", UNKNOWN_MODEL, client.protocol, lambda: _expect_error(lambda: client.infer(UNKNOWN_MODEL, {}, [])))]
+    protocol = client.protocol
+    unknown = partial(client.infer, UNKNOWN_MODEL, {}, [])
+    results = [timed("negative:unknown-model", UNKNOWN_MODEL, protocol, partial(_expect_error, unknown))]
     if model is not None and config is not None:
         good = made_up.generated_inputs(config)
         outputs = [t.name for t in config.output]
-        for label, bad in (("wrong-dtype", made_up.with_wrong_dtype(good)), ("wrong-shape", made_up.with_wrong_shape(good)),
+        for label, bad in (("wrong-dtype", made_up.with_wrong_dtype(good)),
+                           ("wrong-shape", made_up.with_wrong_shape(good)),
                            ("missing-input", made_up.without_first_input(good))):
             request = partial(client.infer, model, bad, outputs)
-            results.append(timed(f"negative:{label}", model, client.protocol, partial(_expect_error, request, partial(client.model_ready, model))))
-    results.append(timed("healthy-after-errors", "-", client.protocol, lambda: None if client.live() and client.ready() else "FAIL: server unhealthy after bad requests"))
+            check = partial(_expect_error, request, partial(client.model_ready, model))
+            results.append(timed(f"negative:{label}", model, protocol, check))
+    results.append(timed("healthy-after-errors", "-", protocol, lambda: None if client.live() and client.ready()
+                         else "FAIL: server unhealthy after bad requests"))
     return results
 
 

@@ -87,9 +87,8 @@ class HttpClient:
     def stream(self, model: str, inputs: Tensors, outputs: list[str], timeout: float = 60.0) -> list[Tensors]:
         """Streams through `/v2/models/<model>/generate_stream` (server-sent events), one dict per response."""
         body = json.dumps({name: _json_value(value) for name, value in inputs.items()})
-        request = urllib.request.Request(
-            f"http://{self.url}/v2/models/{model}/generate_stream", data=body.encode(), headers={"Content-Type": "application/json"}
-        )
+        request = urllib.request.Request(f"http://{self.url}/v2/models/{model}/generate_stream", data=body.encode(),
+                                         headers={"Content-Type": "application/json"})
         responses: list[Tensors] = []
         with urllib.request.urlopen(request, timeout=timeout) as reply:  # noqa: S310 - URL built from the target
             for raw in reply:
@@ -131,7 +130,8 @@ class GrpcClient:
         return self.client.get_model_config(model, client_timeout=self.timeout).config
 
     def metadata(self, model: str) -> dict[str, Any]:
-        return json_format.MessageToDict(self.client.get_model_metadata(model, client_timeout=self.timeout), preserving_proto_field_name=True)
+        metadata = self.client.get_model_metadata(model, client_timeout=self.timeout)
+        return json_format.MessageToDict(metadata, preserving_proto_field_name=True)
 
     def _inputs(self, inputs: Tensors) -> list[grpcclient.InferInput]:
         tensors = []
@@ -162,7 +162,8 @@ class GrpcClient:
                 try:
                     result, error = events.get(timeout=timeout)
                 except queue.Empty:
-                    raise TimeoutError(f"no final response within {timeout:g} s ({len(responses)} responses so far)") from None
+                    raise TimeoutError(f"no final response within {timeout:g} s "
+                                       f"({len(responses)} responses so far)") from None
                 if error is not None:
                     raise error
                 response = result.get_response()
@@ -179,7 +180,7 @@ class GrpcClient:
 
 
 #: gRPC codes the client library itself produces when a connection fails, times out or is cut.
-_TRANSPORT_CODES = {"StatusCode.UNAVAILABLE", "StatusCode.DEADLINE_EXCEEDED", "StatusCode.CANCELLED", "StatusCode.UNKNOWN"}
+_TRANSPORT_CODES = {f"StatusCode.{code}" for code in ("UNAVAILABLE", "DEADLINE_EXCEEDED", "CANCELLED", "UNKNOWN")}
 
 
 def rejected_by_server(exc: Exception) -> bool:
@@ -199,7 +200,8 @@ def rejected_by_server(exc: Exception) -> bool:
 def _json_value(value: np.ndarray) -> Any:
     """A tensor as the generate endpoint takes it: a scalar for one element, nested lists otherwise, text for bytes."""
     if value.dtype == object:
-        value = np.array([v.decode() if isinstance(v, bytes) else v for v in value.reshape(-1)], dtype=object).reshape(value.shape)
+        texts = [v.decode() if isinstance(v, bytes) else v for v in value.reshape(-1)]
+        value = np.array(texts, dtype=object).reshape(value.shape)
     return value.reshape(-1).tolist()[0] if value.size == 1 else value.tolist()
 
 

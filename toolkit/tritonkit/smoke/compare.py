@@ -41,9 +41,8 @@ def fallback_for(expected: pb.ModelConfig, served: pb.ModelConfig) -> str | None
     the `tritonkit_onnx_file` parameter, while a real Triton reports the declared backend.
     """
     declared = expected.platform or expected.backend
-    if declared and expected.backend != "python" and served.backend == "python" and ONNX_FILE_PARAMETER in served.parameters:
-        return declared
-    return None
+    fallback = served.backend == "python" and ONNX_FILE_PARAMETER in served.parameters
+    return declared if declared and expected.backend != "python" and fallback else None
 
 
 def metadata_differences(expected: pb.ModelConfig, metadata: dict[str, Any]) -> list[str]:
@@ -51,7 +50,8 @@ def metadata_differences(expected: pb.ModelConfig, metadata: dict[str, Any]) -> 
     batch = [-1] if expected.max_batch_size > 0 else []
     diffs = []
     for kind, tensors in (("inputs", expected.input), ("outputs", expected.output)):
-        want = sorted((t.name, pb.DataType.Name(t.data_type)[len("TYPE_"):].replace("STRING", "BYTES"), batch + list(t.dims)) for t in tensors)
+        want = sorted((t.name, pb.DataType.Name(t.data_type)[len("TYPE_"):].replace("STRING", "BYTES"),
+                       batch + list(t.dims)) for t in tensors)
         got = sorted((t["name"], t["datatype"], [int(d) for d in t.get("shape", [])]) for t in metadata.get(kind, []))
         if want != got:
             diffs.append(f"{kind}: expected {want}, served {got}")
@@ -73,4 +73,5 @@ def value_mismatch(name: str, expected: np.ndarray, actual: np.ndarray | None, a
     _, _, diff = differences(actual, expected)
     if not beyond_tolerance(diff, expected, atol, rtol).any():
         return None
-    return f"output '{name}' shape {list(expected.shape)}: max abs error {diff.max():.3g} > atol {atol:g} + rtol {rtol:g}"
+    return (f"output '{name}' shape {list(expected.shape)}: max abs error {diff.max():.3g}"
+            f" > atol {atol:g} + rtol {rtol:g}")

@@ -58,8 +58,7 @@ def model_table(results: list[CheckResult]) -> str:
 
 def failures(results: list[CheckResult]) -> str:
     """Every failed check with its whole message, one paragraph each."""
-    return "\n".join(f"FAIL {_owner(r)} {r.check} ({r.protocol}): {r.detail}"
-                     for r in results if r.status == "fail")
+    return "\n".join(f"FAIL {_owner(r)} {r.check} ({r.protocol}): {r.detail}" for r in results if r.status == "fail")
 
 
 def table(results: list[CheckResult]) -> str:

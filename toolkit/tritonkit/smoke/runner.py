@@ -23,7 +23,7 @@ def run_smoke(repository: Path, target: Target, protocols: list[str], progress=N
     `models` limits the model checks (and the bad requests) to those models; the server's own rows stay.
     Every row of a model the server runs through the onnxruntime fallback is marked `served_as`.
     """
-    configs: dict[str, pb.ModelConfig] = validate_repository(repository, self_contained=False)   # checks what is served here
+    configs = validate_repository(repository, self_contained=False)   # checks what is served here
     checked = configs if models is None else {name: configs[name] for name in selected(models, configs, repository)}
     results: list[CheckResult] = []
     fallbacks: set[str] = set()
@@ -72,7 +72,8 @@ def stub_restart_rows(target: Target, project_dir: Path = Path(".")) -> list[Che
     """One row per Python-backend stub that died while this project's `tritonkit serve` ran the target server
     (the server reloaded its model; a failed reload fails the row); nothing for a server tritonkit does not run."""
     state = read_state(project_dir / STATE_DIR)
-    if state is None or target.http_url is None or not same_endpoint(target.http_url, f"{state.host}:{state.http_port}"):
+    url = target.http_url
+    if state is None or url is None or not same_endpoint(url, f"{state.host}:{state.http_port}"):
         return []
     events = read_events(events_path(Path(state.log)))
     if not events:

@@ -83,16 +83,16 @@ def _clean(strict: Message | text_format.ParseError) -> pb.ModelConfig | None:
         return None
 
 
-def _silently_lost(text: str, strict: Message | text_format.ParseError, field_prefix: str) -> list[tuple[str, str, str]]:
+def _silently_lost(text: str, strict: Message | text_format.ParseError, prefix: str) -> list[tuple[str, str, str]]:
     """(field, problem, fix) for every value in `text` that Triton's parser would drop without a word."""
     if isinstance(strict, text_format.ParseError):  # the lenient parse passed: a singular field given twice, or an
         if "should not have multiple" not in str(strict):  # enum number outside the enum, which proto3 keeps
             return []
         path = _field_path_at(text, strict.GetLine(), strict.GetColumn())
-        where = field_prefix + path if field_prefix else f"{path} (line {strict.GetLine()})"
-        return [(where, "given more than once, first with its default value (the parser keeps only the last, without a word)",
-                 "give the field once")]
-    return [(field_prefix + path, f"key '{key}' given more than once (the parser keeps only the last entry, without a word)",
+        where = prefix + path if prefix else f"{path} (line {strict.GetLine()})"
+        return [(where, "given more than once, first with its default value "
+                 "(the parser keeps only the last, without a word)", "give the field once")]
+    return [(prefix + path, f"key '{key}' given more than once (the parser keeps only the last entry, without a word)",
              "give each key once") for path, key in _duplicate_map_keys(strict, "")]
 
 
@@ -128,7 +128,8 @@ def _explain(message: str) -> tuple[str, str]:
 def _field_path_at(text: str, line: int, column: int) -> str:
     """Dotted path of the field at `line`:`column` (1-based), e.g. `dynamic_batching.preferred_batch_size`."""
     stack: list[str | None] = []  # enclosing field names; None for an element of a `[ ... ]` list
-    tokens = [(m.group(), m.start()) for m in _TOKEN.finditer(text) if not m.group().isspace() and not m.group().startswith("#")]
+    tokens = [(m.group(), m.start()) for m in _TOKEN.finditer(text) if not m.group().isspace()
+              and not m.group().startswith("#")]
     target = sum(len(x) + 1 for x in text.split("\n")[: line - 1]) + column - 1
     field = ""
     for i, (tok, pos) in enumerate(tokens):

@@ -73,6 +73,11 @@ def read_configs(repository: Path) -> list[pb.ModelConfig]:
     return [c for c in (read_config(p.parent) for p in sorted(repository.glob("*/config.pbtxt"))) if c is not None]
 
 
+def model_dirs(repository: Path) -> list[Path]:
+    """The folders Triton reads as models, in name order (it skips hidden ones)."""
+    return sorted(p for p in repository.iterdir() if p.is_dir() and not p.name.startswith("."))
+
+
 def version_dirs(model_dir: Path) -> list[Path]:
     """The model's numbered version folders, in name order."""
     return sorted(p for p in model_dir.iterdir() if p.is_dir() and p.name.isdigit())
@@ -82,10 +87,10 @@ def version_dirs(model_dir: Path) -> list[Path]:
 class Versions:
     """A model folder's version folders as Triton reads them."""
 
-    folders: list[str] = field(default_factory=list)  # every sub-folder in name order; backend fill-in looks in the first
+    folders: list[str] = field(default_factory=list)  # every sub-folder in name order; backend fill-in reads the first
     found: dict[int, str] = field(default_factory=dict)  # version -> first folder name that gave it
     leading_zero: list[str] = field(default_factory=list)  # ignored by Triton with a log warning
-    loose: dict[str, int] = field(default_factory=dict)  # e.g. '1.bak' -> 1: Triton reads the leading number, loads from '1/'
+    loose: dict[str, int] = field(default_factory=dict)  # '1.bak' -> 1: Triton reads the leading number, loads '1/'
 
 
 def read_versions(model_dir: Path) -> Versions:
@@ -132,7 +137,8 @@ def complete_backend_fields(folder_name: str, first_folder: Path | None, config:
     content = {p.name: p.is_dir() for p in first_folder.iterdir()} if first_folder is not None else None
     if not c.platform and c.backend in ("", "tensorflow"):
         for tf_platform, (tf_file, tf_is_dir) in _TF_PLATFORMS.items():
-            if c.default_model_filename == tf_file or (not c.default_model_filename and content and content.get(tf_file) == tf_is_dir):
+            by_file = not c.default_model_filename and content and content.get(tf_file) == tf_is_dir
+            if c.default_model_filename == tf_file or by_file:
                 c.platform = tf_platform
     if c.platform in _TF_PLATFORMS:
         c.backend = c.backend or "tensorflow"

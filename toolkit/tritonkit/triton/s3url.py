@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from tritonkit.errors import TritonkitError
 
-#: Triton's custom-endpoint form (core's S3 file system matches HOST:PORT right after `s3://`; plain HTTP unless `https://`).
+#: Triton's custom-endpoint form (core's S3 file system takes HOST:PORT right after `s3://`; HTTP unless `https://`).
 _TRITON_FORM = re.compile(r"s3://(?:(https?)://)?([0-9A-Za-z.\-]+):(\d+)(?:/(.*))?")
 #: boto3's environment settings for a custom S3 endpoint, most specific first.
 ENDPOINT_ENV = ("AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL")

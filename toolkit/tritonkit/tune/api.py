@@ -113,8 +113,9 @@ def run_plan(plan: TunePlan, report: Report) -> TuneOutcome:
     outcome = run_analyzer(tune_dir.config, tune_dir, options.budget_minutes * 60.0, report)
     results = read_results(tune_dir.root, tune_dir.checkpoints, plan.target.name)
     if outcome.interrupted:
-        raise TritonkitError(str(tune_dir.checkpoints), "", f"interrupted after {len(results.measurements)} measurements "
-                             "(saved in the checkpoint), the spec is unchanged", "run the same command to resume")
+        raise TritonkitError(str(tune_dir.checkpoints), "", f"interrupted after {len(results.measurements)} "
+                             "measurements (saved in the checkpoint), the spec is unchanged",
+                             "run the same command to resume")
     if not results.measurements:
         raise explain(outcome, tune_dir, options.measurement_requests, options.stability_percentage)
     notes = list(plan.notes) + outcome.tracker.notes
@@ -128,14 +129,15 @@ def run_plan(plan: TunePlan, report: Report) -> TuneOutcome:
         notes.append("no GPU on this host: Model Analyzer's GPU plots (all zeros here) were left out")
     if options.launch == "remote":
         notes.append("remote launch measures the running server's configuration only; the spec is unchanged")
-        plot = save_plot(results, choice, options.constraints, tune_dir.plot, f"{plan.target.name}: remote server", labels)
+        title = f"{plan.target.name}: remote server"
+        plot = save_plot(results, choice, options.constraints, tune_dir.plot, title, labels)
         done = TuneOutcome(plan, outcome, results, choice, {}, plot, None, notes)
         tune_dir.summary.write_text(json.dumps(done.summary(), indent=2, default=str))
         return done
     tuned = tuned_entries(results, choice.winner.variant, plan.target, plan.specs,
                           provenance(options, choice.winner.best))
-    plot = save_plot(results, choice, options.constraints, tune_dir.plot,
-                     f"{plan.target.name}: throughput vs p99 ({options.mode} search, objective {options.objective})", labels)
+    title = f"{plan.target.name}: throughput vs p99 ({options.mode} search, objective {options.objective})"
+    plot = save_plot(results, choice, options.constraints, tune_dir.plot, title, labels)
     report(f"[tune {format_elapsed(outcome.elapsed_s)}] writing tuned settings of {choice.winner.variant} "
            f"to {shown_path(options.spec_path)} and rebuilding")
     result = write_back(plan, tuned)

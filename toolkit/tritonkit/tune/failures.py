@@ -89,7 +89,8 @@ def explain(outcome: RunOutcome, tune_dir: TuneDir, requests: int, stability: fl
         variant, reason = loads[0]
         return TritonkitError(
             str(tune_dir.server_log), f"model {variant}",
-            _clean(f"Triton could not load the configuration Model Analyzer generated: {serverlog.one_line(reason)[:300]}"),
+            _clean("Triton could not load the configuration Model Analyzer generated: "
+                   f"{serverlog.one_line(reason)[:300]}"),
             "make sure `tritonkit serve` loads the model, or narrow the search (--max-batch-size, --max-instances)")
     if error:
         return TritonkitError(str(tune_dir.analyzer_log), "model-analyzer", _clean(serverlog.one_line(error)[:400]),

@@ -23,7 +23,8 @@ def save_plot(results: TuneResults, choice: Choice, constraints: Constraints, pa
     fig, ax = plt.subplots(figsize=(8, 5), dpi=110)
     for variant, measurements in sorted(results.by_variant().items()):
         points = sorted(measurements, key=lambda m: m.concurrency)
-        style: dict[str, Any] = {"linewidth": 2.5, "zorder": 3} if variant == choice.winner.variant else {"linewidth": 1, "alpha": 0.7}
+        winner = variant == choice.winner.variant
+        style: dict[str, Any] = {"linewidth": 2.5, "zorder": 3} if winner else {"linewidth": 1, "alpha": 0.7}
         if variant.endswith("_config_default"):
             style = {**style, "linestyle": "--"}
         ax.plot([m.p99_ms for m in points], [m.throughput for m in points], marker="o", markersize=3,

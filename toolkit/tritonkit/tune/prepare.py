@@ -30,13 +30,7 @@ from tritonkit.tune.layout import TuneDir
 from tritonkit.tune.ma_config import Endpoints, build_config
 from tritonkit.tune.options import TuneOptions
 from tritonkit.tune.runner import analyzer_command
-from tritonkit.tune.space import (
-    ModelSpace,
-    SearchSpace,
-    concurrency_range,
-    fit_budget,
-    model_space,
-)
+from tritonkit.tune.space import ModelSpace, SearchSpace, concurrency_range, fit_budget, model_space
 from tritonkit.tune.target import TuneTarget, resolve_target
 from tritonkit.tune.wrappers import Wrappers, write_wrappers
 
@@ -139,7 +133,8 @@ def prepare(options: TuneOptions) -> TunePlan:
     notes: list[str] = []
     mode = options.mode
     if target.is_pipeline and mode == "brute":
-        notes.append(f"'{target.name}' is a {target.kind} pipeline: Model Analyzer profiles pipelines in quick mode only")
+        notes.append(f"'{target.name}' is a {target.kind} pipeline: "
+                     "Model Analyzer profiles pipelines in quick mode only")
         mode = "quick"
     _check_docker(options)
     tune_dir = TuneDir.for_target(user_project.root, target.name)

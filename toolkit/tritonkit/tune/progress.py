@@ -14,7 +14,7 @@ _SETTING = re.compile(r"^\s+Setting (\w+) to (.*)$")
 _PROFILING = re.compile(r"Profiling (\S+): (concurrency|request-rate)=(\d+)")
 _LOADED_CKPT = re.compile(r"Loaded checkpoint from file (\S+)")
 _GAVE_UP = re.compile(r"Ran perf_analyzer (\d+) times, but no valid requests recorded")
-_ADJUST = re.compile(r"perf_analyzer's (request count is too small|measurement window is too small), increased to (\d+)")
+_ADJUST = re.compile(r"perf_analyzer's ((?:request count|measurement window) is too small), increased to (\d+)")
 
 _STAGES = {
     "Starting a local Triton Server": "starting Triton",

@@ -72,9 +72,10 @@ class Comparison:
         return self.winner.throughput / self.default.throughput if self.default.throughput > 0 else None
 
     def line(self, constraints: Constraints) -> str:
-        bound = f" (bound: {describe_limits(constraints)})" if describe_limits(constraints) else ""
+        limits = describe_limits(constraints)
+        bound = f" (bound: {limits})" if limits else ""
         gain = f"{self.gain:.2f}x throughput" if self.gain is not None else "the default served nothing"
-        verdict = "" if self.default_meets or not describe_limits(constraints) else "; the default does not meet the bound"
+        verdict = "" if self.default_meets or not limits else "; the default does not meet the bound"
         return (f"best over default at concurrency {self.concurrency}{bound}: {gain} ({self.winner.throughput:.1f} "
                 f"vs {self.default.throughput:.1f} infer/s, p99 {self.winner.p99_ms:.1f} vs {self.default.p99_ms:.1f} "
                 f"ms{verdict})")
@@ -86,7 +87,8 @@ class Comparison:
                 "default_meets_constraints": self.default_meets, "gain": self.gain}
 
 
-def comparison(choice: Choice, results: TuneResults, objective: Objective, constraints: Constraints) -> Comparison | None:
+def comparison(choice: Choice, results: TuneResults, objective: Objective,
+               constraints: Constraints) -> Comparison | None:
     """Winner and default at one concurrency both were measured at: the winner's own point when the default was
     measured there, else the winner's best qualifying point among the shared concurrencies. None when the
     winner is the default or they share no concurrency (each one's best point would sit at a different load)."""
@@ -97,8 +99,8 @@ def comparison(choice: Choice, results: TuneResults, objective: Objective, const
     shared = [m for m in measured[choice.winner.variant] if m.concurrency in default_at]
     if not shared:
         return None
-    key = sort_key(objective)
-    point = min(shared, key=lambda m: (m.concurrency != choice.winner.best.concurrency, not meets(m, constraints), key(m)))
+    key, best = sort_key(objective), choice.winner.best.concurrency
+    point = min(shared, key=lambda m: (m.concurrency != best, not meets(m, constraints), key(m)))
     default = default_at[point.concurrency]
     return Comparison(point.concurrency, point, default, meets(default, constraints))
 

@@ -52,7 +52,8 @@ def _check_composing(project: Project, top: str, composing: list[str], kind: str
     if nested:
         raise TritonkitError(
             where, f"models.{top}",
-            f"{kind} pipeline '{top}' contains the ensemble '{nested[0]}' and Model Analyzer does not profile nested ensembles",
+            f"{kind} pipeline '{top}' contains the ensemble '{nested[0]}' "
+            "and Model Analyzer does not profile nested ensembles",
             f"tune '{nested[0]}' on its own: tritonkit tune {nested[0]}",
         )
 
