@@ -19,17 +19,9 @@ from tritonkit.serve.server import EmbeddedServer, Progress, ServerExited
 from tritonkit.serve.state import STATE_DIR, clear_state, read_state, state_path, write_state
 from tritonkit.triton.s3url import parse_s3_url
 
-
-class _Port(click.IntRange):
-    """A TCP port: a value outside 1-65535 is one usage line naming the option (exit 2), not bind()'s OverflowError."""
-
-    name = "integer"  # "'abc' is not a valid integer", as for a plain int option
-
-    def __init__(self) -> None:
-        super().__init__(1, 65535)
-
-
-PORT = _Port()
+#: A TCP port: a value outside 1-65535 is one usage line naming the option (exit 2), not bind()'s OverflowError.
+PORT = click.IntRange(1, 65535)
+PORT.name = "integer"  # "'abc' is not a valid integer", as for a plain int option
 
 
 def _summary(server: EmbeddedServer, mode: str) -> dict[str, Any]:
