@@ -156,8 +156,7 @@ def _level(node: ast.AST, names: dict[str, int], file_depth: int) -> int | None:
         if isinstance(node.slice, ast.Constant) and node.slice.value == REPOSITORY_KEY:
             return 0
         if isinstance(node.value, ast.Attribute) and node.value.attr == "parents":
-            index = node.slice.value if isinstance(node.slice,
-                                                   ast.Constant) and isinstance(node.slice.value, int) else 0
+            index = key.value if isinstance(key := node.slice, ast.Constant) and isinstance(key.value, int) else 0
             inner = _level(node.value.value, names, file_depth)
             return None if inner is None else inner - index - 1
         return None
@@ -204,8 +203,8 @@ def _joined(level: int | None, parts: list[ast.expr]) -> int | None:
 
 
 def _call_name(call: ast.Call) -> str | None:
-    return call.func.id if isinstance(call.func,
-                                      ast.Name) else call.func.attr if isinstance(call.func, ast.Attribute) else None
+    func = call.func
+    return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
 
 
 def _named_sibling(root: Path, name: str, configs: dict[str, pb.ModelConfig]) -> tuple[str | None, str]:
