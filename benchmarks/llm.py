@@ -363,8 +363,9 @@ def built(model: str) -> tuple[Path, Path]:
     return folder, result.repository
 
 
-def build_example(model: str) -> tuple[Path, Any]:
-    """(bench folder, BuildResult: `tritonkit build --json` is its summary()) of an example project."""
+def build_example(model: str, generate_overrides: dict[str, Any] | None = None) -> tuple[Path, Any]:
+    """(bench folder, BuildResult: `tritonkit build --json` is its summary()) of an example project
+    (`generate_overrides`: top-level fields of generate replaced, as examples.llm.project.write_project does)."""
     from examples.llm.project import write_project
     from tritonkit.export.progress import StderrProgress
     from tritonkit.pipelines.llm.export.prepare import write_assets
@@ -372,7 +373,7 @@ def build_example(model: str) -> tuple[Path, Any]:
 
     folder = REPO_ROOT / ".tritonkit" / "bench" / "llm" / model
     assets = write_assets(model, folder / "prepared_assets")  # copied into folder/assets if model == "smollm2" else None
-    spec = write_project(folder, model, assets)
+    spec = write_project(folder, model, assets, generate_overrides=generate_overrides)
     return folder, build(spec, progress=StderrProgress())
 
 
