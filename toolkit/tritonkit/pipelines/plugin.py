@@ -25,7 +25,8 @@ class Section(StrictModel):
     """A pipeline's own section of a model spec, `models.<model>.<pipeline>:`, for fields only it uses."""
 
     def provides(self) -> tuple[str, ...]:
-        """Names the pipeline's build step puts in the model's version folder (`model:<it>/<name>` is checked at load)."""
+        """Names the pipeline's build step puts in the model's version folder (`model:<it>/<name>` is checked at
+        load)."""
         return ()
 
     def read_paths(self) -> dict[str, str]:
@@ -61,7 +62,7 @@ class Starter:
     generate: Callable[[Path], list[Path]] | None = None  # files written by code (after the copies), may need `needs`
     generate_command: str = ""  # how the user writes those files later, when `needs` were missing at init
     copies: dict[str, str] = field(default_factory=dict)  # project path -> package file: shipped code the user edits
-    libraries: dict[str, str] = field(default_factory=dict)  # shared library a model loads -> Debian package shipping it
+    libraries: dict[str, str] = field(default_factory=dict)  # shared library a model loads -> Debian package with it
 
 
 @dataclass(frozen=True)
@@ -72,9 +73,9 @@ class Pipeline(Generic[S]):
     description: str   # one line, shown by `tritonkit init --help`
     starter: Starter | None = None   # None: no `starter/` folder
     section: type[S] | None = None   # the model spec's `<name>:` section
-    old_fields: dict[str, str] = field(default_factory=dict)  # model field of earlier releases -> its key in the section
+    old_fields: dict[str, str] = field(default_factory=dict)  # model field of earlier releases -> its section key
     build: BuildStep[S] | None = None
     #: (float onnx, quantized onnx, the spec's `export.quantize.lm`, project folder, where) -> measures: how a
     #: quantized LM decoder compares with its float graph; run by the export child, raises when below the bounds
     lm_quality: Callable[[Path, Path, Any, Path, Where], dict[str, Any]] | None = None
-    gateway: Callable[[], GatewayPipeline] | None = None   # its OpenAI routes (`gateway/`), loaded when `tritonkit gateway` starts
+    gateway: Callable[[], GatewayPipeline] | None = None   # its OpenAI routes (`gateway/`), loaded at gateway start

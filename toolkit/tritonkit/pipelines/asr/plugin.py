@@ -19,7 +19,7 @@ def _graph(name: str, section: AsrSection, project: Project) -> Made:
 
 
 def _gateway() -> GatewayPipeline:
-    from tritonkit.pipelines.asr.gateway.routes import PIPELINE  # starlette (the `gateway` extra) only when the gateway starts
+    from tritonkit.pipelines.asr.gateway.routes import PIPELINE  # starlette (the `gateway` extra) only at gateway start
 
     return PIPELINE
 

@@ -23,7 +23,8 @@ class AsrGraphSpec(StrictModel):
     tokens: str = Field(description="The acoustic model's token list, 'symbol id' lines, id 0 = CTC blank.")
     lexicon: str = Field(description="'word token token ...' lines; several lines give a word several pronunciations.")
     arpa: str | None = Field(default=None, description="An ARPA n-gram language model.")
-    corpus: str | None = Field(default=None, description="Text, one sentence per line: a Kneser-Ney n-gram is trained at build time.")
+    corpus: str | None = Field(default=None, description="Text, one sentence per line: a Kneser-Ney n-gram is "
+                               "trained at build time.")
     grammar: str | None = Field(default=None, description="Allowed sentence patterns, e.g. 'call (zero|one|two)+'.")
     ngram_order: int = Field(default=3, ge=1, le=5, description="Order of the n-gram trained from `corpus`.")
 
@@ -52,8 +53,8 @@ class AsrGraphSpec(StrictModel):
 class AsrSection(Section):
     """What the asr pipeline's build makes for a model (a CTC acoustic model's decoding graph)."""
 
-    graph: AsrGraphSpec = Field(description="A decoding graph (TLG.fst, words.txt, tokens.txt, lexicon.txt) the build makes "
-                                "and puts in each version folder.")
+    graph: AsrGraphSpec = Field(description="A decoding graph (TLG.fst, words.txt, tokens.txt, lexicon.txt) the build "
+                                "makes and puts in each version folder.")
 
     def provides(self) -> tuple[str, ...]:
         return GRAPH_FILES

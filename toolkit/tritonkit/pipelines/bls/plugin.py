@@ -5,5 +5,5 @@ from tritonkit.pipelines.plugin import Pipeline, Starter
 
 PIPELINE: Pipeline = Pipeline(
     "bls", "a Python model routing each request to one of two models (BLS), with declared calls and smoke answers",
-    Starter(copies={"models/route.py": "pipelines/bls/triton/route.py", "models/arith.py": "pipelines/bls/triton/arith.py"}),
+    Starter(copies={f"models/{file}": f"pipelines/bls/triton/{file}" for file in ("route.py", "arith.py")}),
 )

@@ -3,4 +3,5 @@ from __future__ import annotations
 
 from tritonkit.pipelines.plugin import Pipeline, Starter
 
-PIPELINE: Pipeline = Pipeline("classifier", "a preprocess -> classifier ensemble of Python-backend models with smoke known answers", Starter())
+PIPELINE: Pipeline = Pipeline(
+    "classifier", "a preprocess -> classifier ensemble of Python-backend models with smoke known answers", Starter())

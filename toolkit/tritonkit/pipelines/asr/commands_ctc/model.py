@@ -31,7 +31,8 @@ class _Block(nn.Module):
 
     def __init__(self, dilation: int) -> None:
         super().__init__()
-        self.depthwise = nn.Conv1d(CHANNELS, CHANNELS, KERNEL, padding=KERNEL // 2 * dilation, dilation=dilation, groups=CHANNELS)
+        self.depthwise = nn.Conv1d(CHANNELS, CHANNELS, KERNEL, padding=KERNEL // 2 * dilation, dilation=dilation,
+                                   groups=CHANNELS)
         self.pointwise = nn.Conv1d(CHANNELS, CHANNELS, 1)
         self.norm = nn.BatchNorm1d(CHANNELS)
         self.drop = nn.Dropout(0.1)
@@ -50,7 +51,8 @@ class CommandCTC(nn.Module):
         super().__init__()
         self.register_buffer("feat_mean", torch.zeros(MELS))
         self.register_buffer("feat_std", torch.ones(MELS))
-        self.front = nn.Sequential(nn.Conv1d(MELS, CHANNELS, 3, stride=SUBSAMPLING, padding=1), nn.BatchNorm1d(CHANNELS), nn.ReLU())
+        self.front = nn.Sequential(nn.Conv1d(MELS, CHANNELS, 3, stride=SUBSAMPLING, padding=1),
+                                   nn.BatchNorm1d(CHANNELS), nn.ReLU())
         self.blocks = nn.Sequential(*(_Block(d) for d in DILATIONS))
         self.head = nn.Conv1d(CHANNELS, len(TOKENS), 1)
 
@@ -91,5 +93,6 @@ def transcribe(model: CommandCTC, features: np.ndarray) -> list[str]:
 
 
 def build(frames: int = 120, batch: int = 2) -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
-    """The exporter's entry point `tritonkit.pipelines.asr.commands_ctc.model:build`: the trained model and example features."""
+    """The exporter's entry point `tritonkit.pipelines.asr.commands_ctc.model:build`: the trained model and example
+    features."""
     return load(), (torch.randn(batch, frames, MELS, generator=torch.Generator().manual_seed(0)) * 3 - 8,)

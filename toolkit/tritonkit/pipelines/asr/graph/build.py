@@ -18,7 +18,8 @@ def _write_tables(lexicon: Lexicon, out: Path) -> None:
     """words.txt, tokens.txt and lexicon.txt as the decoder and arpa2fst read them ("symbol id" / "word t1 t2")."""
     (out / "words.txt").write_text("".join(f"{w} {i}\n" for i, w in enumerate(lexicon.words)), encoding="utf-8")
     (out / "tokens.txt").write_text("".join(f"{t} {i}\n" for i, t in enumerate(lexicon.tokens)), encoding="utf-8")
-    (out / "lexicon.txt").write_text("".join(f"{w} {' '.join(lexicon.tokens[t] for t in p)}\n" for w, p in lexicon.prons), encoding="utf-8")
+    prons = (f"{w} {' '.join(lexicon.tokens[t] for t in p)}\n" for w, p in lexicon.prons)
+    (out / "lexicon.txt").write_text("".join(prons), encoding="utf-8")
 
 
 def _lg(lexicon: Lexicon, g: kaldifst.StdVectorFst) -> kaldifst.StdVectorFst:
@@ -34,8 +35,9 @@ def _lg(lexicon: Lexicon, g: kaldifst.StdVectorFst) -> kaldifst.StdVectorFst:
     return lg
 
 
-def build_graph(tokens: Path, lexicon: Path, lm_kind: LmKind, lm_path: Path, out: Path, ngram_order: int = 3) -> GraphInfo:
-    """Builds TLG.fst and its tables into `out` (created); raises TritonkitError on bad input, before writing TLG.fst."""
+def build_graph(tokens: Path, lexicon: Path, lm_kind: LmKind, lm_path: Path, out: Path,
+                ngram_order: int = 3) -> GraphInfo:
+    """Builds TLG.fst and its tables into `out` (created); raises TritonkitError on bad input, before writing it."""
     start = time.monotonic()
     lex = read_lexicon(lexicon, read_tokens(tokens), tokens)
     out.mkdir(parents=True, exist_ok=True)
@@ -53,6 +55,5 @@ def build_graph(tokens: Path, lexicon: Path, lm_kind: LmKind, lm_path: Path, out
     tlg = kaldifst.StdVectorFst(kaldifst.compose(topo, lg))
     kaldifst.arcsort(tlg, sort_type="ilabel")
     tlg.write(str(out / "TLG.fst"))
-    states, arcs = size(tlg)
-    lg_states, lg_arcs = size(lg)
-    return GraphInfo(states, arcs, lg_states, lg_arcs, len(lex.words) - 4, len(lex.tokens), lm_kind, skipped, round(time.monotonic() - start, 3))
+    seconds = round(time.monotonic() - start, 3)
+    return GraphInfo(*size(tlg), *size(lg), len(lex.words) - 4, len(lex.tokens), lm_kind, skipped, seconds)

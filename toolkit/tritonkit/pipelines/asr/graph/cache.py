@@ -44,7 +44,8 @@ def _inputs(name: str, graph: AsrGraphSpec, project: Project) -> dict[str, Path]
     for field, written in graph.named_paths().items():
         path = resolve_spec_path(written, origin.parent)
         if not path.is_file():
-            raise TritonkitError(shown_path(origin), f"models.{name}.asr.graph.{field}", f"file '{written}' not found (looked in {shown_path(path)})",
+            raise TritonkitError(shown_path(origin), f"models.{name}.asr.graph.{field}",
+                                 f"file '{written}' not found (looked in {shown_path(path)})",
                                  f"fix the path (relative to {shown_path(origin)})")
         resolved[field] = path
     return resolved
@@ -64,7 +65,7 @@ def graph_for(name: str, graph: AsrGraphSpec, project: Project) -> Made:
     info_file = entry / "info.json"
     if info_file.is_file() and all((entry / f).is_file() for f in GRAPH_FILES):
         return _made(name, entry, GraphInfo(**json.loads(info_file.read_text())), cache_hit=True)
-    from tritonkit.pipelines.asr.graph.build import build_graph  # kaldifst & co. (the `asr` extra) only when a graph is built
+    from tritonkit.pipelines.asr.graph.build import build_graph  # kaldifst & co. (the `asr` extra) only when building
 
     root.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=f".{entry.name}-", dir=root))
@@ -80,7 +81,8 @@ def graph_for(name: str, graph: AsrGraphSpec, project: Project) -> Made:
 
 def _made(name: str, folder: Path, info: GraphInfo, cache_hit: bool) -> Made:
     """The graph's files, what `build --json` reports of it and the line `tritonkit build` prints."""
-    line = (f"graph {name}: TLG {info.states} states, {info.arcs} arcs ({info.lm}, {info.words} words, {info.tokens} tokens)"
-            f"{' from cache' if cache_hit else f', built in {info.seconds:.2f}s'}")
-    return Made({file: folder / file for file in GRAPH_FILES}, {**info.to_dict(), "cache_hit": cache_hit, "folder": str(folder)}, line)
+    line = (f"graph {name}: TLG {info.states} states, {info.arcs} arcs ({info.lm}, {info.words} words, "
+            f"{info.tokens} tokens){' from cache' if cache_hit else f', built in {info.seconds:.2f}s'}")
+    report = {**info.to_dict(), "cache_hit": cache_hit, "folder": str(folder)}
+    return Made({file: folder / file for file in GRAPH_FILES}, report, line)
 

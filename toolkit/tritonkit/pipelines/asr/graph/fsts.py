@@ -74,7 +74,8 @@ def relabel_inputs_to_eps(fst: kaldifst.StdVectorFst, first: int) -> None:
         if any(a.ilabel >= first for a in arcs):
             fst.delete_arcs(state, len(arcs))
             for a in arcs:
-                fst.add_arc(state, kaldifst.StdArc(0 if a.ilabel >= first else a.ilabel, a.olabel, a.weight, a.nextstate))
+                label = 0 if a.ilabel >= first else a.ilabel
+                fst.add_arc(state, kaldifst.StdArc(label, a.olabel, a.weight, a.nextstate))
 
 
 def size(fst: kaldifst.StdVectorFst) -> tuple[int, int]:

@@ -48,10 +48,12 @@ def read_grammar(path: Path, lexicon: Lexicon) -> list[list[Slot]]:
             continue
         slots = parse_pattern(line)
         if slots is None:
-            raise TritonkitError(shown, f"line {n}", f"'{line.strip()}' is not a pattern", "write words and choices like 'call (zero|one)+ now'")
+            raise TritonkitError(shown, f"line {n}", f"'{line.strip()}' is not a pattern",
+                                 "write words and choices like 'call (zero|one)+ now'")
         oov = next((w for words, _ in slots for w in words if w not in known or w.startswith(("#", "<"))), None)
         if oov is not None:
-            raise TritonkitError(shown, f"line {n}", f"word '{oov}' is not in the lexicon", f"add a pronunciation for '{oov}' to the lexicon or remove it from the grammar")
+            raise TritonkitError(shown, f"line {n}", f"word '{oov}' is not in the lexicon",
+                                 f"add a pronunciation for '{oov}' to the lexicon or remove it from the grammar")
         patterns.append(slots)
     if not patterns:
         raise TritonkitError(shown, "", "the grammar has no patterns", "write one allowed sentence pattern per line")
@@ -59,7 +61,7 @@ def read_grammar(path: Path, lexicon: Lexicon) -> list[list[Slot]]:
 
 
 def grammar_fst(patterns: list[list[Slot]], lexicon: Lexicon) -> kaldifst.StdVectorFst:
-    """G as a word acceptor (weights 0): a chain of states per pattern from a shared start, determinized and minimized."""
+    """G as a word acceptor (weights 0): a chain of states per pattern from one start, determinized and minimized."""
     word_id = lexicon.word_ids
     lines: list[str] = []
     finals: list[int] = []

@@ -34,7 +34,9 @@ def arpa_fst(arpa: Path, words_txt: Path, work: Path) -> tuple[kaldifst.StdVecto
     if done.returncode != 0 or not out.is_file():
         found = _ARPA_ERROR.findall(done.stderr)
         detail = found[-1] if found else (done.stderr.strip().splitlines() or [f"exit code {done.returncode}"])[-1]
-        raise TritonkitError(shown_path(arpa), "", f"not a valid ARPA language model: {detail}", "fix the file (\\data\\ counts, then \\1-grams: ... lines of 'logprob words [backoff]', then \\end\\)")
+        raise TritonkitError(shown_path(arpa), "", f"not a valid ARPA language model: {detail}",
+                             "fix the file (\\data\\ counts, then \\1-grams: ... lines of 'logprob words [backoff]', "
+                             "then \\end\\)")
     return kaldifst.StdVectorFst.read(str(out)), len(_ARPA_SKIPPED.findall(done.stderr))
 
 
@@ -45,7 +47,8 @@ def check_corpus(corpus: Path, lexicon: Lexicon) -> None:
     for n, line in enumerate(lines, 1):
         oov = next((w for w in line.split() if w not in known), None)
         if oov is not None:
-            raise TritonkitError(shown_path(corpus), f"line {n}", f"word '{oov}' is not in the lexicon", f"add a pronunciation for '{oov}' to the lexicon or remove it from the corpus")
+            raise TritonkitError(shown_path(corpus), f"line {n}", f"word '{oov}' is not in the lexicon",
+                                 f"add a pronunciation for '{oov}' to the lexicon or remove it from the corpus")
     if not any(line.split() for line in lines):
         raise TritonkitError(shown_path(corpus), "", "the corpus has no sentences", "write one sentence per line")
 
@@ -56,5 +59,6 @@ def train_arpa(corpus: Path, order: int, lexicon: Lexicon, out: Path) -> Path:
     done = _run(["-m", "kaldingram.train", "--ngram-order", str(order), "--text", str(corpus), "--lm", str(out)])
     if done.returncode != 0:
         last = (done.stderr.strip().splitlines() or [f"exit code {done.returncode}"])[-1]
-        raise TritonkitError(shown_path(corpus), "", f"kaldingram could not train a {order}-gram: {last}", "check the corpus is plain text, one sentence per line")
+        raise TritonkitError(shown_path(corpus), "", f"kaldingram could not train a {order}-gram: {last}",
+                             "check the corpus is plain text, one sentence per line")
     return out

@@ -18,10 +18,10 @@ is the offline one. FasterDecoder's best path is limited to final states as soon
 complete but unlikely sentences. So the search runs on a copy of TLG where every state is final, and each
 real final state gets an arc with an extra "end" label (log-prob column V, appended to each chunk):
 `finalize` feeds one frame where only that column is likely, which leaves only paths that ended in a real
-final state, with its final weight. With `lattice_beam` set, `decode` uses LatticeSimpleDecoder instead (beam, lattice_beam;
-kaldi-decoder 0.3.2 gives that decoder no incremental API). Word times come from the frame alignment of the
-best path: its per-frame token labels are collapsed into token segments, which are split into the decoded
-words by their pronunciations; a word spans its first token's first frame to its last token's last frame,
+final state, with its final weight. With `lattice_beam` set, `decode` uses LatticeSimpleDecoder instead
+(beam, lattice_beam; kaldi-decoder 0.3.2 gives that decoder no incremental API). Word times come from the frame
+alignment of the best path: its per-frame token labels are collapsed into token segments, which are split into
+the decoded words by their pronunciations; a word spans its first token's first frame to its last token's last frame,
 in seconds = frame index * frame_shift_s * subsampling.
 """
 from __future__ import annotations
@@ -123,7 +123,8 @@ def token_segments(frame_tokens: list[int]) -> list[tuple[int, int, int]]:
     return segments
 
 
-def _split_words(words: list[str], tokens: tuple[int, ...], prons: dict[str, list[tuple[int, ...]]], partial: bool) -> list[int] | None:
+def _split_words(words: list[str], tokens: tuple[int, ...], prons: dict[str, list[tuple[int, ...]]],
+                 partial: bool) -> list[int] | None:
     """How many tokens each word takes so that pronunciations spell `tokens` exactly, or None.
 
     A partial path may have emitted a word before all its tokens were heard (the graph's determinization
@@ -155,20 +156,24 @@ class WfstDecoder:
     def __init__(self, graph: Graph, config: DecoderConfig | None = None) -> None:
         self.graph = graph
         self.config = config or DecoderConfig()
-        self._options = kaldi_decoder.FasterDecoderOptions(beam=self.config.beam, max_active=self.config.max_active, min_active=self.config.min_active)
+        c = self.config
+        self._options = kaldi_decoder.FasterDecoderOptions(beam=c.beam, max_active=c.max_active,
+                                                           min_active=c.min_active)
 
     def _check(self, log_probs: np.ndarray) -> np.ndarray:
         array = np.ascontiguousarray(log_probs, dtype=np.float32)
         if array.ndim != 2 or array.shape[1] != len(self.graph.tokens):
-            raise ValueError(f"log-probs have shape {tuple(array.shape)}; expected [frames, {len(self.graph.tokens)}] (one column per token, blank first)")
+            raise ValueError(f"log-probs have shape {tuple(array.shape)}; expected [frames, {len(self.graph.tokens)}] "
+                             "(one column per token, blank first)")
         return array
 
     def decode(self, log_probs: np.ndarray) -> Transcript:
         """The best word sequence of a whole utterance."""
         array = self._check(log_probs)
         if self.config.lattice_beam is not None:
-            lattice = kaldi_decoder.LatticeSimpleDecoder(
-                self.graph.fst, kaldi_decoder.LatticeSimpleDecoderConfig(beam=self.config.beam, lattice_beam=self.config.lattice_beam))
+            beam, lattice_beam = self.config.beam, self.config.lattice_beam
+            config = kaldi_decoder.LatticeSimpleDecoderConfig(beam=beam, lattice_beam=lattice_beam)
+            lattice = kaldi_decoder.LatticeSimpleDecoder(self.graph.fst, config)
             lattice.decode(kaldi_decoder.DecodableCtc(array))
             return self.transcript(*lattice.get_best_path(use_final_probs=True))
         stream = self.stream()
@@ -194,7 +199,8 @@ class WfstDecoder:
         segments = token_segments([label - 1 for label in ilabels])
         lengths = _split_words(words, tuple(s[0] for s in segments), self.graph.prons, partial)
         if lengths is None:
-            raise ValueError(f"best path {words} does not match lexicon.txt; the graph folder mixes files of different builds")
+            raise ValueError(f"best path {words} does not match lexicon.txt; "
+                             "the graph folder mixes files of different builds")
         scale = self.config.frame_shift_s * self.config.subsampling
         timed, first = [], 0
         for word, n in zip(words, lengths):

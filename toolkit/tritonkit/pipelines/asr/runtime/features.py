@@ -62,8 +62,9 @@ class _Sinc:
         cutoff = min(1.0, target / rate)  # low-pass at the lower Nyquist frequency, in units of the input rate
         self.width = int(np.ceil(_SINC_HALF_WIDTH / cutoff))
         self.offsets = np.arange(-self.width + 1, self.width + 1)
-        dist = np.arange(self.up)[:, None] / self.up - self.offsets[None, :]  # [phase, tap]: output instant to input sample
-        self.taps = cutoff * np.sinc(cutoff * dist) * (0.5 + 0.5 * np.cos(np.pi * np.clip(dist / self.width, -1.0, 1.0)))
+        dist = np.arange(self.up)[:, None] / self.up - self.offsets[None, :]  # [phase, tap]: output to input instant
+        window = 0.5 + 0.5 * np.cos(np.pi * np.clip(dist / self.width, -1.0, 1.0))
+        self.taps = cutoff * np.sinc(cutoff * dist) * window
 
     def outputs(self, inputs: np.ndarray, first: int, start: int, stop: int) -> np.ndarray:
         """Output samples start..stop-1 from `inputs` (float64), the signal's samples from index `first` on (zeros
@@ -101,7 +102,7 @@ class StreamingResampler:
         self._inputs = np.concatenate([self._inputs, x])
         self._received += x.size
         up, down, width = self._sinc.up, self._sinc.down, self._sinc.width
-        return self._make(-(-(self._received - width) * up // down))  # outputs whose last input (n*down//up + width) is here
+        return self._make(-(-(self._received - width) * up // down))  # outputs whose last input (n*down//up+width) came
 
     def finish(self) -> np.ndarray:
         """End of stream: the remaining outputs, with zeros after the last sample."""

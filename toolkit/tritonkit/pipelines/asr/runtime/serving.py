@@ -3,6 +3,7 @@ parameters, and a transcript or a bad request as a response. Duck-typed (Triton'
 is unit-testable."""
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -25,8 +26,9 @@ def own_folder(args: dict[str, str]) -> Path:
     """
     folder = Path(args["model_repository"]) / args["model_version"]
     if not (folder / "TLG.fst").is_file():
-        raise FileNotFoundError(f"{folder} has no TLG.fst: copy the graph into this model in the spec (files: {{TLG.fst: "
-                                "model:acoustic/TLG.fst, words.txt: ..., tokens.txt: ..., lexicon.txt: ...})")
+        raise FileNotFoundError(f"{folder} has no TLG.fst: copy the graph into this model in the spec "
+                                "(files: {TLG.fst: model:acoustic/TLG.fst, words.txt: ..., tokens.txt: ..., "
+                                "lexicon.txt: ...})")
     return folder
 
 
@@ -40,22 +42,16 @@ def required_parameter(params: dict[str, str], name: str) -> str:
 
 def decoder_config(params: dict[str, str]) -> DecoderConfig:
     """beam, max_active, min_active, lattice_beam, frame_shift_s, subsampling from the config's parameters."""
-    default = DecoderConfig()
-
-    def number(name: str, kind: type, fallback: Any) -> Any:
-        value = params.get(name, "").strip()
-        return kind(float(value)) if value else fallback
-
-    return DecoderConfig(beam=number("beam", float, default.beam), max_active=number("max_active", int, default.max_active),
-                         min_active=number("min_active", int, default.min_active),
-                         lattice_beam=number("lattice_beam", float, default.lattice_beam),
-                         frame_shift_s=number("frame_shift_s", float, default.frame_shift_s),
-                         subsampling=number("subsampling", int, default.subsampling))
+    kinds = {"beam": float, "max_active": int, "min_active": int, "lattice_beam": float, "frame_shift_s": float,
+             "subsampling": int}
+    given = {name: kind(float(params[name])) for name, kind in kinds.items() if params.get(name, "").strip()}
+    return dataclasses.replace(DecoderConfig(), **given)
 
 
 def transcript_response(pb_utils: Any, transcript: Transcript) -> Any:
     """A request's TRANSCRIPT and WORDS, per-word times as JSON: [{"word": ..., "start_s": ..., "end_s": ...}, ...]."""
-    words = json.dumps([{"word": w.word, "start_s": round(w.start_s, 3), "end_s": round(w.end_s, 3)} for w in transcript.words])
+    words = json.dumps([{"word": w.word, "start_s": round(w.start_s, 3), "end_s": round(w.end_s, 3)}
+                        for w in transcript.words])
     return pb_utils.InferenceResponse([pb_utils.Tensor("TRANSCRIPT", np.array([[transcript.text]], dtype=object)),
                                        pb_utils.Tensor("WORDS", np.array([[words]], dtype=object))])
 

@@ -76,8 +76,8 @@ class StreamingRecognizer:
         stream's raise before any change."""
         fbank = stream.fbank or StreamingFbank(SAMPLE_RATE if chunk.rate is None else chunk.rate)
         if chunk.rate is not None and chunk.rate != fbank.sample_rate:
-            raise ValueError(f"a chunk at {chunk.rate} Hz in a stream that started at {fbank.sample_rate} Hz; send every "
-                             "chunk of a stream at its first chunk's SAMPLE_RATE")
+            raise ValueError(f"a chunk at {chunk.rate} Hz in a stream that started at {fbank.sample_rate} Hz; "
+                             "send every chunk of a stream at its first chunk's SAMPLE_RATE")
         if self.max_chunk_seconds is not None:
             check_duration(chunk.pcm.size, fbank.sample_rate, self.max_chunk_seconds, "max_chunk_seconds", "a chunk")
         stream.frames.add(fbank.accept(chunk.pcm))
@@ -85,12 +85,13 @@ class StreamingRecognizer:
         if chunk.end:
             stream.frames.add(fbank.finish())
 
-    def _round(self, chunks: list[tuple[int, Chunk]], acoustic: Acoustic, results: list[Transcript | Exception]) -> None:
+    def _round(self, chunks: list[tuple[int, Chunk]], acoustic: Acoustic,
+               results: list[Transcript | Exception]) -> None:
         live = []
         for i, chunk in chunks:
             try:
                 stream = self.table.chunk(chunk.key, chunk.start, chunk.end, functools.partial(self._feed, chunk=chunk))
-            except Exception as exc:  # noqa: BLE001 - unknown stream, stream limit, bad or too long samples: that chunk's answer
+            except Exception as exc:  # noqa: BLE001 - unknown stream, limit, bad/too long samples: the chunk's answer
                 results[i] = exc
                 continue
             live.append((i, chunk, stream))

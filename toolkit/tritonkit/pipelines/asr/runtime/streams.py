@@ -51,8 +51,9 @@ class StreamTable(Generic[State]):
         self.sweep()
         if start:
             if key not in self._entries and len(self._entries) >= self.max_streams:
-                raise StreamLimitError(f"{len(self._entries)} streams are live, the limit (max_streams) is {self.max_streams}; "
-                                       "retry when one ends, or raise the model's max_streams parameter")
+                raise StreamLimitError(f"{len(self._entries)} streams are live, the limit (max_streams) is "
+                                       f"{self.max_streams}; retry when one ends, "
+                                       "or raise the model's max_streams parameter")
             state = self.factory()
         elif key in self._entries:
             state = self._entries[key].state

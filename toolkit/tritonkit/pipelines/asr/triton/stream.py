@@ -14,9 +14,9 @@ import sys
 import triton_python_backend_utils as pb_utils
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from asr_runtime import serving
 from asr_runtime.decoder import Graph, WfstDecoder
 from asr_runtime.features import MAX_CHUNK_SECONDS
-from asr_runtime.serving import decoder_config, invalid_arg, own_folder, parameters, required_parameter, transcript_response
 from asr_runtime.stream_windows import Receptive
 from asr_runtime.streaming import Chunk, StreamingRecognizer
 from asr_runtime.streams import StreamLimitError, UnknownStreamError
@@ -25,23 +25,25 @@ from bls_runtime import Callees, CallError
 
 class TritonPythonModel:
     def initialize(self, args):
-        params = parameters(json.loads(args["model_config"]))
+        params = serving.parameters(json.loads(args["model_config"]))
         self.acoustic_model = params.get("acoustic_model", "acoustic")
-        graph = Graph.load(own_folder(args))
-        config = decoder_config(params)
-        receptive = Receptive(int(required_parameter(params, "receptive_frames")), config.subsampling)
-        self.recognizer = StreamingRecognizer(WfstDecoder(graph, config), receptive, int(params.get("max_streams", "64")),
+        graph = Graph.load(serving.own_folder(args))
+        config = serving.decoder_config(params)
+        receptive = Receptive(int(serving.required_parameter(params, "receptive_frames")), config.subsampling)
+        self.recognizer = StreamingRecognizer(WfstDecoder(graph, config), receptive,
+                                              int(params.get("max_streams", "64")),
                                               float(params.get("idle_timeout_s", "60")),
                                               float(params.get("max_chunk_seconds") or MAX_CHUNK_SECONDS))
         self.callees = Callees(args, pb_utils)
         self.timeout_s = float(params.get("call_timeout_s", "30"))
 
     def _acoustic(self, features):
-        return self.callees.call(self.acoustic_model, {"FEATURES": features}, ["LOG_PROBS"], self.timeout_s)["LOG_PROBS"]
+        called = self.callees.call(self.acoustic_model, {"FEATURES": features}, ["LOG_PROBS"], self.timeout_s)
+        return called["LOG_PROBS"]
 
     def execute(self, requests):
-        chunks = [Chunk(int(_value(r, "CORRID")), _value(r, "PCM", scalar=False), bool(_value(r, "START")), bool(_value(r, "END")),
-                        _rate(r)) for r in requests]
+        chunks = [Chunk(int(_value(r, "CORRID")), _value(r, "PCM", scalar=False), bool(_value(r, "START")),
+                        bool(_value(r, "END")), _rate(r)) for r in requests]
         try:
             results = self.recognizer.step(chunks, self._acoustic)
         except CallError as exc:
@@ -61,7 +63,7 @@ def _rate(request):
 
 def _response(result):
     if isinstance(result, (UnknownStreamError, StreamLimitError, ValueError)):
-        return invalid_arg(pb_utils, result)
+        return serving.invalid_arg(pb_utils, result)
     if isinstance(result, Exception):
         return pb_utils.InferenceResponse(error=pb_utils.TritonError(str(result), pb_utils.TritonError.INTERNAL))
-    return transcript_response(pb_utils, result)
+    return serving.transcript_response(pb_utils, result)

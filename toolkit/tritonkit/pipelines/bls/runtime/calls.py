@@ -66,17 +66,20 @@ class Callees:
                 continue
             yield self._outputs(model, response, outputs)
 
-    def _request(self, model: str, inputs: Mapping[str, np.ndarray], outputs: Sequence[str], timeout_s: float | None) -> Any:
+    def _request(self, model: str, inputs: Mapping[str, np.ndarray], outputs: Sequence[str],
+                 timeout_s: float | None) -> Any:
         if model not in self.declared:
             declared = ", ".join(self.declared) or "nothing"
-            raise CallError(self.caller, model, f"'{self.caller}' declares bls.calls [{declared}] only; add '{model}' to bls.calls in the spec")
+            raise CallError(self.caller, model, f"'{self.caller}' declares bls.calls [{declared}] only; "
+                            f"add '{model}' to bls.calls in the spec")
         if timeout_s is not None and timeout_s <= 0:
             raise ValueError(f"timeout_s must be positive, got {timeout_s}")
         tensors = [self.pb.Tensor(name, np.asarray(value)) for name, value in inputs.items()]
         options: dict[str, Any] = {}
         if timeout_s is not None:
             options["timeout"] = max(1, round(timeout_s * 1_000_000))  # Triton counts microseconds
-        return self.pb.InferenceRequest(model_name=model, inputs=tensors, requested_output_names=list(outputs), **options)
+        return self.pb.InferenceRequest(model_name=model, inputs=tensors, requested_output_names=list(outputs),
+                                        **options)
 
     def _outputs(self, model: str, response: Any, outputs: Sequence[str]) -> Tensors:
         if response.has_error():
@@ -97,7 +100,8 @@ def _triton_error(pb_utils: Any, exc: CallError | RequestError) -> Any:
     return pb_utils.TritonError(str(exc))
 
 
-def respond(pb_utils: Any, requests: Sequence[Any], answer: Callable[[Any], Tensors], decoupled: bool = False) -> list[Any] | None:
+def respond(pb_utils: Any, requests: Sequence[Any], answer: Callable[[Any], Tensors],
+            decoupled: bool = False) -> list[Any] | None:
     """One response per request from `answer(request)`; CallError and RequestError become its TritonError.
 
     A decoupled model sends each response as the request's final one and returns None, as Triton expects.

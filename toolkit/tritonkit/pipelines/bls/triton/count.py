@@ -9,7 +9,8 @@ class TritonPythonModel:
             sender = request.get_response_sender()
             n = int(pb_utils.get_input_tensor_by_name(request, "N").as_numpy().reshape(-1)[0])
             if n < 0:
-                sender.send(pb_utils.InferenceResponse(output_tensors=[], error=pb_utils.TritonError(f"N must be >= 0, got {n}")),
+                error = pb_utils.TritonError(f"N must be >= 0, got {n}")
+                sender.send(pb_utils.InferenceResponse(output_tensors=[], error=error),
                             flags=pb_utils.TRITONSERVER_RESPONSE_COMPLETE_FINAL)
                 continue
             for value in range(1, n + 1):

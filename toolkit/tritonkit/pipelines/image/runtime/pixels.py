@@ -30,7 +30,8 @@ def decode(data: bytes, max_pixels: int = MAX_PIXELS) -> Image.Image:
     try:
         opened = Image.open(io.BytesIO(data))   # reads the header only
         if opened.width * opened.height > max_pixels:
-            raise ValueError(f"the image is {opened.width}x{opened.height}, over {max_pixels} pixels; send a smaller one")
+            raise ValueError(f"the image is {opened.width}x{opened.height}, over {max_pixels} pixels; "
+                             "send a smaller one")
         image = ImageOps.exif_transpose(opened)
         if image.mode in ("RGBA", "LA", "PA") or "transparency" in image.info:
             backdrop = Image.new("RGBA", image.size, BACKGROUND)

@@ -1,4 +1,4 @@
-"""The frontend's one error type: a ValueError whose message is one line `problem; fix` (adapters answer INVALID_ARG)."""
+"""The frontend's one error type: a ValueError with a one-line message `problem; fix` (adapters answer INVALID_ARG)."""
 
 
 class FrontendError(ValueError):

@@ -37,7 +37,8 @@ def _library() -> ctypes.CDLL:
         lib.espeak_TextToPhonemes.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_int, ctypes.c_int]
         lib.espeak_TextToPhonemes.restype = ctypes.c_char_p
         if lib.espeak_Initialize(_AUDIO_OUTPUT_SYNCHRONOUS, 0, None, _INITIALIZE_DONT_EXIT) < 0:
-            raise FrontendError("espeak-ng failed to initialize (its data folder is missing?); reinstall: apt-get install --reinstall espeak-ng")
+            raise FrontendError("espeak-ng failed to initialize (its data folder is missing?); "
+                                "reinstall: apt-get install --reinstall espeak-ng")
         _lib = lib
     return _lib
 

@@ -144,7 +144,8 @@ def _unit(match: re.Match[str]) -> str:
 
 def _magnitude(match: re.Match[str]) -> str:
     """'4.5B' four point five billion, '10k' ten thousand; not a designator ('Apartment 4B', 'Gate 12B')."""
-    if re.search(r"\b(?:[Aa]partment|[Aa]pt\.?|[Ff]lat|[Uu]nit|[Rr]oom|[Ss]uite|[Gg]ate|[Ss]eat|[Pp]latform)\s$", match.string[:match.start()]):
+    designator = r"\b(?:[Aa]partment|[Aa]pt\.?|[Ff]lat|[Uu]nit|[Rr]oom|[Ss]uite|[Gg]ate|[Ss]eat|[Pp]latform)\s$"
+    if re.search(designator, match.string[:match.start()]):
         return match.group(0)
     return f"{_number(match['num'])} {_SCALE_LETTERS[match['letter']]}"
 
@@ -198,7 +199,8 @@ _RULES: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str]]] = [
                 rf"(?:\s(?P<scale>thousand|million|billion|trillion)\b|(?P<letter>[KkMmBT]|bn)\b)?"), _money),
     (re.compile(r"\b(?P<y>\d{4})-(?P<m>\d{2})-(?P<d>\d{2})\b"), _numeric_date),
     (re.compile(r"\b(?P<m>\d{1,2})/(?P<d>\d{1,2})/(?P<y>\d{4})\b"), _numeric_date),
-    (re.compile(r"(?<![\w.,+])(?<!\d\s)(?:\+\d{1,3}[ .-]?(?:\d{1,4}[ .-])?|\(\d{2,5}\)\s?)?\d{3,5}(?:[ .-]\d{3,5}){1,3}(?![\w]|[.,]\d)"), _phone),
+    (re.compile(r"(?<![\w.,+])(?<!\d\s)(?:\+\d{1,3}[ .-]?(?:\d{1,4}[ .-])?|\(\d{2,5}\)\s?)?"
+                r"\d{3,5}(?:[ .-]\d{3,5}){1,3}(?![\w]|[.,]\d)"), _phone),
     (re.compile(rf"\b{_MONTH}\s(?P<day>\d{{1,2}})(?:st|nd|rd|th)?\b(?:,?\s(?P<year>\d{{4}})\b)?"), _month_day),
     (re.compile(rf"\b(?P<day>\d{{1,2}})(?:st|nd|rd|th)?\s(?:of\s)?{_MONTH}(?:,?\s(?P<year>\d{{4}})\b)?"), _day_month),
     (re.compile(rf"\b{_MONTH}\s(?P<year>\d{{4}})\b"), lambda m: f"{_month_name(m['month'])} {year(int(m['year']))}"),
@@ -207,15 +209,18 @@ _RULES: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str]]] = [
     (re.compile(r"(?<![\w.])(?:(?P<century>1\d|20)|['’](?=\d))?(?P<tens>(?(century)\d|[1-9])0)'?s\b"), _decade),
     (re.compile(r"\b(?P<pre>[Ii]n|[Ss]ince|[Bb]y|[Ff]rom|[Uu]ntil|[Yy]ear)\s(?P<y>1\d\d\d|20\d\d)\b"),
      lambda m: f"{m['pre']} {year(int(m['y']))}"),
-    (re.compile(r"\bv(?P<v>\d+(?:\.\d+)*)\b"), lambda m: "version " + " point ".join(cardinal(int(p)) for p in m["v"].split("."))),
+    (re.compile(r"\bv(?P<v>\d+(?:\.\d+)*)\b"),
+     lambda m: "version " + " point ".join(cardinal(int(p)) for p in m["v"].split("."))),
     (re.compile(r"\b(?P<ft>\d+)(?P<mark>['′])(?:\s?(?P<inch>\d+(?:\.\d+)?)[\"″])?(?![\w'])"), _feet_inches),
     (re.compile(r"\b(?P<inch>\d+(?:\.\d+)?)(?P<mark>[\"″])(?=\s\w)"), _inches),
-    (re.compile(r"(?<![\w.,])(?<!\d\s)0\d+(?![\w]|[.,]\d)"), lambda m: digits(m.group(0))),  # "007", "0800": digit by digit
+    (re.compile(r"(?<![\w.,])(?<!\d\s)0\d+(?![\w]|[.,]\d)"), lambda m: digits(m.group(0))),  # "007": digit by digit
     (re.compile(r"#\s?(?=\d)"), lambda m: "number "),
     (re.compile(r"\b(\d+)(st|nd|rd|th)\b"), lambda m: ordinal(int(m.group(1)))),
-    (re.compile(rf"(?<![\w.])-(?={_NUMBER})"), lambda m: "minus "),  # before units, which would consume the number after the sign
-    (re.compile(r"(?<![\w/.])(?P<num>\d+)/(?P<den>\d+)(?![\w/]|\.\d)"), _fraction),  # not "1/2/3" or "3/4.5"; before units, which would take the denominator
-    (re.compile(r"(?<![\w.])(?P<a>\d+)\s?[x×]\s?(?P<b>\d+)(?!\w|\.\d)"), lambda m: f"{cardinal(int(m['a']))} by {cardinal(int(m['b']))}"),
+    (re.compile(rf"(?<![\w.])-(?={_NUMBER})"), lambda m: "minus "),  # before units, which would take the number
+    # not "1/2/3" or "3/4.5"; before units, which would take the denominator
+    (re.compile(r"(?<![\w/.])(?P<num>\d+)/(?P<den>\d+)(?![\w/]|\.\d)"), _fraction),
+    (re.compile(r"(?<![\w.])(?P<a>\d+)\s?[x×]\s?(?P<b>\d+)(?!\w|\.\d)"),
+     lambda m: f"{cardinal(int(m['a']))} by {cardinal(int(m['b']))}"),
     (re.compile(rf"(?<![\w.])(?P<num>{_NUMBER})(?P<letter>[KkMB]|bn)\b"), _magnitude),
     (re.compile(rf"(?P<num>{_NUMBER})\s?(?P<unit>{'|'.join(sorted(_UNITS, key=len, reverse=True))})(?!\w)"), _unit),
     (re.compile(rf"(?<=[\w%])/(?P<per>{'|'.join(_PER)})\b"), lambda m: f" per {_PER[m['per']]}"),

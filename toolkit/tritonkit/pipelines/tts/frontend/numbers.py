@@ -52,7 +52,8 @@ def ordinal(n: int) -> str:
 
 
 def year(n: int) -> str:
-    """Years as people say them: 1999 -> 'nineteen ninety-nine', 2005 -> 'two thousand five', 2024 -> 'twenty twenty-four'."""
+    """Years as people say them: 1999 -> 'nineteen ninety-nine', 2005 -> 'two thousand five',
+    2024 -> 'twenty twenty-four'."""
     if not 1000 <= n <= 9999 or n % 1000 < 10:  # 2000..2009 read as cardinals: 'two thousand five'
         return cardinal(n)
     high, low = divmod(n, 100)

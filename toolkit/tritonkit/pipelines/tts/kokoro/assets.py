@@ -48,7 +48,8 @@ def package_dir(dist: str, search: Sequence[Path] | None = None) -> Path:
     module = dist.replace("-", "_")
     spec = PathFinder.find_spec(module, [str(p) for p in search] if search is not None else None)
     if spec is None or not spec.submodule_search_locations:
-        raise TritonkitError(dist, "", "not installed (it ships part of Kokoro-82M)", f"install it: {install_command(dist)}")
+        raise TritonkitError(dist, "", "not installed (it ships part of Kokoro-82M)",
+                             f"install it: {install_command(dist)}")
     return Path(next(iter(spec.submodule_search_locations)))
 
 
@@ -73,7 +74,8 @@ def join_model(parts: Sequence[Path], expected_sha256: str, out: Path) -> Path:
                         digest.update(block)
                         f.write(block)
         if digest.hexdigest() != expected_sha256:
-            raise TritonkitError(str(out), "", f"the joined {len(parts)} parts have sha256 {digest.hexdigest()[:12]}... is not the shipped {expected_sha256[:12]}...",
+            raise TritonkitError(str(out), "", f"the joined {len(parts)} parts have sha256 "
+                                 f"{digest.hexdigest()[:12]}... is not the shipped {expected_sha256[:12]}...",
                                  f"reinstall the parts: {install_command(*PART_PACKAGES)} --force-reinstall")
         tmp.replace(out)
     finally:

@@ -49,12 +49,14 @@ def unpack_segments(tokens: np.ndarray, lengths: np.ndarray, max_tokens: int) ->
     """The segments back from the two tensors; inconsistent lengths are the request's error (ValueError)."""
     tokens, lengths = np.asarray(tokens).reshape(-1), np.asarray(lengths).reshape(-1)
     if lengths.size == 0 or (lengths < 1).any() or int(lengths.sum()) != tokens.size:
-        raise ValueError(f"segment_lengths {lengths.tolist()[:8]} must be positive and add up to the {tokens.size} tokens; "
-                         "send the frontend's outputs unchanged")
+        raise ValueError(f"segment_lengths {lengths.tolist()[:8]} must be positive and add up to the {tokens.size} "
+                         "tokens; send the frontend's outputs unchanged")
     if tokens.min() < 0:  # onnxruntime's Gather would read a negative id from the table's end
-        raise ValueError(f"token ids must be non-negative, got {int(tokens.min())}; send the frontend's outputs unchanged")
+        raise ValueError(f"token ids must be non-negative, got {int(tokens.min())}; "
+                         "send the frontend's outputs unchanged")
     if (lengths > max_tokens).any():
-        raise ValueError(f"a segment of {int(lengths.max())} tokens exceeds the model's {max_tokens}; split it (the frontend does)")
+        raise ValueError(f"a segment of {int(lengths.max())} tokens exceeds the model's {max_tokens}; "
+                         "split it (the frontend does)")
     bounds = np.cumsum(lengths)[:-1]
     return [part.tolist() for part in np.split(tokens.astype(np.int64), bounds)]
 

@@ -22,7 +22,8 @@ ACOUSTIC_OUTPUTS, VOCODER_OUTPUTS = ["mel"], ["audio", "sample_rate"]
 
 @dataclass
 class ThreeStage:
-    """acoustic: {tokens int64 [T], pace float32 [1]} -> {mel [F, n_mels]}; vocoder: {mel} -> {audio [S], sample_rate [1]}."""
+    """acoustic: {tokens int64 [T], pace float32 [1]} -> {mel [F, n_mels]};
+    vocoder: {mel} -> {audio [S], sample_rate [1]}."""
 
     acoustic: Stage
     vocoder: Stage
@@ -32,9 +33,10 @@ class ThreeStage:
         if not ids:
             raise ValueError("no token ids to synthesize")
         pace = np.array([check_speed(speed)], dtype=np.float32)
-        mel = np.asarray(self.acoustic({"tokens": np.asarray(ids, dtype=np.int64), "pace": pace})["mel"], dtype=np.float32)
-        voiced = self.vocoder({"mel": mel})
-        return within_full_scale(np.asarray(voiced["audio"], dtype=np.float32).reshape(-1)), int(np.asarray(voiced["sample_rate"]).reshape(-1)[0])
+        mel = self.acoustic({"tokens": np.asarray(ids, dtype=np.int64), "pace": pace})["mel"]
+        voiced = self.vocoder({"mel": np.asarray(mel, dtype=np.float32)})
+        pcm = within_full_scale(np.asarray(voiced["audio"], dtype=np.float32).reshape(-1))
+        return pcm, int(np.asarray(voiced["sample_rate"]).reshape(-1)[0])
 
     def synthesize(self, segments: Sequence[Sequence[int]], speed: float = 1.0) -> tuple[np.ndarray, int]:
         """The segments' PCM joined in speaking order, and the vocoder's sample rate."""

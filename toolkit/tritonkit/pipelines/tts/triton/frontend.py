@@ -15,27 +15,29 @@ import triton_python_backend_utils as pb_utils
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from tts_runtime.frontend import MAX_TOKENS, Frontend
-from tts_runtime.runtime.serving import MAX_CHARS, VOCAB_FILE, own_file, pack_segments, parameters, text_of, unknown_json
+from tts_runtime.runtime import serving
 
 
 class TritonPythonModel:
     def initialize(self, args):
-        params = parameters(json.loads(args["model_config"]))
-        self.frontend = Frontend.from_vocab(own_file(args, VOCAB_FILE), params.get("espeak_voice", "en-us"),
+        params = serving.parameters(json.loads(args["model_config"]))
+        vocab = serving.own_file(args, serving.VOCAB_FILE)
+        self.frontend = Frontend.from_vocab(vocab, params.get("espeak_voice", "en-us"),
                                             int(params.get("max_tokens", MAX_TOKENS)))
-        self.max_chars = int(params.get("max_chars") or MAX_CHARS)
+        self.max_chars = int(params.get("max_chars") or serving.MAX_CHARS)
 
     def execute(self, requests):
         return [self._one(request) for request in requests]
 
     def _one(self, request):
         try:
-            result = self.frontend(text_of(pb_utils.get_input_tensor_by_name(request, "text").as_numpy(), self.max_chars))
+            text = pb_utils.get_input_tensor_by_name(request, "text").as_numpy()
+            result = self.frontend(serving.text_of(text, self.max_chars))
         except ValueError as exc:  # FrontendError included: empty or too long text, nothing to speak, bad UTF-8
             return pb_utils.InferenceResponse(error=pb_utils.TritonError(str(exc), pb_utils.TritonError.INVALID_ARG))
-        tokens, lengths = pack_segments([segment.ids for segment in result.segments])
+        tokens, lengths = serving.pack_segments([segment.ids for segment in result.segments])
         return pb_utils.InferenceResponse([
             pb_utils.Tensor("tokens", tokens[None]),
             pb_utils.Tensor("segment_lengths", lengths[None]),
-            pb_utils.Tensor("unknown_symbols", np.array([[unknown_json(result.unknown)]], dtype=object)),
+            pb_utils.Tensor("unknown_symbols", np.array([[serving.unknown_json(result.unknown)]], dtype=object)),
         ])

@@ -1,9 +1,9 @@
 """Triton adapter for `speech`: Kokoro-82M end to end (acoustic model + vocoder in one ONNX graph) on onnxruntime.
 
 Token-id segments (`tokens` + `segment_lengths`, from `frontend`) -> float32 PCM `audio` and `sample_rate`;
-voice (BYTES) and speed (FP32) are optional inputs, defaulting to parameters `default_voice` and 1.0. The model
+voice (BYTES) and speed (FP32) are optional inputs, defaulting to serving.parameters `default_voice` and 1.0. The model
 and its voices are this model's own version folder's model.onnx and voices.npz (`assets: kokoro-82m`);
-parameters `intra_op_thread_count` (0: all cores) and `spin` (false: idle threads sleep) set onnxruntime.
+serving.parameters `intra_op_thread_count` (0: all cores) and `spin` (false: idle threads sleep) set onnxruntime.
 An unknown voice, a speed out of range or inconsistent segments are the request's INVALID_ARG error.
 """
 import json
@@ -15,14 +15,14 @@ import triton_python_backend_utils as pb_utils
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from tts_runtime.frontend import MAX_TOKENS
-from tts_runtime.runtime import SAMPLE_RATE, KokoroModel
-from tts_runtime.runtime.serving import MODEL_FILE, VOICES_FILE, optional_input, own_file, parameters, speed_of, text_of, unpack_segments
+from tts_runtime.runtime import SAMPLE_RATE, KokoroModel, serving
 
 
 class TritonPythonModel:
     def initialize(self, args):
-        params = parameters(json.loads(args["model_config"]))
-        self.model = KokoroModel(own_file(args, MODEL_FILE), own_file(args, VOICES_FILE),
+        params = serving.parameters(json.loads(args["model_config"]))
+        self.model = KokoroModel(serving.own_file(args, serving.MODEL_FILE),
+                                 serving.own_file(args, serving.VOICES_FILE),
                                  intra_op_threads=int(params.get("intra_op_thread_count", "0") or 0),
                                  spin=params.get("spin", "false").lower() == "true")
         self.voice = params.get("default_voice", "jf_alpha")
@@ -33,11 +33,11 @@ class TritonPythonModel:
 
     def _one(self, request):
         try:
-            segments = unpack_segments(optional_input(pb_utils, request, "tokens"),
-                                       optional_input(pb_utils, request, "segment_lengths"), MAX_TOKENS)
-            voice = optional_input(pb_utils, request, "voice")
-            voice = text_of(voice) if voice is not None else self.voice
-            speed = speed_of(optional_input(pb_utils, request, "speed"))
+            segments = serving.unpack_segments(serving.optional_input(pb_utils, request, "tokens"),
+                                       serving.optional_input(pb_utils, request, "segment_lengths"), MAX_TOKENS)
+            voice = serving.optional_input(pb_utils, request, "voice")
+            voice = serving.text_of(voice) if voice is not None else self.voice
+            speed = serving.speed_of(serving.optional_input(pb_utils, request, "speed"))
             audio = np.concatenate([self.model.synthesize(ids, voice, speed) for ids in segments])
         except ValueError as exc:
             return pb_utils.InferenceResponse(error=pb_utils.TritonError(str(exc), pb_utils.TritonError.INVALID_ARG))

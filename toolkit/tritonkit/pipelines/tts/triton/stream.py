@@ -45,8 +45,8 @@ class TritonPythonModel:
     def _synthesize(self, sentence, options):
         front = self.callees.call(self.frontend_model, {"text": np.array([[sentence.encode("utf-8")]], dtype=object)},
                                   FRONTEND_OUTPUTS, self.timeout_s)
-        speech = self.callees.call(self.speech_model, {"tokens": front["tokens"], "segment_lengths": front["segment_lengths"], **options},
-                                   ["audio", "sample_rate"], self.timeout_s)
+        inputs = {"tokens": front["tokens"], "segment_lengths": front["segment_lengths"], **options}
+        speech = self.callees.call(self.speech_model, inputs, ["audio", "sample_rate"], self.timeout_s)
         unknown = front["unknown_symbols"].reshape(-1)[0]
         return speech["audio"].reshape(-1), int(speech["sample_rate"].reshape(-1)[0]), unknown.decode("utf-8")
 
@@ -54,7 +54,8 @@ class TritonPythonModel:
         sender = request.get_response_sender()
         try:
             text = text_of(optional_input(pb_utils, request, "text"), self.max_chars)
-            options = {name: value for name in ("voice", "speed") if (value := optional_input(pb_utils, request, name)) is not None}
+            given = {name: optional_input(pb_utils, request, name) for name in ("voice", "speed")}
+            options = {name: value for name, value in given.items() if value is not None}
             check_speed(speed_of(options.get("speed")))
             for chunk in stream_sentences(text, lambda s: self._synthesize(s, options), request.is_cancelled):
                 sender.send(pb_utils.InferenceResponse([

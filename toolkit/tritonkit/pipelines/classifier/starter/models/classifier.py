@@ -2,9 +2,7 @@
 import numpy as np
 import triton_python_backend_utils as pb_utils
 
-WEIGHTS = np.array(
-    [[-1.0, 1.2, -1.8, -1.7], [0.4, -0.9, 0.3, -0.2], [0.6, -0.3, 1.5, 1.9]], dtype=np.float32
-)
+WEIGHTS = np.array([[-1.0, 1.2, -1.8, -1.7], [0.4, -0.9, 0.3, -0.2], [0.6, -0.3, 1.5, 1.9]], dtype=np.float32)
 BIAS = np.array([0.5, 1.0, -1.5], dtype=np.float32)
 
 
