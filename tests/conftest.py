@@ -13,7 +13,9 @@ from typing import NoReturn
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-pytest_plugins = ["tests.server_marker"]  # a test that starts Triton without `@pytest.mark.server` fails
+# server_marker: a test that starts Triton without `@pytest.mark.server` fails; module_marks: under -m, a module whose
+# pytestmark deselects it is not imported
+pytest_plugins = ["tests.server_marker", "tests.module_marks"]
 
 
 def missing(reason: str) -> NoReturn:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 import yaml
 
 from tests.asr.vocab import posteriors, write_inputs
@@ -33,6 +34,7 @@ def _build(project: Path) -> dict:
     return json.loads(done.stdout)
 
 
+@pytest.mark.slow  # builds TLG graphs through the CLI: seconds each
 def test_build_puts_the_graph_in_each_version_folder_and_reuses_the_cache(tmp_path: Path) -> None:
     project = _project(tmp_path,
                        {"tokens": "lang/tokens.txt", "lexicon": "lang/lexicon.txt", "grammar": "lang/grammar.txt"})
@@ -63,6 +65,7 @@ def test_build_puts_the_graph_in_each_version_folder_and_reuses_the_cache(tmp_pa
     assert third["cache_hit"] is False and third["states"] < first["states"]
 
 
+@pytest.mark.slow  # builds TLG graphs through the CLI: seconds each
 def test_text_output_reports_graph_sizes(tmp_path: Path) -> None:
     project = _project(tmp_path,
                        {"tokens": "lang/tokens.txt", "lexicon": "lang/lexicon.txt", "corpus": "lang/corpus.txt",
@@ -80,6 +83,7 @@ def _refused(tmp_path: Path, graph: dict) -> str:
     return lines[0]
 
 
+@pytest.mark.slow  # builds TLG graphs through the CLI: seconds each
 def test_spec_errors_are_one_line(tmp_path: Path) -> None:
     line = _refused(tmp_path / "a",
                     {"tokens": "lang/tokens.txt", "lexicon": "lang/lexicon.txt", "grammar": "lang/g.txt",
@@ -106,6 +110,7 @@ def test_bad_lexicon_is_one_line_naming_the_lexicon(tmp_path: Path) -> None:
     assert not list((project / ".tritonkit" / "cache" / "asr_graph").iterdir())
 
 
+@pytest.mark.slow  # builds TLG graphs through the CLI: seconds each
 def test_another_model_decodes_with_its_own_copy_of_the_graph(tmp_path: Path) -> None:
     """Triton from s3:// downloads each model apart: a model decoding with another model's graph gets its own copy
     (files: model:<graph model>/TLG.fst ...), byte for byte what the graph model serves, and validate accepts it."""

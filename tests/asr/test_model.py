@@ -26,6 +26,8 @@ from tritonkit.pipelines.asr.commands_ctc.vocabulary import WORDS
 from tritonkit.pipelines.asr.runtime.features import compute_fbank
 from tritonkit.spec.export import ExportSpec, SourceSpec
 
+pytestmark = pytest.mark.slow  # torch: runs and exports the shipped model over held-out audio (tens of seconds)
+
 PROVENANCE = json.loads(WEIGHTS.with_suffix(".json").read_text())
 
 

@@ -54,6 +54,7 @@ def _stream_all(model, utterances: list[np.ndarray], chunk_frames: list[int]) ->
 LONGEST = (15, 8, 16, 0, 28)
 
 
+@pytest.mark.slow  # the shipped model (torch) over held-out audio in many chunkings: tens of seconds
 @pytest.mark.parametrize("chunks", [[16] * 5, [7, 37, 16, 16, 3], [1, 250, 13, 16, 9]])
 def test_chunked_batched_log_probs_equal_offline(model, chunks) -> None:
     """160 ms chunks (16 frames) and odd sizes, five streams of different lengths batched together."""

@@ -54,6 +54,7 @@ def _recognizer(decoder: WfstDecoder, max_streams: int = 8,
                                max_chunk_seconds=max_chunk_seconds)
 
 
+@pytest.mark.slow  # streams held-out audio through the model: seconds each
 def test_interleaved_streams_finals_equal_offline_with_batched_calls(decoder, acoustic) -> None:
     audio = [read_wav(u.path)[0] for u in read_heldout()[:5]]
     recognizer = _recognizer(decoder)
@@ -75,6 +76,7 @@ def test_interleaved_streams_finals_equal_offline_with_batched_calls(decoder, ac
     assert max(acoustic.calls) > 1 and len(recognizer.table) == 0
 
 
+@pytest.mark.slow  # streams held-out audio through the model: seconds each
 @pytest.mark.parametrize("rate", [22050, 44100])
 def test_streams_at_other_rates_equal_offline_at_that_rate(decoder, acoustic, rate: int) -> None:
     """A stream whose START gives SAMPLE_RATE is resampled as the offline path resamples (the same samples), so its

@@ -23,6 +23,7 @@ def load_flags(root: Path) -> list[str]:
     return [arg.removeprefix("--load-model=") for arg in command if arg.startswith("--load-model=")]
 
 
+@pytest.mark.slow  # a full build: seconds
 def test_named_models_load_with_their_callees_first(tmp_path: Path) -> None:
     write_bls_project(tmp_path, {"model_control_mode": "explicit", "load_models": ["route", "total"]})
     built = run_in_process(["build"], tmp_path)

@@ -33,6 +33,7 @@ def test_extras_come_from_tritonkit_s_own_metadata() -> None:
     assert missing_module("ModuleNotFoundError: No module named 'torch.nn'") == "torch"
 
 
+@pytest.mark.slow  # a build in a child process: seconds
 def test_build_without_torch_is_one_line_with_the_pip_command(tmp_path: Path) -> None:
     project = copy_example(tmp_path / "project")
     result = subprocess.run([sys.executable, "-m", "tritonkit", "build"], cwd=project, capture_output=True, text=True,

@@ -50,6 +50,7 @@ def monitored(classifier: Path) -> tuple[Path, Path]:
     return classifier / "deploy" / "k8s-monitored", classifier / "deploy" / "kserve-monitored"
 
 
+@pytest.mark.slow  # init, build and deploy through the CLI: seconds each
 def test_every_file_passes_the_offline_schemas(k8s: Path, kserve: Path, monitored: tuple[Path, Path]) -> None:
     from tritonkit.deploy.manifests import ADAPTER_VALUES, KUSTOMIZATION, Manifest, check
 
@@ -130,6 +131,7 @@ def test_readiness_script_asks_every_model(tmp_path: Path) -> None:
                           env=env).returncode != 0
 
 
+@pytest.mark.slow  # init, build and deploy through the CLI: seconds each
 def test_startup_window_comes_from_the_load_time(classifier: Path, tmp_path: Path) -> None:
     out = tmp_path / "slow"
     done = deploy(classifier, "k8s", "--repository", S3, "--load-seconds", "600", "--out", str(out), "--json")
@@ -204,6 +206,7 @@ def test_no_gpu_without_kind_gpu_and_resources_follow_instances(k8s: Path, kserv
     assert documents(kserve)["InferenceService"]["spec"]["predictor"]["model"]["resources"] == resources
 
 
+@pytest.mark.slow  # init, build and deploy through the CLI: seconds each
 def test_gpu_limit_exactly_when_an_instance_group_is_kind_gpu(tmp_path: Path) -> None:
     def gpu_classifier(spec: dict[str, Any]) -> None:
         spec["models"]["classifier"]["instance_group"] = [{"kind": "KIND_GPU", "count": 2, "gpus": [0, 1]}]
@@ -216,6 +219,7 @@ def test_gpu_limit_exactly_when_an_instance_group_is_kind_gpu(tmp_path: Path) ->
     assert resources["requests"]["cpu"] == "2000m"  # 500m + 1000m (preprocess on CPU) + 2 x 250m GPU instances
 
 
+@pytest.mark.slow  # init, build and deploy through the CLI: seconds each
 def test_bls_callees_are_loaded_with_their_caller(tmp_path: Path) -> None:
     def route_only(spec: dict[str, Any]) -> None:
         spec["deploy"] = {"model_control_mode": "explicit", "load_models": ["route"]}
@@ -228,6 +232,7 @@ def test_bls_callees_are_loaded_with_their_caller(tmp_path: Path) -> None:
     assert "route" in loaded and {"double", "negate"} <= loaded
 
 
+@pytest.mark.slow  # init, build and deploy through the CLI: seconds each
 def test_a_model_loaded_later_that_enables_the_response_cache_gets_the_cache(tmp_path: Path) -> None:
     """--cache-config as soon as any model of the repository enables the response cache, also one loaded after startup
     (without the flag Triton 2.51 serves it with the cache silently off); docker-compose.yml follows the same rule."""
@@ -247,6 +252,7 @@ def test_a_model_loaded_later_that_enables_the_response_cache_gets_the_cache(tmp
     )
 
 
+@pytest.mark.slow  # init, build and deploy through the CLI: seconds each
 def test_nothing_secret_in_any_file_or_output(classifier: Path, k8s: Path, kserve: Path) -> None:
     done = deploy(classifier, "k8s", "--repository", S3, "--irsa-role-arn", "arn:aws:iam::123456789012:role/triton",
                   "--out", "deploy/irsa")
@@ -264,6 +270,7 @@ def test_nothing_secret_in_any_file_or_output(classifier: Path, k8s: Path, kserv
     assert FAKE_SECRET not in done.stdout + done.stderr and FAKE_ADMIN_KEY not in done.stdout + done.stderr
 
 
+@pytest.mark.slow  # init, build and deploy through the CLI: seconds each
 @pytest.mark.parametrize("args, expected", [
     ((), "tritonkit deploy k8s: --repository: is missing; pass the s3:// URL"),
     (("--repository", "https://bucket/prefix"),
@@ -301,6 +308,7 @@ def test_bad_input_is_one_line_exit_2_and_writes_nothing(
     assert not out.exists()
 
 
+@pytest.mark.slow  # init, build and deploy through the CLI: seconds each
 def test_unbuilt_project_is_refused(tmp_path: Path) -> None:
     project = tmp_path / "fresh"
     assert run_cli("init", "--pipeline", "classifier", str(project)).returncode == 0
@@ -309,6 +317,7 @@ def test_unbuilt_project_is_refused(tmp_path: Path) -> None:
     assert not (project / "deploy").exists()
 
 
+@pytest.mark.slow  # init, build and deploy through the CLI: seconds each
 def test_system_packages_need_a_custom_image(tmp_path: Path) -> None:
     """A Python model that needs a Debian package cannot run on the stock image: deploy asks for --image."""
     project = init_and_build(tmp_path, "classifier",

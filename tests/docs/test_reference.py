@@ -56,12 +56,14 @@ def _cli_sections() -> dict[str, str]:
     return dict(re.findall(r"^#+ (tritonkit[\w -]*)\n\n```text\n(.*?)\n```", page, re.M | re.S))
 
 
+@pytest.mark.slow  # runs each command's --help in a child process
 def test_the_cli_page_has_every_command() -> None:
     sections = _cli_sections()
     assert {f"tritonkit {name}" for name in COMMANDS} | {"tritonkit"} <= set(sections)
     assert {"tritonkit deploy k8s", "tritonkit deploy kserve"} <= set(sections), "a group's subcommands are listed too"
 
 
+@pytest.mark.slow  # runs each command's --help in a child process
 @pytest.mark.parametrize("command", ["", "status", "deploy k8s", "build"])
 def test_a_cli_section_is_what_the_terminal_prints(command: str) -> None:
     env = {**os.environ, "COLUMNS": "120", "NO_COLOR": "1"}   # a wide terminal: click caps help at the group's 100

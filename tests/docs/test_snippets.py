@@ -29,6 +29,7 @@ def test_the_docs_have_runnable_blocks_for_the_cheap_commands() -> None:
     assert any(s.lang == "python" for found in RUNNABLE.values() for s in found), "no runnable python block"
 
 
+@pytest.mark.slow  # runs every page's shell blocks (init, build, deploy...): minutes in all
 @pytest.mark.parametrize("page", [_param(p) for p in RUNNABLE])
 def test_page_blocks_run_as_written(page: Path, tmp_path: Path) -> None:
     env = environment()

@@ -13,6 +13,8 @@ from tritonkit.export.cache import child_modules
 
 from .test_cache import export
 
+pytestmark = pytest.mark.slow  # each test hashes a copy of the package twice in export children: seconds
+
 PACKAGE = Path(tritonkit.__file__).resolve().parent
 KEY = (
     "from pathlib import Path; import tritonkit; from tritonkit.export.api import cache_payload; "

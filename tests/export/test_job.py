@@ -80,6 +80,7 @@ def test_malformed_outcome_names_the_cache_slot_to_delete(tmp_path: Path) -> Non
     assert info.value.fix == f"delete {tmp_path / 'key'} and run the export again"
 
 
+@pytest.mark.slow  # starts the export child process (torch import): seconds
 def test_child_reports_a_malformed_job_as_a_located_error(tmp_path: Path) -> None:
     """The real child process: exit code 3 and error.json, which the parent re-raises, instead of a traceback."""
     slot = tmp_path / "cache" / "0123abcd"

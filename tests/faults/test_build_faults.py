@@ -18,6 +18,8 @@ import pytest
 
 from tests.conftest import run_cli
 
+pytestmark = pytest.mark.slow  # builds under a disk quota and a read-only folder: seconds each
+
 SPEC = """
 version: 1
 models:

@@ -79,6 +79,7 @@ def test_limits_apply_where_the_model_sets_no_bound(tmp_path: Path) -> None:
     assert policy["unbatched"] is None  # no dynamic batcher: Triton 2.51 has no queue bound to set
 
 
+@pytest.mark.slow  # a build in a child process: seconds
 def test_a_negative_limit_is_one_line(tmp_path: Path) -> None:
     spec = _project(tmp_path)
     spec.write_text(SPEC.replace("max_queue_size: 2", "max_queue_size: -1"))

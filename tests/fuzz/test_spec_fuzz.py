@@ -224,6 +224,7 @@ def dump(tree: Any) -> str:
 
 
 # -- the tests ---------------------------------------------------------------------------------------
+@pytest.mark.slow  # hypothesis examples through the real loader and build: minutes in all
 @fuzz_settings(600)
 @given(seed=st.sampled_from(SEEDS), data=st.data(), full=st.booleans())
 def test_mutated_specs_build_or_fail_cleanly(seeds: dict[str, Path], seed: str, data: st.DataObject,
@@ -261,6 +262,7 @@ def test_alias_bombs_are_refused_quickly(seeds: dict[str, Path], levels: int, wi
     build_text(seeds["classifier"], PLACES[place].format(value=bomb(levels, width)), full=False)
 
 
+@pytest.mark.slow  # hypothesis examples through the real loader and build: minutes in all
 @fuzz_settings(30)
 @given(depth=st.integers(1, 3000), kind=st.sampled_from(["[", "{a: "]), place=st.sampled_from(sorted(PLACES)))
 @example(depth=5000, kind="[", place="description")
@@ -276,6 +278,7 @@ PYTHON_MODEL_SPEC = {"backend": "python", "max_batch_size": 0,
                      "files": {"model.py": "../models/classifier.py"}}
 
 
+@pytest.mark.slow  # hypothesis examples through the real loader and build: minutes in all
 @fuzz_settings(100)
 @given(count=st.integers(1, 8), data=st.data())
 def test_include_graphs_with_cycles_and_diamonds(seeds: dict[str, Path], count: int, data: st.DataObject) -> None:
@@ -320,6 +323,7 @@ def walk_includes(includes: list[int], edges: list[list[int]], visits: list[int]
         walk_includes(edges[target], edges, visits, chain + [target], cycles)
 
 
+@pytest.mark.slow  # hypothesis examples through the real loader and build: minutes in all
 def test_a_very_deep_include_chain(seeds: dict[str, Path]) -> None:
     """A chain of 1500 includes (past Python's recursion limit if the walk recursed per file unguarded)."""
     depth = 1500

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import run_cli
 from tritonkit.gateway.server import api_keys, exposure_warning
 
@@ -15,6 +17,7 @@ def _one_line(result) -> str:
     return lines[0]
 
 
+@pytest.mark.slow  # the gateway CLI in child processes: seconds
 def test_bad_settings_are_one_line(tmp_path: Path) -> None:
     (tmp_path / "tritonkit.yaml").write_text("version: 1\ngateway:\n  prot: 9000\n")
     assert "gateway.prot: unknown key 'prot'; did you mean 'port'?" in _one_line(run_cli("gateway", "--triton", "x:1", cwd=tmp_path))

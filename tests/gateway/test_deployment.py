@@ -10,6 +10,8 @@ import yaml
 
 from tests.deploy.conftest import FAKE_SECRET, S3, containers, deploy, documents, init_and_build
 
+pytestmark = pytest.mark.slow  # init, build and deploy with the gateway through the CLI: tens of seconds each
+
 IMAGE = "registry.example/llm-triton:1.0"   # the Python models need packages beyond the official image
 
 
