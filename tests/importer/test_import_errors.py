@@ -10,6 +10,8 @@ from tests.conftest import REPO_ROOT, run_cli
 
 from .test_import_roundtrip import assert_same_repository, import_and_build
 
+pytestmark = pytest.mark.slow  # `tritonkit import` (and build) in child processes: seconds each
+
 DOCS = REPO_ROOT / "tests" / "data" / "triton_docs"
 
 

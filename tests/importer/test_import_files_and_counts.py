@@ -17,6 +17,8 @@ from tritonclient.grpc import model_config_pb2 as pb
 
 from tests.conftest import REPO_ROOT, run_cli
 
+pytestmark = pytest.mark.slow  # `tritonkit import` and build in child processes: seconds each
+
 DOCS = REPO_ROOT / "tests" / "data" / "triton_docs"
 LABELS = "tabby\ntiger\nlion\nlynx\npuma\n"
 #: Laid out like Triton's densenet_onnx example (server/docs/examples/model_repository): the graph in 1/model.onnx,

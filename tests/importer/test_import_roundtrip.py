@@ -65,6 +65,7 @@ def test_every_docs_repository_is_in_the_test() -> None:
     assert DOCS_REPOSITORIES == ["bls", "decoupled", "dynamic_batching", "ensemble", "sequence_batching"]
 
 
+@pytest.mark.slow  # import, build and compare through the CLI: seconds each
 @pytest.mark.parametrize("repository", DOCS_REPOSITORIES)
 def test_docs_repository_round_trips(repository: str, tmp_path: Path) -> None:
     summary = import_and_build(DOCS / repository, tmp_path / "project")
@@ -72,6 +73,7 @@ def test_docs_repository_round_trips(repository: str, tmp_path: Path) -> None:
     assert_same_repository(DOCS / repository, tmp_path / "project" / "model_repository")
 
 
+@pytest.mark.slow  # import, build and compare through the CLI: seconds each
 def test_kitchen_sink_round_trips(tmp_path: Path) -> None:
     sink = tmp_path / "sink"
     shutil.copytree(KITCHEN_SINK, sink, ignore=shutil.ignore_patterns("golden"))
@@ -82,6 +84,7 @@ def test_kitchen_sink_round_trips(tmp_path: Path) -> None:
     assert_same_repository(sink / "model_repository", tmp_path / "project" / "model_repository")
 
 
+@pytest.mark.slow  # import, build and compare through the CLI: seconds each
 def test_versions_with_different_files_keep_their_own(tmp_path: Path) -> None:
     import_and_build(DOCS / "dynamic_batching", tmp_path / "project")
     rebuilt = tmp_path / "project" / "model_repository" / "priority_scorer"
