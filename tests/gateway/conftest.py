@@ -52,7 +52,8 @@ def gateway(project: Path, server: EmbeddedServer, *args: str, env: dict[str, st
     """`tritonkit gateway` in PROJECT against `server`; yields its base URL (…/v1) once /v1/models answers."""
     port = free_port()
     log = (project / f"gateway-{port}.log").open("w")
-    process = subprocess.Popen([sys.executable, "-m", "tritonkit", "gateway", "--triton", server.grpc_url.split("//")[-1],
+    process = subprocess.Popen([sys.executable, "-m", "tritonkit", "gateway", "--triton",
+                                server.grpc_url.split("//")[-1],
                                 "--port", str(port), *args], cwd=project, stdout=log, stderr=subprocess.STDOUT,
                                env={**os.environ, **(env or {})})
     base = f"http://127.0.0.1:{port}/v1"
@@ -65,7 +66,8 @@ def gateway(project: Path, server: EmbeddedServer, *args: str, env: dict[str, st
                 break
             except OSError:
                 if process.poll() is not None or time.monotonic() > deadline:
-                    raise AssertionError(f"gateway did not start: {(project / f'gateway-{port}.log').read_text()}") from None
+                    raise AssertionError("gateway did not start: "
+                                         f"{(project / f'gateway-{port}.log').read_text()}") from None
                 time.sleep(0.2)
         yield base
     finally:

@@ -41,7 +41,8 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple]:
 def _native(server, pcm: np.ndarray, rate: int) -> str:
     """The pipeline's own transcript: the `asr` ensemble given the samples at their own rate."""
     client = grpcclient.InferenceServerClient(server.grpc_url)
-    inputs = [grpcclient.InferInput("PCM", [1, pcm.size], "FP32"), grpcclient.InferInput("SAMPLE_RATE", [1, 1], "INT32")]
+    inputs = [grpcclient.InferInput("PCM", [1, pcm.size], "FP32"),
+              grpcclient.InferInput("SAMPLE_RATE", [1, 1], "INT32")]
     inputs[0].set_data_from_numpy(pcm[None].astype(np.float32))
     inputs[1].set_data_from_numpy(np.array([[rate]], np.int32))
     return client.infer("asr", inputs).as_numpy("TRANSCRIPT")[0, 0].decode()
@@ -68,7 +69,11 @@ def test_wav_and_44k_flac_equal_the_native_transcript(stack, clips):
         with wav.open("rb") as f:
             assert client.audio.transcriptions.create(model="asr", file=f).text == native_wav
         with flac.open("rb") as f:
-            assert client.audio.transcriptions.create(model="asr", file=f).text == _native(server, high, rate) == native_wav
+            assert (
+                client.audio.transcriptions.create(model="asr", file=f).text
+                == _native(server, high, rate)
+                == native_wav
+            )
         assert native_wav
 
 

@@ -39,7 +39,8 @@ def test_compose_up_answers_through_the_gateway_container(standin, deploy, tmp_p
     compose = yaml.safe_load((project / "docker-compose.yml").read_text())
     wheels = tmp_path / "gateway-image"
     wheels.mkdir()
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(wheels), str(REPO_ROOT)], check=True)
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(wheels), str(REPO_ROOT)],
+                   check=True)
     wheel = next(wheels.glob("tritonkit-*.whl")).name
     _image(compose["services"]["gateway"]["image"], f"FROM {standin}\nCOPY {wheel} /tmp/\n"
            f"RUN pip install --no-cache-dir '/tmp/{wheel}[gateway]' 'tokenizers>=0.19'\nUSER 1000:1000\n"
@@ -49,8 +50,9 @@ def test_compose_up_answers_through_the_gateway_container(standin, deploy, tmp_p
     triton_image = "localhost/tritonkit-test-llm-triton:1"
     _image(triton_image, f"FROM {standin}\nRUN pip install --no-cache-dir 'tokenizers>=0.19'\n", triton_context)
     deployment = deploy(project, ports, image=triton_image)
-    override = yaml.safe_load(deployment.override.read_text())   # the gateway reads the copy Triton gets (uid 1000 can
-    override["services"]["gateway"] = {"volumes": override["services"]["triton"]["volumes"]}   # read it; the build's is 0700)
+    # the gateway reads the copy Triton gets (uid 1000 can read it; the build's is 0700)
+    override = yaml.safe_load(deployment.override.read_text())
+    override["services"]["gateway"] = {"volumes": override["services"]["triton"]["volumes"]}
     deployment.override.write_text(yaml.safe_dump(override))
     up = deployment.up()
     assert up.returncode == 0, up.stdout + up.stderr
@@ -58,7 +60,9 @@ def test_compose_up_answers_through_the_gateway_container(standin, deploy, tmp_p
     deadline = time.monotonic() + 120
     while True:
         try:
-            reply = client.chat.completions.create(model="llm", messages=[{"role": "user", "content": "Hello"}], max_tokens=4)
+            reply = client.chat.completions.create(
+                model="llm", messages=[{"role": "user", "content": "Hello"}], max_tokens=4
+            )
             break
         except (openai.APIConnectionError, openai.NotFoundError):   # the gateway starting, or Triton not ready yet
             assert time.monotonic() < deadline, "no answer through the gateway container"

@@ -37,7 +37,8 @@ def test_k8s_pods_get_the_gateway_sidecar_and_the_service_its_port(project: Path
     assert key["valueFrom"]["secretKeyRef"]["optional"] is True and "value" not in key
     assert gateway["envFrom"] == [{"secretRef": {"name": "s3-credentials"}}]
     assert gateway["securityContext"] == triton["securityContext"]
-    assert {"name": "gateway", "port": 9200, "targetPort": "gateway", "protocol": "TCP"} in docs["Service"]["spec"]["ports"]
+    assert ({"name": "gateway", "port": 9200, "targetPort": "gateway", "protocol": "TCP"}
+            in docs["Service"]["spec"]["ports"])
     text = "".join(p.read_text() for p in folder.glob("*.yaml"))
     assert "gateway-key-that-must-not-leak" not in text and FAKE_SECRET not in text
 
@@ -51,8 +52,10 @@ def test_kserve_predictors_get_the_sidecar_and_a_gateway_service(project: Path) 
     assert (triton["name"], gateway["name"]) == ("kserve-container", "gateway")
     assert gateway["args"][:4] == ["--triton", "127.0.0.1:9000", "--repository", S3]   # KServe's gRPC port for Triton
     service = yaml.safe_load((folder / "gateway-service.yaml").read_text())
-    assert service["spec"]["selector"] == {"serving.kserve.io/inferenceservice": docs["InferenceService"]["metadata"]["name"],
-                                           "component": "predictor"}
+    assert service["spec"]["selector"] == {
+        "serving.kserve.io/inferenceservice": docs["InferenceService"]["metadata"]["name"],
+        "component": "predictor",
+    }
     assert service["spec"]["ports"] == [{"name": "gateway", "port": 9200, "targetPort": "gateway", "protocol": "TCP"}]
 
 

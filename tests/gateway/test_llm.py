@@ -48,7 +48,8 @@ def _triton(stack, prompt: str, max_tokens: int) -> tuple[str, list[int], str]:
     _, server, _ = stack
     client = grpcclient.InferenceServerClient(server.grpc_url)
     inputs = {"text_input": np.array([[prompt.encode()]], dtype=object), "chat": np.array([[False]]),
-              "max_tokens": np.array([[max_tokens]], dtype=np.int32), "temperature": np.array([[0.0]], dtype=np.float32)}
+              "max_tokens": np.array([[max_tokens]], dtype=np.int32),
+              "temperature": np.array([[0.0]], dtype=np.float32)}
     items = []
     for name, value in inputs.items():
         item = grpcclient.InferInput(name, list(value.shape), "BYTES" if value.dtype == object else
@@ -58,7 +59,11 @@ def _triton(stack, prompt: str, max_tokens: int) -> tuple[str, list[int], str]:
     results: list = []
     client.start_stream(callback=lambda result, error: results.append((result, error)))
     client.async_stream_infer("llm", items, enable_empty_final_response=True)
-    while not results or results[-1][0] is None or not results[-1][0].get_response().parameters["triton_final_response"].bool_param:
+    while (
+        not results
+        or results[-1][0] is None
+        or not results[-1][0].get_response().parameters["triton_final_response"].bool_param
+    ):
         assert not results or results[-1][1] is None, results[-1][1]
         time.sleep(0.02)
     client.stop_stream()
@@ -169,7 +174,8 @@ def test_async_client_concurrent_requests_match_sync(stack, client):
     ({"max_token": 4}, "max_token"), ({"n": 2}, "n"), ({"logit_bias": {"1": 5}}, "logit_bias"),
     ({"tools": [{"type": "function", "function": {"name": "f"}}]}, "tools"), ({"temperature": 5}, "temperature"),
     ({"top_p": -1}, "top_p"), ({"max_tokens": 0}, "max_tokens"), ({"stop": ["a", "b", "c", "d", "e"]}, "stop"),
-    ({"response_format": {"type": "json_object"}}, "response_format"), ({"stream_options": {"include_usage": True}}, "stream_options"),
+    ({"response_format": {"type": "json_object"}}, "response_format"),
+    ({"stream_options": {"include_usage": True}}, "stream_options"),
 ])
 def test_bad_or_unknown_parameters_are_400_naming_them(client, extra, param):
     with pytest.raises(openai.BadRequestError) as caught:
@@ -253,7 +259,8 @@ def test_serve_with_gateway_runs_both_and_stops_both(stack):
                 assert serve.poll() is None and time.monotonic() < deadline, serve.stderr.read() if serve.stderr else ""
                 time.sleep(0.5)
         assert models == [MODEL]   # the spec's gateway: section applies
-        assert client.chat.completions.create(model=MODEL, messages=CONVERSATION, max_tokens=2).usage.completion_tokens == 2
+        assert client.chat.completions.create(model=MODEL, messages=CONVERSATION,
+                                              max_tokens=2).usage.completion_tokens == 2
     finally:
         serve.send_signal(signal.SIGTERM)
         serve.wait(timeout=60)

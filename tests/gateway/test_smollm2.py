@@ -31,7 +31,8 @@ def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[openai.OpenAI]:
     folder = tmp_path_factory.mktemp("gw-smollm2")
     repository = build(write_project(folder, "smollm2", write_assets("smollm2", folder / "assets")),
                        progress=SilentProgress()).repository
-    with served(folder) as server, gateway(folder, server, "--repository", str(repository), "--model", "smollm2=llm") as base:
+    with served(folder) as server, gateway(folder, server, "--repository", str(repository), "--model",
+                                           "smollm2=llm") as base:
         yield openai.OpenAI(base_url=base, api_key="unused", max_retries=0, timeout=300)
 
 

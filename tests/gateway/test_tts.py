@@ -57,7 +57,8 @@ def test_streamed_wav_is_speech_of_plausible_length(client, tmp_path):
     pcm = client.audio.speech.create(model="tts", voice="jf_alpha", input=TEXT, response_format="pcm").content
     assert len(pcm) == 2 * audio.size
     flac, flac_rate = soundfile.read(io.BytesIO(client.audio.speech.create(model="tts", voice="jf_alpha", input=TEXT,
-                                                                           response_format="flac").content), dtype="float32")
+                                                                           response_format="flac").content),
+                                     dtype="float32")
     assert flac_rate == 24000 and abs(flac.size - audio.size) <= 0.05 * audio.size and rms(flac) > NOISE_FLOOR_RMS
 
 

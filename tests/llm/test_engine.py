@@ -65,8 +65,12 @@ def test_kv_cache_decoding_equals_pytorch_without_cache(decoder, tiny, codec, pr
 
 
 def test_sixteen_at_once_equal_each_alone(decoder, tiny, codec):
-    params = [SamplingParams(max_tokens=10 + i % 5) if i % 2 else SamplingParams(max_tokens=12, temperature=1.3, top_k=20, seed=i)
-              for i in range(16)]
+    params = [
+        SamplingParams(max_tokens=10 + i % 5)
+        if i % 2
+        else SamplingParams(max_tokens=12, temperature=1.3, top_k=20, seed=i)
+        for i in range(16)
+    ]
     alone = {i: run_one(decoder, tiny, codec, PROMPTS[i], params[i]) for i in range(16)}
     engine = make_engine(decoder, tiny, codec)
     together = engine.run({i: (codec.encode(PROMPTS[i]), params[i]) for i in range(16)})
@@ -265,7 +269,9 @@ def test_chunked_prefill_gives_the_greedy_tokens_of_one_prefill(decoder, tiny, c
 
 def test_a_long_prefill_runs_in_chunks_between_the_steps_of_running_decodes(decoder, tiny, codec):
     params = SamplingParams(max_tokens=30, ignore_eos=True)
-    alone = {k: run_one(decoder, tiny, codec, p, params)[0] for k, p in (("short", "Hello"), ("long", "KV cache " * 20))}
+    alone = {
+        k: run_one(decoder, tiny, codec, p, params)[0] for k, p in (("short", "Hello"), ("long", "KV cache " * 20))
+    }
     engine = make_engine(decoder, tiny, codec, prefill_chunk=16)
     counting = engine.decoder = _CountingDecoder(decoder)
     engine.admit("short", codec.encode("Hello"), params)

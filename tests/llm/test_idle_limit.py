@@ -32,8 +32,12 @@ def slow(serve, tmp_path_factory):
 @pytest.fixture(scope="module")
 def dropping(serve, tmp_path_factory):
     """Steps of 0.8 s against an idle limit of 0.3 s: Triton drops every sequence after its first step."""
-    spec = write_spec(tmp_path_factory.mktemp("dropping"), "tiny", generate_parameters={"min_step_s": 0.8},
-                      generate_overrides={"sequence_batching": _sequence_batching(max_sequence_idle_microseconds=300_000)})
+    spec = write_spec(
+        tmp_path_factory.mktemp("dropping"),
+        "tiny",
+        generate_parameters={"min_step_s": 0.8},
+        generate_overrides={"sequence_batching": _sequence_batching(max_sequence_idle_microseconds=300_000)},
+    )
     return serve(build_repository(spec))
 
 

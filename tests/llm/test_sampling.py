@@ -86,7 +86,8 @@ def test_inputs_win_over_parameters_and_defaults_apply():
     inputs = {"max_tokens": np.array([5], np.int32), "stop": np.array([b"\n", b"END"], dtype=object),
               "seed": np.array([7], np.uint64)}
     params = sampling_params(inputs, {"max_tokens": 99, "temperature": 0.5, "top_k": "3", "stop_token_ids": [4, 5]}, 16)
-    assert params == SamplingParams(max_tokens=5, temperature=0.5, top_k=3, seed=7, stop=("\n", "END"), stop_token_ids=(4, 5))
+    assert params == SamplingParams(max_tokens=5, temperature=0.5, top_k=3, seed=7, stop=("\n", "END"),
+                                    stop_token_ids=(4, 5))
     assert sampling_params({}, {}, 16).max_tokens == 16
     assert sampling_params({}, {"stop": '["a", "b"]', "ignore_eos": "true"}).stop == ("a", "b")
     assert sampling_params({}, {"stop": "a"}).stop == ("a",)
@@ -112,7 +113,8 @@ def test_packed_settings_round_trip_through_the_sampling_input():
     unpacked = sampling_params({"sampling": np.array([packed.encode()], dtype=object)}, {}, 64)
     assert unpacked == SamplingParams(max_tokens=9, temperature=pytest.approx(0.7), seed=5, stop=("\n\n",))
     assert sampling_params({"sampling": np.array([b"{}"], dtype=object)}, {}, 64).max_tokens == 64  # server default
-    direct = sampling_params({"sampling": np.array([packed.encode()], dtype=object), "max_tokens": np.array([3])}, {}, 64)
+    direct = sampling_params({"sampling": np.array([packed.encode()], dtype=object), "max_tokens": np.array([3])}, {},
+                             64)
     assert direct.max_tokens == 3  # an explicit input wins over the packed settings
     with pytest.raises(ValueError, match="top_p"):
         packed_settings({}, {"top_p": 0})

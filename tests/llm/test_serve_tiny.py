@@ -92,7 +92,9 @@ def test_smoke_passes(server):
     results = run_smoke(server.repository, target, ["http", "grpc"])
     failed = [r for r in results if r.status == "fail"]
     assert failed == [], [(r.check, r.model, r.protocol, r.detail) for r in failed]
-    assert {"preprocess", "generate", "postprocess", "llm", "llm_complete"} <= {r.model for r in results if r.status == "pass"}
+    assert {"preprocess", "generate", "postprocess", "llm", "llm_complete"} <= {
+        r.model for r in results if r.status == "pass"
+    }
 
 
 @pytest.mark.parametrize("prompt", ["Hello", "✓ unicode é"])
@@ -120,7 +122,8 @@ def test_generate_streams_text_directly(server, codec, eos):
 
 def test_max_tokens_from_inputs_or_request_parameters(server):
     by_input = clients.grpc_stream(server.grpc_url, "llm", {"text_input": "Hello", "max_tokens": 5, "ignore_eos": True})
-    by_param = clients.http(server.http_url, "llm", {"text_input": "Hello", "parameters": {"max_tokens": 5, "ignore_eos": True}},
+    by_param = clients.http(server.http_url, "llm",
+                            {"text_input": "Hello", "parameters": {"max_tokens": 5, "ignore_eos": True}},
                             stream=True)
     assert len(by_input.ids) == 5 and by_input.finish_reason == "length"
     assert by_param.ids == by_input.ids and by_param.finish_reason == "length"
@@ -144,7 +147,8 @@ def test_stop_strings_end_the_text_before_them(server, codec):
 
 
 def test_seeded_sampling_reproduces(server):
-    body = {"text_input": "Hello", "max_tokens": 24, "ignore_eos": True, "temperature": 3.0, "top_k": 100, "top_p": 0.95}
+    body = {"text_input": "Hello", "max_tokens": 24, "ignore_eos": True, "temperature": 3.0, "top_k": 100,
+            "top_p": 0.95}
     first = clients.http(server.http_url, "llm", {**body, "seed": 11}, stream=True)
     again = clients.grpc_stream(server.grpc_url, "llm", {**body, "seed": 11})
     complete = clients.http(server.http_url, "llm_complete", {**body, "seed": 11}, stream=False)
@@ -195,7 +199,8 @@ def test_a_bad_value_is_an_invalid_argument_over_grpc(server):
 ])
 def test_bad_request_values_are_http_400_from_generate(server, model, body, message):
     """generate (decoupled) answers over HTTP /generate: a refused request is 400 with the reason, not 500."""
-    request = urllib.request.Request(f"http://{server.http_url}/v2/models/{model}/generate", data=json.dumps(body).encode())
+    request = urllib.request.Request(f"http://{server.http_url}/v2/models/{model}/generate",
+                                     data=json.dumps(body).encode())
     with pytest.raises(urllib.error.HTTPError) as refused:
         urllib.request.urlopen(request, timeout=60)
     assert refused.value.code == 400 and message in refused.value.read().decode()
@@ -239,9 +244,11 @@ def test_a_new_request_reusing_a_live_sequence_id_is_refused(server):
     assert "send no sequence id" in reused.error
     assert f"sequence id {REUSED} was reused by a new request" in ended.error
     assert settled_metrics(server.metrics_url)["llm_kv_cache_reserved_bytes"] == 0
-    again = clients.grpc_stream(server.grpc_url, "generate", {"input_ids": list(b"xyz"), "max_tokens": 5, "ignore_eos": True},
+    again = clients.grpc_stream(server.grpc_url, "generate",
+                                {"input_ids": list(b"xyz"), "max_tokens": 5, "ignore_eos": True},
                                 ids="token_ids", outputs=("token_ids",), sequence_id=REUSED, sequence_start=True)
-    alone = clients.grpc_stream(server.grpc_url, "generate", {"input_ids": list(b"xyz"), "max_tokens": 5, "ignore_eos": True},
+    alone = clients.grpc_stream(server.grpc_url, "generate",
+                                {"input_ids": list(b"xyz"), "max_tokens": 5, "ignore_eos": True},
                                 ids="token_ids", outputs=("token_ids",))
     assert again.error == "" and again.ids == alone.ids and len(alone.ids) == 5  # the id is free again once it ended
 
@@ -288,7 +295,8 @@ def test_budget_rejects_a_request_that_does_not_fit(server):
 
 def test_sixteen_concurrent_streams_equal_their_single_results(server, codec):
     # 40 tokens each, so the streams overlap (a tiny-GPT step takes about a millisecond)
-    bodies = [{"text_input": p, "max_tokens": 40, **({"temperature": 1.5, "top_k": 40, "seed": i} if i % 3 == 0 else {})}
+    bodies = [{"text_input": p, "max_tokens": 40,
+               **({"temperature": 1.5, "top_k": 40, "seed": i} if i % 3 == 0 else {})}
               for i, p in enumerate(PROMPTS)]
     alone = [clients.grpc_stream(server.grpc_url, "llm", body) for body in bodies]
     before = settled_metrics(server.metrics_url)
@@ -322,7 +330,8 @@ def test_the_weights_are_in_one_model_and_every_model_has_its_own_files(server):
         for name in files:
             assert (repository / model / "1" / name).read_bytes() == (repository / "generate" / "1" / name).read_bytes()
     assert not (repository / "decoder").exists() and not (repository / "complete").exists()
-    assert not (repository / "generate" / "golden").exists()  # export config_io own: the graph's samples are not its I/O
+    # export config_io own: the graph's samples are not its I/O
+    assert not (repository / "generate" / "golden").exists()
 
 
 def test_llm_complete_answers_once_over_http_and_a_grpc_stream(server):

@@ -69,5 +69,6 @@ def test_one_stream_over_the_limit_is_refused_over_grpc_and_http_then_accepted(s
                                                             {"text_input": "Hello", "max_tokens": 4}, stream=True))
     assert REFUSAL in http.error, http.error
     _wait_idle(server)  # the hogs' cancellations are seen: the limit admits new generations again
-    accepted = [clients.grpc_stream(server.grpc_url, "llm", {"text_input": "Hello", "max_tokens": 4}) for _ in range(LIMIT + 1)]
+    accepted = [clients.grpc_stream(server.grpc_url, "llm",
+                                    {"text_input": "Hello", "max_tokens": 4}) for _ in range(LIMIT + 1)]
     assert all(r.error == "" and len(r.ids) >= 1 for r in accepted), [r.error for r in accepted]

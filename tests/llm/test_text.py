@@ -83,7 +83,8 @@ def test_chat_format_chatml():
     chat = {"message": "<|im_start|>{role}\n{content}<|im_end|>\n", "generation_prompt": "<|im_start|>assistant\n",
             "default_system": "Be nice"}
     text = format_chat(chat, [{"role": "user", "content": "hi {role}"}])
-    assert text == "<|im_start|>system\nBe nice<|im_end|>\n<|im_start|>user\nhi {role}<|im_end|>\n<|im_start|>assistant\n"
+    assert text == ("<|im_start|>system\nBe nice<|im_end|>\n<|im_start|>user\nhi "
+                    "{role}<|im_end|>\n<|im_start|>assistant\n")
     with pytest.raises(ValueError, match="role"):
         format_chat(chat, [{"role": "robot", "content": "x"}])
 
