@@ -3,12 +3,12 @@
 Usage: python benchmarks/gateway.py [--rounds 5] [--tokens 32]
 
 LLM: SmolLM2-135M-Instruct (examples/llm/smollm2, built under .tritonkit/bench/gateway/) served on the embedded
-Triton; the same raw prompts (greedy, so both ways generate the same tokens) streamed through the gateway's
+Triton; the same raw prompts (greedy, so all ways generate the same tokens) streamed through the gateway's
 /v1/completions (SSE, usage from stream_options), straight to Triton's HTTP /v2/models/llm/generate_stream, and
-straight to the `llm` ensemble as one gRPC stream with the inputs and flags the gateway sends (tritonclient's gRPC
-streaming client over kept-open connections: the kind of client the gateway must use; its TTFT over HTTP
-generate_stream's is the least TTFT ratio a gRPC-based gateway reaches with this client, not a measure of Triton's
-gRPC frontend alone), c=1 and c=8 requests at once, each way going first in turn round by round. Reported per way and concurrency: medians
+straight to the `llm` ensemble as one gRPC ModelStreamInfer call with the gateway's inputs and flags, made with
+grpcio's asyncio stubs and nothing else (RawGrpc): its TTFT over generate_stream's is the floor of any gateway that
+talks gRPC to Triton (ttft_floor_raw_grpc_over_http_c1). c=1 and c=8 requests at once, each way going first in turn
+round by round. Reported per way and concurrency: medians
 over rounds of output tokens/s (all tokens of the round over its wall time) and mean time to first text (TTFT);
 and the share of the machine's CPU the gateway process used in its c=8 rounds: with the model CPU-bound, 1 - that
 share (tokens_s_c8_floor) is the c=8 ratio a gateway that cost nothing but its own CPU would reach.
@@ -21,7 +21,7 @@ kinds of audio: 8 held-out command clips (~1.4 s, ~8 ms to transcribe, so any HT
 them: the length of a spoken request). (floor + direct) / direct is the least ratio any gateway on this HTTP stack
 could reach.
 The last line is {"gateway_over_direct_tokens_s_c8", "gateway_ttft_over_direct_c1", "gateway_ttft_over_direct_grpc_c1",
-"ttft_floor_grpc_over_http_c1", "transcription_gateway_over_direct",
+"ttft_floor_raw_grpc_over_http_c1", "transcription_gateway_over_direct",
 "transcription_floor_over_direct", "transcription_gateway_over_direct_short", "transcription_floor_over_direct_short",
 "tokens_s_c8_floor"}: the unsuffixed transcription ratios are on the ~10 s recordings, the _short ones on the command
 clips.
@@ -29,11 +29,12 @@ clips.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import http.client
 import json
 import os
-import queue
 import statistics
+import struct
 import subprocess
 import sys
 import threading
@@ -55,6 +56,7 @@ PROMPTS = ["The capital of France is", "Once upon a time", "Write a haiku about 
            "The three primary colors are", "In 1969, the first person to walk on the Moon was",
            "A recipe for pancakes: first,", "Translate to French: good morning"]
 FOLDER = REPO_ROOT / ".tritonkit" / "bench" / "gateway"
+JSON = {"Content-Type": "application/json"}
 
 
 def _sse(request: urllib.request.Request) -> list[tuple[float, dict]]:
@@ -75,7 +77,7 @@ def via_gateway(base: str, prompt: str, tokens: int) -> tuple[float, int, float]
     body = {"model": "llm", "prompt": prompt, "max_tokens": tokens, "temperature": 0, "stream": True,
             "stream_options": {"include_usage": True}}
     started = time.perf_counter()
-    events = _sse(urllib.request.Request(f"{base}/completions", json.dumps(body).encode(), {"Content-Type": "application/json"}))
+    events = _sse(urllib.request.Request(f"{base}/completions", json.dumps(body).encode(), JSON))
     first = next(t for t, e in events if e.get("choices") and e["choices"][0]["text"])
     return first - started, events[-1][1]["usage"]["completion_tokens"], events[-1][0]
 
@@ -85,45 +87,58 @@ def direct(http_url: str, prompt: str, tokens: int) -> tuple[float, int, float]:
     body = {"text_input": prompt, "max_tokens": tokens, "temperature": 0.0}
     started = time.perf_counter()
     events = _sse(urllib.request.Request(f"http://{http_url}/v2/models/llm/generate_stream", json.dumps(body).encode(),
-                                         {"Content-Type": "application/json"}))
+                                         JSON))
     first = next(t for t, e in events if e.get("text_output"))
     return first - started, sum(len(np.atleast_1d(e.get("output_ids", []))) for _, e in events), events[-1][0]
 
 
-_GRPC_CLIENTS: queue.SimpleQueue = queue.SimpleQueue()   # kept-open gRPC connections, as the gateway keeps its one
+class RawGrpc:
+    """The same request as one ModelStreamInfer call to the `llm` ensemble through grpcio's asyncio stubs
+    (tritonclient.grpc's generated service_pb2_grpc, no tritonclient code on the way), on one kept-open channel and
+    event loop: the least a Python gRPC client waits for Triton's first response, so its TTFT over HTTP
+    generate_stream's is the floor of any gateway that talks gRPC to Triton."""
 
+    def __init__(self, grpc_url: str) -> None:
+        self.loop = asyncio.new_event_loop()
+        threading.Thread(target=self.loop.run_forever, daemon=True).start()
+        self.stub = self._run(self._connect(grpc_url))
 
-def direct_grpc(grpc_url: str, prompt: str, tokens: int) -> tuple[float, int, float]:
-    """The same request as one gRPC stream to the `llm` ensemble, with the inputs and flags the gateway sends: what the
-    gateway's own hop to Triton costs before the gateway does anything."""
-    import tritonclient.grpc as grpcclient
+    def _run(self, coroutine):
+        return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result(600)
 
-    from tritonkit.gateway.triton import tensor
-    from tritonkit.pipelines.llm.gateway.model import Sampling, request_inputs
+    async def _connect(self, grpc_url: str):
+        import grpc
+        from tritonclient.grpc import service_pb2_grpc
 
-    client = _GRPC_CLIENTS.get() if not _GRPC_CLIENTS.empty() else grpcclient.InferenceServerClient(grpc_url)
-    arrivals, count, done = [], [0], threading.Event()
+        return service_pb2_grpc.GRPCInferenceServiceStub(grpc.aio.insecure_channel(grpc_url))
 
-    def on_response(result, error) -> None:
-        if error is not None or result is None:
-            done.set()
-            return
-        if result.get_response().outputs:
-            count[0] += len(np.atleast_1d(result.as_numpy("output_ids")))
-            if b"".join(np.atleast_1d(result.as_numpy("text_output"))):
-                arrivals.append(time.perf_counter())
-        final = result.get_response().parameters.get("triton_final_response")
-        if final is not None and final.bool_param:
-            done.set()
+    def __call__(self, _: str, prompt: str, tokens: int) -> tuple[float, int, float]:
+        return self._run(self._stream(prompt, tokens))
 
-    inputs = [tensor(k, v) for k, v in request_inputs(prompt, Sampling(max_tokens=tokens, temperature=0.0)).items()]
-    started = time.perf_counter()
-    client.start_stream(on_response)
-    client.async_stream_infer("llm", inputs, enable_empty_final_response=True)
-    done.wait(600)
-    client.stop_stream()
-    _GRPC_CLIENTS.put(client)
-    return arrivals[0] - started, count[0], arrivals[-1]
+    async def _stream(self, prompt: str, tokens: int) -> tuple[float, int, float]:
+        from tritonclient.grpc import service_pb2
+
+        request = service_pb2.ModelInferRequest(model_name="llm")
+        request.parameters["triton_enable_empty_final_response"].bool_param = True
+        text = prompt.encode()
+        for name, datatype, data in (("text_input", "BYTES", struct.pack("<I", len(text)) + text),
+                                     ("chat", "BOOL", b"\0"), ("max_tokens", "INT32", struct.pack("<i", tokens)),
+                                     ("temperature", "FP32", struct.pack("<f", 0.0))):
+            request.inputs.add(name=name, datatype=datatype, shape=[1, 1])
+            request.raw_input_contents.append(data)
+        arrivals, count = [], 0
+        started = time.perf_counter()
+        async for reply in self.stub.ModelStreamInfer(iter([request])):
+            response, now = reply.infer_response, time.perf_counter()
+            names = [o.name for o in response.outputs]
+            if "text_output" in names:
+                count += len(response.raw_output_contents[names.index("output_ids")]) // 8   # INT64 ids
+                if len(response.raw_output_contents[names.index("text_output")]) > 4:   # more than a length prefix
+                    arrivals.append(now)
+            final = response.parameters.get("triton_final_response")
+            if final is not None and final.bool_param:
+                break
+        return arrivals[0] - started, count, arrivals[-1]
 
 
 def llm_round(call, target: str, c: int, tokens: int) -> tuple[float, float]:
@@ -145,7 +160,8 @@ def _built(name: str, make) -> Path:
 
 def _gateway_pid() -> int:
     """The `tritonkit gateway` process this benchmark started (a child of this process)."""
-    children = [int(pid) for task in Path("/proc/self/task").iterdir() for pid in (task / "children").read_text().split()]
+    children = [int(pid) for task in Path("/proc/self/task").iterdir()
+                for pid in (task / "children").read_text().split()]
     for pid in children:
         command = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
         if b"tritonkit" in command and b"gateway" in command:
@@ -166,11 +182,13 @@ def bench_llm(rounds: int, tokens: int) -> tuple[dict[str, dict[int, tuple[float
     from tritonkit.pipelines.llm.export.prepare import write_assets
     from tritonkit.serve.server import EmbeddedServer
 
-    repository = _built("smollm2", lambda f: write_project(f, "smollm2", write_assets("smollm2", f / "prepared_assets")))
+    repository = _built("smollm2", lambda f: write_project(f, "smollm2",
+                                                           write_assets("smollm2", f / "prepared_assets")))
     medians: dict[str, dict[int, tuple[float, float]]] = {"gateway": {}, "direct": {}, "direct gRPC": {}}
     with EmbeddedServer(repository, work_dir=repository.parent / ".tritonkit", startup_timeout=600) as server, \
             gateway(repository.parent, server, "--repository", str(repository)) as base:
-        ways = {"gateway": (via_gateway, base), "direct": (direct, server.http_url), "direct gRPC": (direct_grpc, server.grpc_url)}
+        ways = {"gateway": (via_gateway, base), "direct": (direct, server.http_url),
+                "direct gRPC": (RawGrpc(server.grpc_url), "")}
         pid, shares = _gateway_pid(), []
         for way in ways.values():   # warm-up: both ways once
             llm_round(way[0], way[1], 2, 4)
@@ -181,10 +199,12 @@ def bench_llm(rounds: int, tokens: int) -> tuple[dict[str, dict[int, tuple[float
                     cpu, started = _cpu_seconds(pid), time.perf_counter()
                     runs[name].append(llm_round(*ways[name], c, tokens))
                     if name == "gateway" and c == 8:
-                        shares.append((_cpu_seconds(pid) - cpu) / ((time.perf_counter() - started) * (os.cpu_count() or 1)))
+                        wall = (time.perf_counter() - started) * (os.cpu_count() or 1)
+                        shares.append((_cpu_seconds(pid) - cpu) / wall)
             for name, values in runs.items():
                 medians[name][c] = (statistics.median(v[0] for v in values), statistics.median(v[1] for v in values))
-                print(f"llm c={c} {name:8s} tokens/s {medians[name][c][0]:7.1f}  TTFT {medians[name][c][1] * 1000:7.1f} ms  "
+                tokens_s, ttft = medians[name][c]
+                print(f"llm c={c} {name:8s} tokens/s {tokens_s:7.1f}  TTFT {ttft * 1000:7.1f} ms  "
                       f"(rounds: {', '.join(f'{v[0]:.1f}' for v in values)})", file=sys.stderr)
     share = statistics.median(shares)
     print(f"llm c=8 the gateway process used {share:.1%} of the machine's CPU ({os.cpu_count()} cores; rounds: "
@@ -196,10 +216,12 @@ def bench_llm(rounds: int, tokens: int) -> tuple[dict[str, dict[int, tuple[float
 def floor_gateway(folder: Path) -> Iterator[str]:
     """benchmarks/gateway_floor.py on a free port (the gateway's stack with a fixed transcript); yields its base URL."""
     port = free_port()
-    log = (folder / f"floor-{port}.log").open("w")
+    log_path = folder / f"floor-{port}.log"
+    log = log_path.open("w")
     process = subprocess.Popen([sys.executable, str(Path(__file__).with_name("gateway_floor.py")), str(port)],
                                stdout=log, stderr=subprocess.STDOUT,
-                               env={**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")]))})
+                               env={**os.environ, "PYTHONPATH": os.pathsep.join(
+                                   filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")]))})
     try:
         deadline = time.monotonic() + 60
         while True:
@@ -208,7 +230,7 @@ def floor_gateway(folder: Path) -> Iterator[str]:
                 break
             except OSError:
                 if process.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"the floor did not start: {(folder / f'floor-{port}.log').read_text()}") from None
+                    raise RuntimeError(f"the floor did not start: {log_path.read_text()}") from None
                 time.sleep(0.2)
         yield f"http://127.0.0.1:{port}/v1"
     finally:
@@ -241,7 +263,8 @@ def bench_asr(rounds: int) -> tuple[dict[str, dict[str, float]], dict[str, int]]
 
     folder = FOLDER / "asr"
     if not (folder / "tritonkit.yaml").is_file():
-        subprocess.run([sys.executable, "-m", "tritonkit", "init", str(folder), "--pipeline", "asr"], check=True, stdout=sys.stderr)
+        subprocess.run([sys.executable, "-m", "tritonkit", "init", str(folder), "--pipeline", "asr"], check=True,
+                       stdout=sys.stderr)
     repository = _built("asr", lambda f: f / "tritonkit.yaml")
     audio = {"short": [u.path for u in read_heldout()[:8]], "long": recordings(folder)}
     times: dict[str, dict[str, list[float]]] = {kind: {"gateway": [], "floor": [], "direct": []} for kind in audio}
@@ -251,7 +274,8 @@ def bench_asr(rounds: int) -> tuple[dict[str, dict[str, float]], dict[str, int]]
 
         def native(path: Path) -> None:
             pcm, rate = read_wav(path)
-            inputs = [grpcclient.InferInput("PCM", [1, pcm.size], "FP32"), grpcclient.InferInput("SAMPLE_RATE", [1, 1], "INT32")]
+            inputs = [grpcclient.InferInput("PCM", [1, pcm.size], "FP32"),
+                      grpcclient.InferInput("SAMPLE_RATE", [1, 1], "INT32")]
             inputs[0].set_data_from_numpy(pcm[None].astype(np.float32))
             inputs[1].set_data_from_numpy(np.array([[rate]], np.int32))
             client.infer("asr", inputs)
@@ -264,7 +288,8 @@ def bench_asr(rounds: int) -> tuple[dict[str, dict[str, float]], dict[str, int]]
             def upload(path: Path) -> None:
                 boundary = "tritonkitbench"
                 body = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"model\"\r\n\r\nasr\r\n--{boundary}\r\n"
-                        f"Content-Disposition: form-data; name=\"file\"; filename=\"{path.name}\"\r\nContent-Type: audio/wav\r\n\r\n"
+                        f"Content-Disposition: form-data; name=\"file\"; filename=\"{path.name}\"\r\n"
+                        "Content-Type: audio/wav\r\n\r\n"
                         ).encode() + path.read_bytes() + f"\r\n--{boundary}--\r\n".encode()
                 connection.request("POST", "/v1/audio/transcriptions", body,
                                    {"Content-Type": f"multipart/form-data; boundary={boundary}"})
@@ -285,14 +310,15 @@ def bench_asr(rounds: int) -> tuple[dict[str, dict[str, float]], dict[str, int]]
                         started = time.perf_counter()
                         ways[name](path)
                         times[kind][name].append(time.perf_counter() - started)
-    return ({kind: {name: statistics.median(values) for name, values in sides.items()} for kind, sides in times.items()},
+    return ({kind: {name: statistics.median(values) for name, values in sides.items()}
+             for kind, sides in times.items()},
             {kind: len(sides["direct"]) for kind, sides in times.items()})
 
 
 def _rows(llm: dict[str, dict[int, tuple[float, float]]], gateway_cpu: float, asr: dict[str, dict[str, float]],
           counts: dict[str, int]) -> list[tuple[str, str, str]]:
     how = {"gateway": "gateway /v1/completions", "direct": "Triton's HTTP generate_stream",
-           "direct gRPC": "Triton's gRPC stream, as the gateway calls it"}
+           "direct gRPC": "Triton's gRPC stream, grpcio's asyncio stub alone"}
     rows = [(f"llm c={c} {name}: tokens/s, TTFT", f"{llm[name][c][0]:.1f}, {llm[name][c][1] * 1000:.0f} ms", how[name])
             for c in (1, 8) for name in how]
     rows.append(("llm c=8 gateway process CPU", f"{gateway_cpu:.1%}", f"of the machine's {os.cpu_count()} cores"))
@@ -300,8 +326,8 @@ def _rows(llm: dict[str, dict[int, tuple[float, float]]], gateway_cpu: float, as
     notes = {"gateway": "/v1/audio/transcriptions", "floor": "the gateway's HTTP, multipart, decode; fixed transcript",
              "direct": "gRPC to the asr ensemble"}
     for kind, sides in asr.items():
-        rows += [(f"transcription, {what[kind]}: {name}", f"{ms * 1000:.1f} ms", f"{notes[name]}; median of {counts[kind]}")
-                 for name, ms in sides.items()]
+        rows += [(f"transcription, {what[kind]}: {name}", f"{ms * 1000:.1f} ms",
+                  f"{notes[name]}; median of {counts[kind]}") for name, ms in sides.items()]
     return rows
 
 
@@ -318,10 +344,10 @@ def main(argv: list[str] | None = None) -> int:
     print_report(_rows(llm, gateway_cpu, asr, counts), {
         "gateway_over_direct_tokens_s_c8": round(llm["gateway"][8][0] / llm["direct"][8][0], 3),
         "gateway_ttft_over_direct_c1": round(llm["gateway"][1][1] / llm["direct"][1][1], 3),
-        # the gateway talks gRPC to Triton: its TTFT over the same request as a plain tritonclient gRPC stream, and
-        # that stream's TTFT over HTTP generate_stream's
+        # the gateway talks gRPC to Triton: its TTFT over the same request as a bare grpcio stream, and that stream's
+        # TTFT over HTTP generate_stream's (the floor of a gateway on gRPC)
         "gateway_ttft_over_direct_grpc_c1": round(llm["gateway"][1][1] / llm["direct gRPC"][1][1], 3),
-        "ttft_floor_grpc_over_http_c1": round(llm["direct gRPC"][1][1] / llm["direct"][1][1], 3),
+        "ttft_floor_raw_grpc_over_http_c1": round(llm["direct gRPC"][1][1] / llm["direct"][1][1], 3),
         # on ~10 s recordings; the least any gateway on this HTTP stack could reach: (floor + direct) / direct
         "transcription_gateway_over_direct": round(long["gateway"] / long["direct"], 3),
         "transcription_floor_over_direct": round((long["floor"] + long["direct"]) / long["direct"], 3),

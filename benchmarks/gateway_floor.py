@@ -33,7 +33,7 @@ async def floor(request: Request) -> Response:
 
 
 def floor_app() -> Guard:
-    """The gateway's app with the transcription route answered by `floor`; the catalog is given, so Triton is never asked."""
+    """The gateway's app with the transcription route answered by `floor` (a given catalog: Triton is not asked)."""
     guard = create_app(GatewayConfig(triton_url="127.0.0.1:1", models=(Served("asr", "asr", "asr"),)))
     app = guard.app
     assert isinstance(app, Starlette)
