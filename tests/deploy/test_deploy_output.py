@@ -17,6 +17,8 @@ from tests.cli.cli_contract import ERROR_LINE
 from tests.conftest import REPO_ROOT, require
 from tests.deploy.conftest import PROMETHEUS_OPERATED, S3, containers, deploy, documents, init_and_build
 
+pytestmark = pytest.mark.slow  # every test reads what init, build and deploy (CLI children) wrote: tens of seconds
+
 require("kubernetes_validate", "pip install tritonkit[deploy]")
 
 
@@ -36,7 +38,6 @@ def pod_template(docs: dict[str, Any]) -> dict[str, Any]:
     return docs["Deployment"]["spec"]["template"]
 
 
-@pytest.mark.slow  # init, build and deploy through the CLI: seconds each
 def test_deployment_pods_are_annotated_for_scraping_on_the_declared_metrics_port(out: dict[str, Path]) -> None:
     docs = documents(out["k8s"])
     annotations = pod_template(docs)["metadata"]["annotations"]
@@ -79,7 +80,6 @@ def test_podmonitor_only_when_asked_and_it_selects_the_pods_metrics_port(out: di
     assert kserve["PodMonitor"]["spec"]["podMetricsEndpoints"][0]["port"] == "metrics"
 
 
-@pytest.mark.slow  # init, build and deploy through the CLI: seconds each
 def test_a_run_without_podmonitor_removes_the_one_an_earlier_run_wrote(classifier: Path) -> None:
     """kubectl apply -f deploy/k8s would still apply a left-over podmonitor.yaml (and fail without the operator's
     CRDs)."""
@@ -142,7 +142,6 @@ def test_replicas_spread_over_nodes_and_zones(out: dict[str, Path]) -> None:
             assert c["labelSelector"]["matchLabels"].items() <= pod_labels.items()
 
 
-@pytest.mark.slow  # init, build and deploy through the CLI: seconds each
 def test_memory_counts_kv_cache_bytes_per_instance(classifier: Path, tmp_path: Path) -> None:
     def kv_cache(spec: dict[str, Any]) -> None:
         spec["models"]["preprocess"]["parameters"] = {"kv_cache_bytes": str(300 * 1024 * 1024)}
@@ -172,7 +171,6 @@ def test_written_files_are_readable_by_all(out: dict[str, Path]) -> None:
             assert stat.S_IMODE(path.stat().st_mode) == 0o644, path
 
 
-@pytest.mark.slow  # init, build and deploy through the CLI: seconds each
 def test_next_commands_are_printed_and_json_stays_json(classifier: Path) -> None:
     done = deploy(classifier, "k8s", "--repository", S3, "--out", "deploy/next")
     assert done.returncode == 0, done.stderr
@@ -195,7 +193,6 @@ def test_next_commands_are_printed_and_json_stays_json(classifier: Path) -> None
     assert report["next"][1] == "kubectl apply -f deploy/next-kserve -n NAMESPACE"
 
 
-@pytest.mark.slow  # init, build and deploy through the CLI: seconds each
 def test_a_bad_prometheus_url_is_one_line(classifier: Path, tmp_path: Path) -> None:
     done = deploy(classifier, "kserve", "--repository", S3, "--prometheus-url", "prometheus:9090", "--out",
                   str(tmp_path / "x"))
@@ -209,7 +206,6 @@ WITHOUT_EXTRA = ("import runpy, sys; sys.modules.update(jsonschema=None, kuberne
                  "sys.argv[0] = 'tritonkit'; runpy.run_module('tritonkit', run_name='__main__')")
 
 
-@pytest.mark.slow  # init, build and deploy through the CLI: seconds each
 def test_without_the_deploy_extra_help_works_and_a_run_is_one_line(classifier: Path, tmp_path: Path) -> None:
     for command in (["deploy", "--help"], ["deploy", "kserve", "--help"]):
         helped = subprocess.run([sys.executable, "-c", WITHOUT_EXTRA, *command], capture_output=True, text=True,
@@ -231,7 +227,6 @@ def test_without_the_deploy_extra_help_works_and_a_run_is_one_line(classifier: P
         assert not (tmp_path / target).exists()
 
 
-@pytest.mark.slow  # init, build and deploy through the CLI: seconds each
 def test_an_output_folder_that_cannot_be_made_is_one_line(classifier: Path, tmp_path: Path) -> None:
     (tmp_path / "a-file").write_text("not a folder")
     done = deploy(classifier, "k8s", "--repository", S3, "--out", str(tmp_path / "a-file" / "k8s"))

@@ -76,6 +76,7 @@ def test_every_file_passes_the_offline_schemas(k8s: Path, kserve: Path, monitore
         )
 
 
+@pytest.mark.slow  # reads the k8s/kserve module fixtures: init, build and deploy through the CLI
 def test_the_schema_check_catches_what_kubectl_would_refuse(k8s: Path, monitored: tuple[Path, Path]) -> None:
     """The check is real: an unknown field, a wrong type and an unknown CRD field each fail it."""
     from tritonkit.deploy.schema_check import check_adapter_rules, check_manifest
@@ -94,6 +95,7 @@ def test_the_schema_check_catches_what_kubectl_would_refuse(k8s: Path, monitored
     assert check_adapter_rules(rules, "values")
 
 
+@pytest.mark.slow  # reads the k8s/kserve module fixtures: init, build and deploy through the CLI
 def test_triton_args_explicit_mode_on_s3(k8s: Path) -> None:
     args = containers(documents(k8s))[0]["args"]
     assert f"--model-repository={S3}" in args and "--model-control-mode=explicit" in args
@@ -105,6 +107,7 @@ def test_triton_args_explicit_mode_on_s3(k8s: Path) -> None:
     assert "--http-restricted-api=model-repository:admin-key=$(TRITON_ADMIN_KEY)" in args
 
 
+@pytest.mark.slow  # reads the k8s/kserve module fixtures: init, build and deploy through the CLI
 def test_probes_point_at_liveness_and_each_models_readiness(k8s: Path, kserve: Path) -> None:
     for folder, port in ((k8s, 8000), (kserve, 8080)):
         c = containers(documents(folder))[0]
@@ -157,6 +160,7 @@ def test_load_time_is_read_from_a_serve_log(tmp_path: Path) -> None:
     assert measured_load_time(tmp_path / "none", None).source.startswith("default")
 
 
+@pytest.mark.slow  # reads the k8s/kserve module fixtures: init, build and deploy through the CLI
 def test_hpa_is_autoscaling_v2_on_the_adapter_metric(k8s: Path) -> None:
     from tritonkit.deploy.k8s import METRIC
 
@@ -171,6 +175,7 @@ def test_hpa_is_autoscaling_v2_on_the_adapter_metric(k8s: Path) -> None:
     )
 
 
+@pytest.mark.slow  # reads the k8s/kserve module fixtures: init, build and deploy through the CLI
 def test_adapter_rule_is_namespace_independent(k8s: Path) -> None:
     text = (k8s / "prometheus-adapter-values.yaml").read_text()
     rule = yaml.safe_load(text)["rules"]["custom"][0]
@@ -180,6 +185,7 @@ def test_adapter_rule_is_namespace_independent(k8s: Path) -> None:
     assert all("namespace" not in doc.get("metadata", {}) for doc in documents(k8s).values())
 
 
+@pytest.mark.slow  # reads the k8s/kserve module fixtures: init, build and deploy through the CLI
 def test_images_are_pinned_and_containers_locked_down(k8s: Path, kserve: Path) -> None:
     for folder in (k8s, kserve):
         docs = documents(folder)
@@ -195,6 +201,7 @@ def test_images_are_pinned_and_containers_locked_down(k8s: Path, kserve: Path) -
     assert shm["emptyDir"] == {"medium": "Memory", "sizeLimit": "1024Mi"}
 
 
+@pytest.mark.slow  # reads the k8s/kserve module fixtures: init, build and deploy through the CLI
 def test_no_gpu_without_kind_gpu_and_resources_follow_instances(k8s: Path, kserve: Path) -> None:
     for folder in (k8s, kserve):
         text = "".join(p.read_text() for p in folder.glob("*.yaml"))
