@@ -43,15 +43,23 @@ def run(path: Path, ids: np.ndarray) -> list[np.ndarray]:
     return ort.InferenceSession(str(path), providers=["CPUExecutionProvider"]).run(None, {"ids": ids})
 
 
-def test_asymmetric_int4_blocks_put_q4_1_blocks_back_exactly() -> None:
-    weight = q4_1_blocks(48, 96)
-    blocks = quantize_rows(weight.T, 4, 32, symmetric=False)
-    assert blocks.zero_points is not None
-    back = (blocks.values - blocks.zero_points[..., None]) * blocks.scales[..., None]
-    np.testing.assert_allclose(back.reshape(48, 96), weight.T, atol=2e-7)
+def dequantized(weight: np.ndarray, bits: int, symmetric: bool) -> np.ndarray:
+    """What the quantized weight stands for: (q - zero point) * scale, as [K, N]."""
+    blocks = quantize_rows(weight.T, bits, 32, symmetric)
+    zero = 2 ** (bits - 1) if blocks.zero_points is None else blocks.zero_points[..., None].astype(np.float32)
+    values = (blocks.values.astype(np.float32) - zero) * blocks.scales[..., None]
+    return values.reshape(weight.shape[1], -1)[:, :weight.shape[0]].T
 
 
-def test_the_quantized_graph_runs_in_onnxruntime_and_matches_the_float_one(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("bits", "symmetric"), [(4, True), (4, False), (8, True), (8, False)])
+def test_blocks_stay_within_half_a_step(bits: int, symmetric: bool) -> None:
+    weight = np.random.default_rng(3).standard_normal((96, 48)).astype(np.float32)
+    blocks = quantize_rows(weight.T, bits, 32, symmetric)
+    step = np.repeat(blocks.scales, 32, axis=1)[:, :96].T
+    assert np.all(np.abs(dequantized(weight, bits, symmetric) - weight) <= step / 2 + 1e-6)
+
+
+def test_the_quantized_graph_runs_in_onnxruntime_as_its_dequantized_weights(tmp_path: Path) -> None:
     rng = np.random.default_rng(1)
     weight = q4_1_blocks(48, 64)
     q = rng.integers(-127, 128, (40, 2, 32))
@@ -63,8 +71,11 @@ def test_the_quantized_graph_runs_in_onnxruntime_and_matches_the_float_one(tmp_p
     ops = [n.op_type for n in onnx.load(str(tmp_path / "q.onnx")).graph.node]
     assert sorted(ops) == ["GatherBlockQuantized", "MatMulNBits", "MatMulNBits"]
     ids = np.array([0, 7, 39, 3], np.int64)
-    for ours, ref in zip(run(tmp_path / "q.onnx", ids), run(src, ids)):
-        np.testing.assert_allclose(ours, ref, rtol=1e-4, atol=1e-3)
+    y, logits = run(tmp_path / "q.onnx", ids)
+    x = table[ids]   # Q8_0 rows come back exactly from the int8 embedding
+    # int8 activations (accuracy_level 4) add ~1% to the dequantized weights' product
+    np.testing.assert_allclose(y, x @ dequantized(weight, 4, False), rtol=0.05, atol=0.03 * np.abs(y).max())
+    np.testing.assert_allclose(logits, x @ table.T, rtol=0.05, atol=0.03 * np.abs(logits).max())
 
 
 def test_plain_int4_rounding_moves_weights_that_are_not_on_a_grid(tmp_path: Path) -> None:

@@ -201,7 +201,8 @@ def quantized_line(quantized: dict[str, Any]) -> str:
     lm = q.get("lm")
     if lm:
         line += (f"; greedy agreement with float {lm['greedy_agreement_quantized_vs_float']:.3f} "
-                 f"({lm['prompts']} prompts x {lm['tokens_per_prompt']} tokens), perplexity "
+                 f"({lm['prompts']} prompts x {lm['tokens_per_prompt']} tokens; free running "
+                 f"{lm['greedy_agreement_free_running']:.3f}), perplexity "
                  f"{lm['perplexity_quantized']:.2f} vs {lm['perplexity_float']:.2f} "
                  f"(x{lm['perplexity_quantized_over_float']:.3f})")
     return line

@@ -1,13 +1,13 @@
 """ONNX float32 -> weight-only quantized ONNX: onnxruntime's MatMulNBits for MatMul weights, GatherBlockQuantized
-for token embeddings (4 or 8 bits, blocks of `block_size` along the reduced axis).
+for token embeddings (4 or 8 bits, blocks of `block_size` along the reduced axis, integer zero points).
 
-Weights are quantized block by block here, not by onnxruntime's `MatMulNBitsQuantizer`, for one reason measured on
-SmolLM2 (whose float weights are dequantized GGUF Q4_1 blocks of 32): the quantizer's asymmetric blocks round the
-zero point to an integer, so it re-quantizes each block onto a shifted grid (8.5% relative error per MatMul, first
-greedy token agreeing on 5 of 8 prompts, logits off by up to 14). MatMulNBits also takes float zero points: a
-block's min..max on 2^bits levels with zero point -min/scale puts a Q4_1 block back exactly (error 0). Symmetric
-blocks (scale absmax / (2^(bits-1) - 1), the op's default zero point) put a Q8_0 block back exactly.
-GatherBlockQuantized takes integer zero points only: embeddings are quantized symmetrically.
+Weights are quantized block by block here rather than by onnxruntime's `MatMulNBitsQuantizer`, which leaves a
+tied LM head at the weights' bits and offers no 8-bit embedding: SmolLM2's head (its Q8_0 embedding) at int4 moved
+the logits by up to 14. MatMulNBits runs with accuracy_level 4 (activations to int8 per block, int8 dot products):
+the fast CPU path. Measured (one [1, 576] x [576, 1536] MatMul, one thread, loaded machine): float32 128 us, int4
+symmetric 71 us, int4 with integer zero points 117 us, int4 with float zero points 6,011 us. Float zero points would
+put a GGUF Q4_1 block back exactly (d * q + m), but onnxruntime 1.32 runs them on a slow reference path, so
+they are not used: re-quantizing a Q4_1 block onto an integer grid adds up to half a step of error per weight.
 """
 from __future__ import annotations
 
@@ -17,6 +17,8 @@ from typing import Any
 
 import numpy as np
 
+#: MatMulNBits' compute: 4 = int8 activations and dot products (see above).
+ACCURACY_LEVEL = 4
 #: Above this the graph keeps its weights in model.onnx.data (protobuf's 2 GB limit, with headroom).
 INLINE_LIMIT = 1_900_000_000
 
@@ -27,7 +29,7 @@ class Blocks:
 
     values: np.ndarray
     scales: np.ndarray
-    zero_points: np.ndarray | None  # float [rows, blocks] (asymmetric), None: the op's default (symmetric)
+    zero_points: np.ndarray | None  # uint8 [rows, blocks] (asymmetric), None: the op's default (symmetric)
 
 
 def quantize_rows(rows: np.ndarray, bits: int, block_size: int, symmetric: bool) -> Blocks:
@@ -42,17 +44,21 @@ def quantize_rows(rows: np.ndarray, bits: int, block_size: int, symmetric: bool)
         scales[scales == 0] = 1.0
         values = np.clip(np.round(blocks / scales[..., None]), 1 - half, half - 1) + half
         return Blocks(values.astype(np.uint8), scales.astype(np.float32), None)
-    low, high = blocks.min(-1), blocks.max(-1)
-    scales = (high - low) / (2**bits - 1)
+    top = 2**bits - 1
+    low, high = np.minimum(blocks.min(-1), 0), np.maximum(blocks.max(-1), 0)   # 0 stays exact (padding)
+    scales = (high - low) / top
     scales[scales == 0] = 1.0
-    values = np.clip(np.round((blocks - low[..., None]) / scales[..., None]), 0, 2**bits - 1)
-    return Blocks(values.astype(np.uint8), scales.astype(np.float32), (-low / scales).astype(np.float32))
+    zero = np.clip(np.round(-low / scales), 0, top)
+    values = np.clip(np.round(blocks / scales[..., None]) + zero[..., None], 0, top)
+    return Blocks(values.astype(np.uint8), scales.astype(np.float32), zero.astype(np.uint8))
 
 
 def pack(values: np.ndarray, bits: int) -> np.ndarray:
     """uint8 values along the last axis, two 4-bit values a byte (low nibble first) when bits is 4."""
     if bits == 8:
         return values
+    if values.shape[-1] % 2:
+        values = np.concatenate([values, np.zeros((*values.shape[:-1], 1), np.uint8)], axis=-1)
     return (values[..., 0::2] | (values[..., 1::2] << 4)).astype(np.uint8)
 
 
@@ -73,9 +79,9 @@ def _matmul_nbits(node: Any, weight: np.ndarray, bits: int, block_size: int, sym
     inputs = [node.input[0], add(f"{node.name}_q", pack(blocks.values, bits)), add(f"{node.name}_s",
                                                                                    blocks.scales.reshape(-1))]
     if blocks.zero_points is not None:
-        inputs.append(add(f"{node.name}_z", blocks.zero_points.reshape(-1)))
+        inputs.append(add(f"{node.name}_z", pack(blocks.zero_points, bits).reshape(-1)))
     return helper.make_node("MatMulNBits", inputs, list(node.output), name=node.name, domain="com.microsoft",
-                            K=k, N=n, bits=bits, block_size=block_size)
+                            K=k, N=n, bits=bits, block_size=block_size, accuracy_level=ACCURACY_LEVEL)
 
 
 def _gather_block(node: Any, table: np.ndarray, bits: int, block_size: int, add: Any) -> Any:
@@ -84,9 +90,8 @@ def _gather_block(node: Any, table: np.ndarray, bits: int, block_size: int, add:
     blocks = quantize_rows(table, bits, block_size, symmetric=True)
     rows, width = table.shape
     data = pack(blocks.values, bits).reshape(rows, -1)
-    zero = np.full(blocks.scales.shape, 2 ** (bits - 1), np.uint8)
-    zero_points = pack(zero, bits) if bits == 8 or zero.shape[-1] % 2 == 0 else None
-    if data.shape[1] * 8 // bits != width or zero_points is None:
+    zero_points = pack(np.full(blocks.scales.shape, 2 ** (bits - 1), np.uint8), bits)
+    if data.shape[1] * 8 // bits != width or (bits == 4 and blocks.scales.shape[-1] % 2):
         return None  # padded or odd-sized blocks: GatherBlockQuantized needs whole blocks
     inputs = [add(f"{node.name}_q", data), node.input[1], add(f"{node.name}_s", blocks.scales),
               add(f"{node.name}_z", zero_points)]

@@ -157,8 +157,9 @@ class LMQualitySpec(StrictModel):
     tokenizer: str = Field(description="tokenizer.json of the model, relative to the spec (e.g. "
                            "assets/tokenizer.json): encodes the prompts and the perplexity text.")
     min_greedy_agreement: float | None = Field(
-        default=None, ge=0, le=1, description="Refuse the export when fewer of the 8 prompts x 32 greedy tokens match "
-        "the float graph's (both continuing freely) than this fraction.")
+        default=None, ge=0, le=1, description="Refuse the export when at fewer than this fraction of 8 prompts x "
+        "32 positions of the float graph's greedy continuations the quantized graph, fed the same tokens, picks the "
+        "same greedy token.")
     max_perplexity_ratio: float | None = Field(
         default=None, gt=0, description="Refuse the export when its perplexity on the llm pipeline's perplexity.txt "
         "over the float graph's exceeds this.")
@@ -171,8 +172,8 @@ class QuantizeSpec(StrictModel):
     block_size: Literal[16, 32, 64, 128, 256] = Field(
         default=32, description="Weights per block (one scale, one zero point), along the reduced axis.")
     symmetric: bool = Field(
-        default=False, description="false: each block's min..max on 2^bits levels with a float zero point (a GGUF "
-        "Q4_1 block comes back exactly); true: scale absmax / (2^(bits-1) - 1), no zero point.")
+        default=True, description="true: scale absmax / (2^(bits-1) - 1), the op's default zero point; false: "
+        "each block's min..max on 2^bits levels with an integer zero point.")
     embedding: Literal["int8", "int4", "float32"] = Field(
         default="int8", description="Token embeddings (Gather from a weight) and an output head tied to one: they "
         "shape every logit, so the default keeps them at 8 bits as llama.cpp does (symmetric).")

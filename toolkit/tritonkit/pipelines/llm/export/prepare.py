@@ -69,9 +69,9 @@ def _smollm2_assets(out: Path) -> None:
     smollm2.write_assets(out)
 
 
-#: |quantized - PyTorch| on the verify cases (random N(0, 1) caches): the tiny GPT's random int4 weights move
-#: its logits by up to ~1 (SmolLM2's Q4_1 blocks come back exactly: its bound is the float graph's)
-QUANTIZED_TOLERANCE = {"atol": 0.5, "rtol": 0.1}
+#: |quantized - PyTorch| on the verify cases (random N(0, 1) caches): quantized weights and int8 activations move
+#: the logits (the tiny GPT's by ~0.5 at int4); what matters for an LM is measured against the float graph
+QUANTIZED_TOLERANCE = {"atol": 0.5, "rtol": 0.1, "outputs": {"logits": {"atol": 3.0, "rtol": 0.1}}}
 
 RECIPES = {
     "tiny": Recipe(_tiny_source, kv_graph.export_options(), _tiny_assets),
@@ -126,6 +126,7 @@ def prepare(name: str, out_dir: Path, cache_dir: Path | None = None, progress: A
     if quantize:
         export["quantize"] = {"weights": quantize, "lm": {"tokenizer": str(out_dir / "tokenizer.json")},
                               "tolerance": QUANTIZED_TOLERANCE}
+        export["timeout_s"] = 1800
     job = ExportJob("decoder", SourceSpec.model_validate(recipe.source()), ExportSpec.model_validate(export),
                     recipe.max_batch_size, Path.cwd(), f"llm recipe '{name}'")
     result = export_model(job, out_dir, out_dir / "golden", cache_dir, progress or SilentProgress())
