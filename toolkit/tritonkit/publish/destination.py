@@ -187,8 +187,9 @@ class S3Destination:
                 self.client.put_object(Bucket=self.bucket, Key=self._key(key), Body=body, Metadata={SHA_META: sha})
             return
         from boto3.s3.transfer import TransferConfig
+        config = TransferConfig(multipart_threshold=MULTIPART_THRESHOLD, multipart_chunksize=PART_SIZE)
         self.client.upload_file(str(path), self.bucket, self._key(key), ExtraArgs={"Metadata": {SHA_META: sha}},
-                                Config=TransferConfig(multipart_threshold=MULTIPART_THRESHOLD, multipart_chunksize=PART_SIZE))
+                                Config=config)
 
     def delete(self, key: str) -> None:
         self.client.delete_object(Bucket=self.bucket, Key=self._key(key))
@@ -226,7 +227,8 @@ def open_destination(dest: str, endpoint_url: str | None = None) -> Destination:
 
 
 def triton_url(destination: Destination) -> str:
-    """The `--model-repository` value Triton needs for this destination (`s3://host:port/bucket/prefix` for a custom endpoint)."""
+    """The `--model-repository` value Triton needs for this destination (`s3://host:port/bucket/prefix` for a custom
+    endpoint)."""
     if isinstance(destination, S3Destination):
         return S3Url(destination.bucket, destination.prefix, destination.endpoint_url).for_triton
     return destination.url
@@ -243,5 +245,6 @@ def storage_errors(url: str) -> Iterator[None]:
         if type(exc).__module__.startswith(("botocore", "boto3", "s3transfer")):
             first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             raise TritonkitError(url, "", f"S3 request failed: {first}",
-                                 "check the bucket, --endpoint-url and the AWS credentials in the environment/profile") from exc
+                                 "check the bucket, --endpoint-url and the AWS credentials "
+                                 "in the environment/profile") from exc
         raise

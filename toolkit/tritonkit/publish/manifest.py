@@ -76,12 +76,14 @@ def read_manifest(dest: Destination) -> Manifest | None:
         return None
     try:
         data = json.loads(raw)
-        models = {name: ModelEntry(live=_release(e["live"]), candidate=_release(e["candidate"]) if e.get("candidate") else None)
+        models = {name: ModelEntry(live=_release(e["live"]),
+                                   candidate=_release(e["candidate"]) if e.get("candidate") else None)
                   for name, e in data["models"].items()}
         return Manifest(models=models, files=dict(data["files"]), published_at=data.get("published_at", ""))
     except (ValueError, KeyError, TypeError) as exc:
         raise TritonkitError(f"{dest.url}/{MANIFEST}", "", f"unreadable publish manifest ({exc})",
-                             "it is written only by tritonkit publish/rollout; restore it or publish to a new prefix") from exc
+                             "it is written only by tritonkit publish/rollout; "
+                             "restore it or publish to a new prefix") from exc
 
 
 def require_manifest(dest: Destination) -> Manifest:

@@ -32,8 +32,9 @@ from google.protobuf import text_format
 
 from tritonkit.errors import TritonkitError
 from tritonkit.files import sha256_bytes, sha256_file
+from tritonkit.publish import manifest as manifests
 from tritonkit.publish.destination import MULTIPART_THRESHOLD, Destination, Stored
-from tritonkit.publish.manifest import MANIFEST, Manifest, ModelEntry, Release, pinned, read_manifest, require_manifest, write_manifest
+from tritonkit.publish.manifest import MANIFEST, Manifest, ModelEntry, Release, pinned
 from tritonkit.publish.repair import Source, find_damage, restore
 from tritonkit.triton.layout import NOT_LOADED, loaded_versions
 from tritonkit.triton.model_config import pb
@@ -63,7 +64,7 @@ class Plan:
     """What a publish writes and removes, and the manifest it ends with."""
 
     files: list[Item]                     # version files and other files, any order
-    configs: dict[str, Item]              # config.pbtxt of models new to the destination, each after its model's files
+    configs: dict[str, Item]              # config.pbtxt of models new to the destination, after their files
     stale: list[tuple[str, str]]          # (model, key): left in a reused version folder by an interrupted publish
     manifest: Manifest
     releases: dict[str, Release]          # models published now, with their destination versions
@@ -72,7 +73,7 @@ class Plan:
 
 @dataclass(frozen=True)
 class LocalModel:
-    """A built model's files, their sha256 (and the bytes hashed, for files read whole) and the fingerprint of the whole."""
+    """A built model's files, their sha256 (and the bytes hashed, for files read whole), the whole's fingerprint."""
 
     root: Path
     config: pb.ModelConfig
@@ -101,12 +102,13 @@ def _model_files(model_dir: Path) -> tuple[dict[int, list[Path]], list[Path]]:
     versions: dict[int, list[Path]] = {}
     extras: list[Path] = []
     for entry in sorted(model_dir.iterdir()):
-        if entry.name == "config.pbtxt" or entry.name == "__pycache__":
+        if entry.name in ("config.pbtxt", "__pycache__"):
             continue
+        files = sorted(p for p in entry.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
         if entry.is_dir() and entry.name.isdigit():
-            versions[int(entry.name)] = sorted(p for p in entry.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+            versions[int(entry.name)] = files
         elif entry.is_dir():
-            extras += sorted(p for p in entry.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+            extras += files
         elif entry.is_file():
             extras.append(entry)
     return versions, extras
@@ -121,14 +123,15 @@ def _fingerprint(config: pb.ModelConfig, model_dir: Path, versions: dict[int, li
     digest = hashlib.sha256(text_format.MessageToString(unpinned).encode())
     for ordinal, local in enumerate(sorted(versions)):
         for path in versions[local]:
-            digest.update(f"v{ordinal}/{path.relative_to(model_dir / str(local)).as_posix()}\0{hashes[path]}\n".encode())
+            rel = path.relative_to(model_dir / str(local)).as_posix()
+            digest.update(f"v{ordinal}/{rel}\0{hashes[path]}\n".encode())
     for path in extras:
         digest.update(f"{path.relative_to(model_dir).as_posix()}\0{hashes[path]}\n".encode())
     return digest.hexdigest()
 
 
 def scan(repository: Path) -> dict[str, LocalModel]:
-    """Validates the built repository and hashes every model file (no destination needed: runs beside the listing).
+    """Validates the built repository and hashes every model file (needs no destination: runs beside the listing).
 
     Files below the multipart threshold are read whole, while HELD_BYTES lasts, and uploaded from those bytes:
     one read per file, and the object's sha256 in the manifest is that of the bytes sent.
@@ -177,11 +180,12 @@ def _foreign_live(dest: Destination, name: str, highest: int) -> Release | None:
 
 
 def _stale(name: str, roots: list[str], listing: dict[str, Stored], planned: set[str]) -> list[tuple[str, str]]:
-    """Keys under the reused folders `roots` that this publish does not write (an interrupted publish's other content)."""
-    return [(name, key) for key in listing if key not in planned and any(key.startswith(root) for root in roots)]
+    """Keys under the reused folders `roots` that this publish does not write (an interrupted publish's others)."""
+    return [(name, key) for key in listing if key not in planned and key.startswith(tuple(roots))]
 
 
-def plan_publish(local: dict[str, LocalModel], dest: Destination, listing: dict[str, Stored], manifest: Manifest | None) -> Plan:
+def plan_publish(local: dict[str, LocalModel], dest: Destination, listing: dict[str, Stored],
+                 manifest: Manifest | None) -> Plan:
     """Chooses each changed model's version numbers and the objects that carry it.
 
     Numbers follow the highest version the manifest names (for a model tritonkit did not publish, the
@@ -199,14 +203,15 @@ def plan_publish(local: dict[str, LocalModel], dest: Destination, listing: dict[
         if entry is None and f"{name}/config.pbtxt" in listing:
             live = _foreign_live(dest, name, highest.get(name, 0))
             entry = ModelEntry(live=live) if live else None
-        if entry and model.fingerprint in (entry.live.fingerprint, entry.candidate.fingerprint if entry.candidate else None):
+        published = [entry.live, *([entry.candidate] if entry.candidate else [])] if entry else []
+        if model.fingerprint in {r.fingerprint for r in published}:
             unchanged.append(name)
             continue
         local_versions = sorted(model.versions)
-        base = max([*entry.live.versions, *(entry.candidate.versions if entry.candidate else [])]) if entry else 0
+        base = max(v for r in published for v in r.versions) if published else 0
         numbers = list(range(base + 1, base + 1 + len(local_versions)))
         mapping = dict(zip(local_versions, numbers))
-        served = [mapping[v] for v in sorted(loaded_versions(model.config, local_versions))]  # as the built config loads them
+        served = [mapping[v] for v in sorted(loaded_versions(model.config, local_versions))]  # as the build loads
         release = Release(served, text_format.MessageToString(pinned(model.config, served)), model.fingerprint)
         releases[name] = release
         items: list[Item] = []
@@ -222,7 +227,7 @@ def plan_publish(local: dict[str, LocalModel], dest: Destination, listing: dict[
         extra_root = f"{name}/{STAGING}/{numbers[0]}" if entry else name
         for path in model.extras:
             inside = path.relative_to(model.root)
-            items.append(_item(model, f"{extra_root}/{inside.as_posix()}", path, read_by_triton=inside.parts[0] not in NOT_LOADED))
+            items.append(_item(model, f"{extra_root}/{inside.as_posix()}", path, inside.parts[0] not in NOT_LOADED))
         stale += _stale(name, roots, listing, {item.key for item in items})
         files += items
         if entry:
@@ -276,12 +281,12 @@ def _write(dest: Destination, plan: Plan, listing: dict[str, Stored], pool: Thre
             dest.upload(item.key, item.path, item.sha)
         return item
 
-    jobs: dict[Future, tuple[str, Item | None]] = {pool.submit(dest.delete, key): (model, None) for model, key in plan.stale}
+    jobs: dict[Future, tuple[str, Item | None]] = {pool.submit(dest.delete, key): (m, None) for m, key in plan.stale}
     # files Triton reads first (stable: plan order within), so configs go while the others still upload
-    jobs |= {pool.submit(put, item): (item.model, item) for item in sorted(plan.files, key=lambda i: not i.read_by_triton)}
+    jobs |= {pool.submit(put, i): (i.model, i) for i in sorted(plan.files, key=lambda i: not i.read_by_triton)}
     waiting = {name: sum(1 for model, item in jobs.values() if model == name and (item is None or item.read_by_triton))
                for name in plan.configs}
-    jobs |= {pool.submit(put, plan.configs[name]): (name, plan.configs[name]) for name, count in waiting.items() if not count}
+    jobs |= {pool.submit(put, plan.configs[n]): (n, plan.configs[n]) for n, count in waiting.items() if not count}
     pending = set(jobs)
     try:
         while pending:
@@ -313,36 +318,36 @@ def _write(dest: Destination, plan: Plan, listing: dict[str, Stored], pool: Thre
 def publish(repository: Path, dest: Destination, *, jobs: int = 8, progress: ProgressFn | None = None) -> Outcome:
     """Publishes `repository` to `dest`; rerunning after an interruption completes the same publish."""
     if not repository.is_dir():
-        raise TritonkitError(str(repository), "", "model repository not found", "build it first (tritonkit build) or pass --repository DIR")
+        raise TritonkitError(str(repository), "", "model repository not found",
+                             "build it first (tritonkit build) or pass --repository DIR")
     with ThreadPoolExecutor(max_workers=max(2, jobs)) as pool:
         listed = pool.submit(dest.list)  # while the files hash here
         local = scan(repository)
         listing = listed.result()
-        manifest = read_manifest(dest) if MANIFEST in listing else None  # a first publish skips the request
+        manifest = manifests.read_manifest(dest) if MANIFEST in listing else None  # a first publish skips it
         plan = plan_publish(local, dest, listing, manifest)
         written = {item.key for item in [*plan.files, *plan.configs.values()]}
-        damage = find_damage(dest, {k: sha for k, sha in (manifest.files if manifest else {}).items() if k not in written},
-                             listing, _sources(local, plan.manifest), pool)
+        earlier = {k: sha for k, sha in (manifest.files if manifest else {}).items() if k not in written}
+        damage = find_damage(dest, earlier, listing, _sources(local, plan.manifest), pool)
         if damage.lost:  # before anything is written
             raise TritonkitError(dest.url, "", f"{len(damage.lost)} published object(s) missing, and this build does "
                                  f"not have their content: {', '.join(damage.lost[:5])}",
-                                 "build the version that published them and publish again, or publish to a new prefix")
+                                 "build the version that published them and publish again, "
+                                 "or publish to a new prefix")
         repaired = restore(dest, damage, pool)
         uploaded = _write(dest, plan, listing, pool, progress) if plan.releases else []
     if plan.releases:
-        write_manifest(dest, plan.manifest)
+        manifests.write_manifest(dest, plan.manifest)
     count = len(plan.files) + len(plan.configs) if plan.releases else 0
     return Outcome(destination=dest.url, published={n: r.versions for n, r in plan.releases.items()},
                    live={n: e.live.versions for n, e in plan.manifest.models.items()}, unchanged=plan.unchanged,
-                   uploaded=len(uploaded), skipped=count - len(uploaded), bytes_uploaded=sum(i.size for i in uploaded),
-                   repaired=repaired)
+                   uploaded=len(uploaded), skipped=count - len(uploaded),
+                   bytes_uploaded=sum(i.size for i in uploaded), repaired=repaired)
 
 
 def verify(dest: Destination) -> list[str]:
     """Re-reads every file the manifest lists and returns the keys whose bytes are missing or differ."""
-    manifest = require_manifest(dest)
-
-    present = dest.list()
+    manifest, present = manifests.require_manifest(dest), dest.list()
 
     def bad(key: str) -> str | None:
         if key.endswith("/"):

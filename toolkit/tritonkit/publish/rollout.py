@@ -78,12 +78,13 @@ class _Replays:
     def run(self, url: str) -> list[CheckResult]:
         client = HttpClient(url, versions=self.pins)
         try:
-            return [result for name, config, folder in self.cases for result in behaviour_checks(client, name, config, folder)]
+            return [r for name, config, folder in self.cases for r in behaviour_checks(client, name, config, folder)]
         finally:
             client.close()
 
 
-def _replays(dest: Destination, manifest: Manifest, live: dict[str, pb.ModelConfig], models: list[str], into: Path) -> _Replays:
+def _replays(dest: Destination, manifest: Manifest, live: dict[str, pb.ModelConfig], models: list[str],
+             into: Path) -> _Replays:
     """Each candidate, pinned to its version, and the live ensembles that use one."""
     users = [name for name, config in live.items()
              if name not in models and config.platform == "ensemble" and set(model_calls(config)) & set(models)]
@@ -142,7 +143,8 @@ def _roll_one(api: RepositoryApi, manifest: Manifest, todo: list[str], replays: 
     report.checks += checks
     failed = [c for c in checks if c.status == "fail"]
     if failed:
-        raise RolloutFailed(api.url, failed[0].model, f"candidate failed its check {failed[0].check}: {failed[0].detail}",
+        first = failed[0]
+        raise RolloutFailed(api.url, first.model, f"candidate failed its check {first.check}: {first.detail}",
                             "every server is back on the live version; fix the model, build and publish again")
     for name in todo:
         candidate = manifest.models[name].candidate
@@ -164,8 +166,9 @@ def _preflight(apis: list[RepositoryApi], manifest: Manifest, todo: list[str]) -
                                          "versions (started on DEST, explicit model control); no server was changed")
 
 
-def rollout(dest: Destination, servers: list[str], *, models: list[str] | None = None, admin_key_env: str = "TRITON_ADMIN_KEY",
-            timeout: float = 300.0, progress: Callable[[str], None] | None = None) -> RolloutReport:
+def rollout(dest: Destination, servers: list[str], *, models: list[str] | None = None,
+            admin_key_env: str = "TRITON_ADMIN_KEY", timeout: float = 300.0,
+            progress: Callable[[str], None] | None = None) -> RolloutReport:
     """Rolls every candidate (or those in `models`) out to every server, or none of them anywhere."""
     manifest = require_manifest(dest)
     unknown = sorted(set(models or []) - set(manifest.models))
@@ -175,7 +178,8 @@ def rollout(dest: Destination, servers: list[str], *, models: list[str] | None =
     live = _live_configs(manifest)
     todo = [m for m in load_order(live) if manifest.models[m].candidate and (not models or m in models)]
     report = RolloutReport(servers=servers)
-    report.models = {m: {"from": manifest.models[m].live.versions, "to": manifest.models[m].candidate.versions}  # type: ignore[union-attr]
+    report.models = {m: {"from": manifest.models[m].live.versions,
+                         "to": manifest.models[m].candidate.versions}  # type: ignore[union-attr]
                      for m in todo}
     say = progress or (lambda _: None)
     apis = [RepositoryApi(url, admin_key_env, timeout) for url in servers]
@@ -199,8 +203,10 @@ def rollout(dest: Destination, servers: list[str], *, models: list[str] | None =
     return report
 
 
-def rollback(server: str, model: str, version: int, *, admin_key_env: str = "TRITON_ADMIN_KEY", timeout: float = 300.0) -> None:
-    """Serves `version` of `model` alone, with the config the server runs it with now (the version must exist in its repository)."""
+def rollback(server: str, model: str, version: int, *, admin_key_env: str = "TRITON_ADMIN_KEY",
+             timeout: float = 300.0) -> None:
+    """Serves `version` of `model` alone, with the config the server runs it with now (the version must exist in its
+    repository)."""
     api = RepositoryApi(server, admin_key_env, timeout)
     try:
         api.load(model, pinned(api.config(model), [version]))

@@ -74,7 +74,8 @@ class RepositoryApi:
         """The config the server runs `model` with."""
         status, body = self._call(f"/v2/models/{model}/config", timeout=10.0)
         if status != 200:
-            raise ServerError(self.url, model, f"no config: {_reason(body, status)}", "is the model loaded on this server?")
+            raise ServerError(self.url, model, f"no config: {_reason(body, status)}",
+                              "is the model loaded on this server?")
         return json_format.Parse(body, pb.ModelConfig(), ignore_unknown_fields=True)
 
 

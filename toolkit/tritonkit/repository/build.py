@@ -37,16 +37,11 @@ class BuildResult:
             "compose": str(self.compose),
             "dockerfile": str(self.dockerfile) if self.dockerfile else None,
             "written": self.written,
-            "models": [
-                {"name": n, "platform": m.config.platform, "backend": m.config.backend, "max_batch_size": m.config.max_batch_size}
-                for n, m in self.plan.models.items()
-            ],
-            "exports": {
-                n: {"exporter": r.exporter, "why": r.exporter_reason, "cache_hit": r.cache_hit, "max_errors": r.max_errors,
-                    "seconds": r.elapsed_s, "log": str(r.log_path), "tensorrt": r.tensorrt,
-                    "quantized": r.quantized}
-                for n, r in self.plan.exports.items()
-            },
+            "models": [{"name": n, "platform": m.config.platform, "backend": m.config.backend,
+                        "max_batch_size": m.config.max_batch_size} for n, m in self.plan.models.items()],
+            "exports": {n: {"exporter": r.exporter, "why": r.exporter_reason, "cache_hit": r.cache_hit,
+                            "max_errors": r.max_errors, "seconds": r.elapsed_s, "log": str(r.log_path),
+                            "tensorrt": r.tensorrt, "quantized": r.quantized} for n, r in self.plan.exports.items()},
             **{step: {n: m.summary for n, m in models.items()} for step, models in self.made.items()},
             "model_files": self.model_files,
             "files": self.plan.files(),
@@ -90,5 +85,4 @@ def build(spec_path: Path, out_dir: Path | None = None, compose_path: Path | Non
             if project.gateway is not None:   # the compose file's gateway service builds from it
                 write_text_atomically(compose.parent / gateway_deployment.DOCKERFILE_NAME,
                                       gateway_deployment.dockerfile(project.gateway, project.deploy.user))
-    return BuildResult(plan, repository, compose, dockerfile, written=not dry_run, made=made,
-                       model_files=model_files)
+    return BuildResult(plan, repository, compose, dockerfile, written=not dry_run, made=made, model_files=model_files)

@@ -36,8 +36,9 @@ def run_exports(project: Project, progress: Progress | None = None) -> dict[str,
             continue
         staging = export_dir(project) / name
         graph_io = spec.export is None or spec.export.config_io == "graph"
-        job = ExportJob(name, spec.source, spec.export or ExportSpec(), spec.max_batch_size, project.origin(name).parent,
-                        shown_path(project.origin(name)))
+        origin = project.origin(name)
+        job = ExportJob(name, spec.source, spec.export or ExportSpec(), spec.max_batch_size, origin.parent,
+                        shown_path(origin))
         result = export_model(
             job, staging / "version", staging / "golden", default_root(project.root), progress,
             inputs=(spec.input or None) if graph_io else None, outputs=(spec.output or None) if graph_io else None,

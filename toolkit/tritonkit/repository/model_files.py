@@ -28,7 +28,8 @@ def run_model_files(project: Project) -> dict[str, dict[str, str]]:
     for name in references:
         spec = project.models[name]
         update = {"files": _resolved(project, name, spec.files, "files"),
-                  "version_files": {v: _resolved(project, name, files, f"version_files.{v}") for v, files in spec.version_files.items()}}
+                  "version_files": {v: _resolved(project, name, files, f"version_files.{v}")
+                                    for v, files in spec.version_files.items()}}
         project.models[name] = ModelSpec.model_validate({**spec.model_dump(by_alias=True), **update})
     return references
 
@@ -47,7 +48,8 @@ def _source(project: Project, ref: ModelFile, field: str, chain: list[str]) -> P
     shown = shown_path(project.origin(chain[0]))
     if ref.model in chain:
         loop = " -> ".join([*chain, ref.model])
-        raise TritonkitError(shown, field, f"model: files form a cycle ({loop})", "copy the file from the model that makes it")
+        raise TritonkitError(shown, field, f"model: files form a cycle ({loop})",
+                             "copy the file from the model that makes it")
     other = project.models[ref.model]
     files = other.files_of(latest_version(other))
     for name, source in files.items():

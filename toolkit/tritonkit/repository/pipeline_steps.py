@@ -10,7 +10,7 @@ from tritonkit.spec.project import Project
 
 
 def run_pipeline_steps(project: Project) -> dict[str, dict[str, Made]]:
-    """{step key: {model: what it made}} for every pipeline with a build step (an empty map when no model has its section)."""
+    """{step key: {model: what it made}} for every pipeline with a build step (empty when no model has its section)."""
     made: dict[str, dict[str, Made]] = {}
     for pipeline in PIPELINES.values():
         if pipeline.build is None:
@@ -21,7 +21,7 @@ def run_pipeline_steps(project: Project) -> dict[str, dict[str, Made]]:
             if section is None:
                 continue
             out = made[pipeline.build.key][name] = pipeline.build.run(name, section, project)
-            assert sorted(out.files) == sorted(section.provides()), "provides() is what `model:` references are checked against"
+            assert sorted(out.files) == sorted(section.provides()), "`model:` references are checked against provides()"
             files = {**{file: str(path) for file, path in out.files.items()}, **spec.files}
             project.models[name] = ModelSpec.model_validate({**spec.model_dump(by_alias=True), "files": files})
     return made

@@ -59,7 +59,8 @@ class BuildPlan:
         return sorted(set(out))
 
 
-def make_plan(project: Project, exports: dict[str, ExportResult] | None = None, pending: frozenset[str] = frozenset()) -> BuildPlan:
+def make_plan(project: Project, exports: dict[str, ExportResult] | None = None,
+              pending: frozenset[str] = frozenset()) -> BuildPlan:
     """Renders and checks every model; raises one TritonkitError listing every problem found.
 
     `pending` names exported models whose export has not run (a dry run): their configs come from the
@@ -69,9 +70,10 @@ def make_plan(project: Project, exports: dict[str, ExportResult] | None = None, 
     problems: list[Problem] = []
     unparsed: set[str] = set()   # their own problem is reported; models that call them are not blamed again
     for name, spec in project.models.items():
-        shown = shown_path(project.origin(name))
+        origin = project.origin(name)
+        shown = shown_path(origin)
         if name in pending:
-            plan.pending[name], copy_problems = _collect_copies(name, spec, project.origin(name), project.root, shown)
+            plan.pending[name], copy_problems = _collect_copies(name, spec, origin, project.root, shown)
             problems += copy_problems
             continue
         text = render_model_config(name, spec, project.origin_label(name))
@@ -82,7 +84,7 @@ def make_plan(project: Project, exports: dict[str, ExportResult] | None = None, 
             unparsed.add(name)
             continue
         model = ModelPlan(name, text, config)
-        model.copies, copy_problems = _collect_copies(name, spec, project.origin(name), project.root, shown)
+        model.copies, copy_problems = _collect_copies(name, spec, origin, project.root, shown)
         problems += copy_problems
         if name in plan.exports:
             model.copies.update(golden_copies(plan.exports[name]))
@@ -93,7 +95,8 @@ def make_plan(project: Project, exports: dict[str, ExportResult] | None = None, 
     findings = semantic_findings({n: m.config for n, m in plan.models.items()}, pending | unparsed, versions)
     for n, m in plan.models.items():
         folder = PlannedFolder(m.copies, _made_later(plan, n))
-        findings += check_model_files(n, complete_backend_fields(n, None, m.config), folder, versions[n], from_spec=True)
+        config = complete_backend_fields(n, None, m.config)
+        findings += check_model_files(n, config, folder, versions[n], from_spec=True)
     for finding in findings:
         shown = shown_path(project.origin(finding.model))
         path = f"models.{finding.model}" + ("" if finding.field == "name" else f".{finding.field}")
@@ -115,7 +118,8 @@ def _made_later(plan: BuildPlan, name: str) -> frozenset[str]:
     return frozenset(made)
 
 
-def _collect_copies(name: str, spec: ModelSpec, origin: Path, root: Path, shown: str) -> tuple[dict[str, Path], list[Problem]]:
+def _collect_copies(name: str, spec: ModelSpec, origin: Path, root: Path,
+                    shown: str) -> tuple[dict[str, Path], list[Problem]]:
     """Resolves every file the model directory needs, relative to the spec file that defines it.
 
     The loader has refused sources outside the project and the package; a folder source is checked
@@ -126,7 +130,7 @@ def _collect_copies(name: str, spec: ModelSpec, origin: Path, root: Path, shown:
     prefix = f"models.{name}"
     entry = spec.default_model_filename or "model.py"
     for field_path, rel_dest, source in copied_files(spec):
-        if model_file(source):   # a dry run: the other model's build has not run (a build resolves every one first)
+        if model_file(source):   # a dry run: the other model's build has not run (a build resolves each first)
             continue
         src = resolve_spec_path(source, origin.parent)
         dest = PurePosixPath(rel_dest)
@@ -134,25 +138,31 @@ def _collect_copies(name: str, spec: ModelSpec, origin: Path, root: Path, shown:
         try:
             is_dir, is_file = src.is_dir(), src.is_file()
         except OSError as exc:   # a name too long for the file system, a symlink loop
-            problems.append(Problem(shown, where, f"cannot read '{source}' ({exc.strerror})", f"fix the path (relative to {shown})"))
+            problems.append(Problem(shown, where, f"cannot read '{source}' ({exc.strerror})",
+                                    f"fix the path (relative to {shown})"))
             continue
         if dest.is_absolute() or ".." in dest.parts or not dest.parts:
-            problems.append(Problem(shown, where, f"destination '{rel_dest}' leaves the model directory", "use a plain file name such as model.py"))
+            problems.append(Problem(shown, where, f"destination '{rel_dest}' leaves the model directory",
+                                    "use a plain file name such as model.py"))
         elif is_dir and spec.backend == "python" and dest.parts[1:] == (entry,):
-            problems.append(Problem(shown, where, f"'{source}' is a folder, but the Python backend loads {entry} as a file", f"point {entry} at the model's Python file (a folder can go in under another name, e.g. lib: {source})"))
+            problems.append(Problem(shown, where, f"'{source}' is a folder, "
+                                    f"but the Python backend loads {entry} as a file",
+                                    f"point {entry} at the model's Python file "
+                                    f"(a folder can go in under another name, e.g. lib: {source})"))
         elif is_dir:
             for path in sorted(p for p in src.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
-                inner = f"{source}/{path.relative_to(src).as_posix()}"
-                outside = outside_problem(shown, where, inner, path, root)
+                rel = path.relative_to(src).as_posix()
+                outside = outside_problem(shown, where, f"{source}/{rel}", path, root)
                 if outside:
                     problems.append(outside)
                 else:
-                    copies[str(dest / path.relative_to(src).as_posix())] = path
+                    copies[str(dest / rel)] = path
         elif not is_file:
-            problems.append(Problem(shown, where, f"file '{source}' not found (looked in {shown_path(src)})", f"fix the path (relative to {shown})"))
+            problems.append(Problem(shown, where, f"file '{source}' not found (looked in {shown_path(src)})",
+                                    f"fix the path (relative to {shown})"))
         else:
             copies[str(dest)] = src
-    if spec.backend == "python":
-        if any(entry not in spec.files_of(v) for v in spec.versions):
-            problems.append(Problem(shown, f"{prefix}.files", f"Python backend model has no '{entry}' among its files", f"add files: {{{entry}: path/to/{entry}}}"))
+    if spec.backend == "python" and any(entry not in spec.files_of(v) for v in spec.versions):
+        problems.append(Problem(shown, f"{prefix}.files", f"Python backend model has no '{entry}' among its files",
+                                f"add files: {{{entry}: path/to/{entry}}}"))
     return copies, problems

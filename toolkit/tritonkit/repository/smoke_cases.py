@@ -26,61 +26,72 @@ def _as_type(value: object, dtype: np.dtype) -> np.ndarray:
         return np.array(value, dtype=dtype)
 
 
-def golden_from_spec(model: str, config: pb.ModelConfig, sources: list[SmokeCases]) -> tuple[list[GoldenCase], list[Problem]]:
+def golden_from_spec(model: str, config: pb.ModelConfig,
+                     sources: list[SmokeCases]) -> tuple[list[GoldenCase], list[Problem]]:
     """Golden cases named `caseNNN` (numbered across the sources), plus a problem for every unknown tensor,
     unreadable tensor file or mis-shaped value."""
-    inputs = {t.name: t for t in config.input}
-    outputs = {t.name: t for t in config.output}
+    tables = {"input": {t.name: t for t in config.input}, "output": {t.name: t for t in config.output}}
+    batched = config.max_batch_size > 0
     problems: list[Problem] = []
     golden: list[GoldenCase] = []
 
-    def convert(values: dict, table: dict, where: Where, kind: str, source: SmokeCases) -> Tensors:
+    def convert(values: dict, kind: str, where: Where, source: SmokeCases) -> Tensors:
         out: Tensors = {}
         for name, value in values.items():
-            tensor = table.get(name)
+            tensor, at = tables[kind].get(name), where.at(name)
             if tensor is None:
-                problems.append(Problem.at(where.at(name), f"'{model}' has no {kind} '{name}'", f"use one of: {', '.join(table) or '(none)'}"))
+                problems.append(Problem.at(at, f"'{model}' has no {kind} '{name}'",
+                                           f"use one of: {', '.join(tables[kind]) or '(none)'}"))
                 continue
-            written = tensor_file(value)
+            written, type_name = tensor_file(value), pb.DataType.Name(tensor.data_type)
             if written is not None:
                 try:
                     value = read_tensor_file(resolve_spec_path(written, source.file.parent))
                 except (OSError, ValueError, EOFError, wave.Error) as exc:
-                    problems.append(Problem.at(where.at(f"{name}.file"), f"cannot read '{written}' ({exc})", f"give a .npy array or a mono 16-bit .wav, relative to {where.file}"))
+                    problems.append(Problem.at(where.at(f"{name}.file"), f"cannot read '{written}' ({exc})",
+                                               f"give a .npy array or a mono 16-bit .wav, relative to {where.file}"))
                     continue
-                if config.max_batch_size > 0:   # a file holds one request's tensor
-                    value = value[None]
+                value = value[None] if batched else value  # a file holds one request's tensor
             try:
                 array = _as_type(value, numpy_dtype(tensor.data_type))
             except (OverflowError, Warning):
-                problems.append(Problem.at(where.at(name), f"a value is out of range for {pb.DataType.Name(tensor.data_type)}",
+                problems.append(Problem.at(at, f"a value is out of range for {type_name}",
                                            "write values the type can hold, or declare a wider data_type"))
                 continue
             except (TypeError, ValueError) as exc:
-                problems.append(Problem.at(where.at(name), f"value does not convert to {pb.DataType.Name(tensor.data_type)} ({exc})", "write numbers (or strings) in nested lists"))
+                problems.append(Problem.at(at, f"value does not convert to {type_name} ({exc})",
+                                           "write numbers (or strings) in nested lists"))
                 continue
             dims = list(tensor.dims)
             if not dims or has_bad_dim(dims):
                 continue   # no values can fit; the semantic check names the dims themselves as the cause
-            shape = list(array.shape[1:]) if config.max_batch_size > 0 else list(array.shape)
+            shape = list(array.shape[1:]) if batched else list(array.shape)
             if len(shape) != len(dims) or any(d != -1 and d != s for d, s in zip(dims, shape)):
-                batch = "[batch] + " if config.max_batch_size > 0 else ""
-                problems.append(Problem.at(where.at(name), f"shape {list(array.shape)} does not fit {batch}dims {dims}", "nest the values to the declared shape" + (" with the batch dimension first" if batch else "")))
+                batch = "[batch] + " if batched else ""
+                problems.append(Problem.at(at, f"shape {list(array.shape)} does not fit {batch}dims {dims}",
+                                           "nest the values to the declared shape"
+                                           + (" with the batch dimension first" if batch else "")))
                 continue
             out[name] = array
         return out
 
-    cases = [(source, Where(shown_path(source.file), f"{source.field}[{i}]"), case) for source in sources for i, case in enumerate(source.cases)]
+    def request(source: SmokeCases, at: Where, inputs: dict, outputs: dict) -> tuple[Tensors, Tensors]:
+        return convert(inputs, "input", at.at("inputs"), source), convert(outputs, "output", at.at("outputs"), source)
+
+    cases = [(source, Where(shown_path(source.file), f"{source.field}[{i}]"), case)
+             for source in sources for i, case in enumerate(source.cases)]
     for number, (source, where, case) in enumerate(cases):
-        name = f"case{number:03d}"
+        name, tolerances = f"case{number:03d}", (case.atol, case.rtol)
         if case.sequence:
-            steps = [(convert(s.inputs, inputs, where.at(f"sequence[{k}].inputs"), "input", source), convert(s.outputs, outputs, where.at(f"sequence[{k}].outputs"), "output", source)) for k, s in enumerate(case.sequence)]
-            golden.append(GoldenCase(name, "sequence", steps, atol=case.atol, rtol=case.rtol))
+            steps = [request(source, where.at(f"sequence[{k}]"), s.inputs, s.outputs)
+                     for k, s in enumerate(case.sequence)]
+            golden.append(GoldenCase(name, "sequence", steps, [], *tolerances))
         elif case.stream:
-            responses = [convert(r, outputs, where.at(f"stream[{k}]"), "output", source) for k, r in enumerate(case.stream)]
-            golden.append(GoldenCase(name, "stream", [(convert(case.inputs, inputs, where.at("inputs"), "input", source), {})], responses, case.atol, case.rtol))
+            responses = [convert(r, "output", where.at(f"stream[{k}]"), source) for k, r in enumerate(case.stream)]
+            golden.append(GoldenCase(name, "stream", [request(source, where, case.inputs, {})], responses, *tolerances))
         else:
-            golden.append(GoldenCase(name, "request", [(convert(case.inputs, inputs, where.at("inputs"), "input", source), convert(case.outputs, outputs, where.at("outputs"), "output", source))], atol=case.atol, rtol=case.rtol))
+            steps = [request(source, where, case.inputs, case.outputs)]
+            golden.append(GoldenCase(name, "request", steps, [], *tolerances))
     return golden, problems
 
 
@@ -90,5 +101,6 @@ def read_tensor_file(path: Path) -> np.ndarray:
         return np.load(path, allow_pickle=False)
     with wave.open(str(path), "rb") as w:
         if w.getnchannels() != 1 or w.getsampwidth() != 2:
-            raise ValueError(f"expected mono 16-bit PCM, got {w.getnchannels()} channels of {8 * w.getsampwidth()} bits")
+            raise ValueError(f"expected mono 16-bit PCM, got {w.getnchannels()} channels "
+                             f"of {8 * w.getsampwidth()} bits")
         return np.frombuffer(w.readframes(w.getnframes()), dtype="<i2").astype(np.float32) / 32768.0
