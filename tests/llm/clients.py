@@ -10,11 +10,8 @@ from typing import Any
 
 import numpy as np
 import tritonclient.grpc as grpcclient
-from tritonclient.utils import np_to_triton_dtype
 
-TYPES = {"text_input": object, "system_prompt": object, "stop": object, "chat": bool, "ignore_eos": bool,
-         "max_tokens": np.int32, "top_k": np.int32, "temperature": np.float32, "top_p": np.float32, "seed": np.uint64,
-         "stop_token_ids": np.int64, "input_ids": np.int64}
+from tritonkit.tune.llm_stream import grpc_inputs  # noqa: F401 (the tests' inputs are the tuner's)
 
 
 @dataclass
@@ -60,22 +57,6 @@ def http(url: str, model: str, body: dict[str, Any], stream: bool, ids: str = "o
         result.texts.append(event.get("text_output", ""))
         result.finish_reason = event.get("finish_reason", "") or result.finish_reason
     return result
-
-
-def grpc_inputs(values: dict[str, Any]) -> list[grpcclient.InferInput]:
-    """Batch-1 tensors for a pipeline model from plain values (lists for the [-1] inputs)."""
-    tensors = []
-    for name, value in values.items():
-        dtype = TYPES[name]
-        if dtype is object:
-            items = value if isinstance(value, list) else [value]
-            array = np.array([[v.encode() for v in items]], dtype=object)
-        else:
-            array = np.array([value if isinstance(value, list) else [value]], dtype=dtype)
-        tensor = grpcclient.InferInput(name, list(array.shape), np_to_triton_dtype(array.dtype))
-        tensor.set_data_from_numpy(array)
-        tensors.append(tensor)
-    return tensors
 
 
 class GrpcStream:

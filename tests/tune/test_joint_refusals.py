@@ -1,5 +1,6 @@
 """`tritonkit tune X --joint` refuses, in one line naming file, field and fix (exit 2, spec untouched), what it cannot
-search: a model that is no pipeline, an LLM engine, a pipeline without knobs, bad options. No server is started."""
+search: a model that is no pipeline, an LLM pipeline its streaming clients cannot drive, a pipeline without knobs, bad
+options. No server is started."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -38,6 +39,9 @@ def test_unknown_pipeline_and_options(classifier: Path) -> None:
     assert "classify" in _refused(classifier, "clasify")  # the fix suggests the close name
     assert "--knobs" in _refused(classifier, "classify", "--knobs", "instances,colour")
     assert "--budget: must be positive" in _refused(classifier, "classify", "--budget", "0")
+    assert "--max-tokens: must be positive" in _refused(classifier, "classify", "--max-tokens", "0")
+    line = _refused(classifier, "classify", "--max-ttft-ms", "500")  # an LLM bound on a pipeline without an LLM
+    assert "--max-ttft-ms: 'classify' runs no LLM engine" in line and "--max-p99-ms" in line
 
 
 def test_a_pipeline_without_knobs(classifier: Path) -> None:
@@ -45,7 +49,9 @@ def test_a_pipeline_without_knobs(classifier: Path) -> None:
     assert "models.classify: no step of 'classify' (classify, preprocess, classifier) has a knob" in line
 
 
-def test_the_llm_engine(tmp_path: Path) -> None:
+def test_an_llm_pipeline_without_text_in(tmp_path: Path) -> None:
+    """An LLM engine is searched (tokens/s under TTFT and inter-token bounds, tests/tune/test_joint_llm.py), through
+    a pipeline taking text and streaming ids; one that does not is refused, naming what the clients need."""
     (tmp_path / "m.py").write_text("")
     tensor = {"input": [{"name": "X", "data_type": "TYPE_FP32", "dims": [1]}],
               "output": [{"name": "Y", "data_type": "TYPE_FP32", "dims": [1]}]}
@@ -57,5 +63,5 @@ def test_the_llm_engine(tmp_path: Path) -> None:
     }
     (tmp_path / "tritonkit.yaml").write_text(yaml.safe_dump({"version": 1, "models": models}))
     line = _refused(tmp_path, "chat")
-    assert line.startswith("tritonkit.yaml: models.generate.parameters.kv_cache_bytes: ")
-    assert "tokens/s under time-to-first-token and inter-token bounds" in line and "by hand" in line
+    assert line.startswith("tritonkit.yaml: models.chat: 'chat' runs the LLM engine 'generate' but has no text_input")
+    assert "tritonkit tune llm --joint" in line

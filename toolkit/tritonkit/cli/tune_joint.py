@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -13,7 +14,7 @@ from tritonkit.tune.options import Constraints
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-KNOB_CHOICES = ("instances", "queue_delay_us", "preferred", "threads")
+KNOB_CHOICES = ("instances", "queue_delay_us", "preferred", "threads", "max_batch_size", "kv_cache_bytes")
 
 
 def joint_options(func: F) -> F:
@@ -28,7 +29,14 @@ def joint_options(func: F) -> F:
         click.option("--concurrency", type=int, default=4, show_default=True,
                      help="--joint: concurrent requests every configuration is measured at."),
         click.option("--knobs", default=",".join(KNOB_CHOICES), show_default=True,
-                     help="--joint: which settings to search, comma-separated."),
+                     help="--joint: which settings to search, comma-separated (max_batch_size, kv_cache_bytes: "
+                     "the LLM engine's)."),
+        click.option("--max-ttft-ms", type=float, help="--joint, LLM pipelines: only configurations whose p99 time "
+                     "to first token stays at or below this win (objective: tokens/s)."),
+        click.option("--max-itl-ms", type=float, help="--joint, LLM pipelines: only configurations whose p99 gap "
+                     "between two streamed tokens stays at or below this win."),
+        click.option("--max-tokens", type=int, default=32, show_default=True,
+                     help="--joint, LLM pipelines: greedy tokens each measuring stream generates."),
     ]
     for option in reversed(options):
         func = option(func)
@@ -68,12 +76,15 @@ def run_joint(target: str, spec: Path, objective: str, constraints: Constraints,
     from tritonkit.tune.joint_api import JointOptions, tune_pipeline
     from tritonkit.tune.report import comparison, table
 
-    for name in ("budget", "repeats", "concurrency"):
+    for name in ("budget", "repeats", "concurrency", "max_tokens"):
         if joint[name] <= 0:
-            raise TritonkitError("", f"--{name}", f"must be positive, got {joint[name]}", f"pass a positive --{name}")
+            option = "--" + name.replace("_", "-")
+            raise TritonkitError("", option, f"must be positive, got {joint[name]}", f"pass a positive {option}")
+    constraints = replace(constraints, max_ttft_ms=joint["max_ttft_ms"], max_itl_ms=joint["max_itl_ms"])
     options = JointOptions(target, spec.absolute(), objective, constraints,  # type: ignore[arg-type]
                            "grid" if mode == "brute" else "descent", joint["budget"], joint["repeats"],
-                           joint["concurrency"], requests, stability, max_instances, _knobs(joint["knobs"]))
+                           joint["concurrency"], requests, stability, max_instances, _knobs(joint["knobs"]),
+                           max_tokens=joint["max_tokens"])
     if dry_run:
         return _print_space(options, as_json)
     done = tune_pipeline(options, report)
@@ -84,6 +95,9 @@ def run_joint(target: str, spec: Path, objective: str, constraints: Constraints,
     click.echo(f"\n{done.target.name}: {summary['measured']} of {summary['grid_size']} configurations measured end "
                f"to end ({options.search}, concurrency {options.concurrency}, objective {objective})")
     click.echo(table(done.choice, done.results, done.target.as_tune_target()))
+    if done.target.engine is not None:
+        click.echo("(an LLM pipeline: infer/s are output tokens/s, p99 ms the p99 time to first token; every "
+                   "measurement with its p99 inter-token gap is in the progress lines and the summary)")
     compared = comparison(done.choice, done.results, options.objective, constraints)
     if compared is not None:
         click.echo(compared.line(constraints))

@@ -6,7 +6,7 @@ from pydantic import Field
 from tritonkit.spec.base import StrictModel
 from tritonkit.spec.instances import InstanceGroup
 from tritonkit.spec.model import ModelSpec, ParameterValue
-from tritonkit.spec.scheduling import DynamicBatching
+from tritonkit.spec.scheduling import DynamicBatching, SequenceBatching
 
 
 class Provenance(StrictModel):
@@ -34,12 +34,15 @@ class TunedModel(StrictModel):
     dynamic_batching: DynamicBatching | None = None
     #: Thread settings a joint pipeline search chose (e.g. intra_op_thread_count); merged over the model's own.
     parameters: dict[str, ParameterValue] | None = None
+    #: The LLM engine's step settings (oldest strategy's queue delay and preferred sizes) a joint search chose.
+    sequence_batching: SequenceBatching | None = None
     provenance: Provenance
 
 
 def apply_tuned(model: ModelSpec, tuned: TunedModel) -> ModelSpec:
     """The model with the tuned fields replacing its own (unset tuned fields leave the model's)."""
-    update = {name: getattr(tuned, name) for name in ("max_batch_size", "instance_group", "dynamic_batching") if getattr(tuned, name) is not None}
+    update = {name: getattr(tuned, name) for name in ("max_batch_size", "instance_group", "dynamic_batching",
+                                                      "sequence_batching") if getattr(tuned, name) is not None}
     if tuned.parameters:
         update["parameters"] = {**model.parameters, **tuned.parameters}
     return model.model_copy(update=update)

@@ -80,6 +80,11 @@ def _check_rebuilt(repository: Path, tuned: dict[str, TunedModel]) -> None:
         delay = config.dynamic_batching.max_queue_delay_microseconds
         if entry.dynamic_batching is not None and delay != entry.dynamic_batching.max_queue_delay_microseconds:
             wrong.append(f"queue delay {delay} != {entry.dynamic_batching.max_queue_delay_microseconds}")
+        oldest = entry.sequence_batching.oldest if entry.sequence_batching is not None else None
+        if oldest is not None and config.sequence_batching.oldest.max_queue_delay_microseconds != \
+                oldest.max_queue_delay_microseconds:
+            wrong.append(f"sequence queue delay {config.sequence_batching.oldest.max_queue_delay_microseconds} != "
+                         f"{oldest.max_queue_delay_microseconds}")
         for key, value in (entry.parameters or {}).items():
             if config.parameters[key].string_value != str(value):
                 wrong.append(f"parameter {key} '{config.parameters[key].string_value}' != '{value}'")

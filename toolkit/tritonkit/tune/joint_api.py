@@ -34,16 +34,17 @@ from tritonkit.tune.joint_space import (
     KNOB_NAMES,
     Knob,
     Point,
-    apply_point,
     default_point,
     describe_point,
     grid_size,
     pipeline_knobs,
+    point_configs,
     point_id,
     tuned_models,
 )
-from tritonkit.tune.joint_target import JointTarget, resolve_joint
+from tritonkit.tune.joint_target import LLM_IDS_OUTPUT, JointTarget, resolve_joint
 from tritonkit.tune.layout import TuneDir
+from tritonkit.tune.llm_measure import LlmBench, measure_llm
 from tritonkit.tune.options import Constraints, Objective, TuneOptions
 from tritonkit.tune.plot import save_plot
 from tritonkit.tune.provenance import provenance
@@ -70,6 +71,8 @@ class JointOptions:
     max_instances: int | None = None
     knobs: tuple[str, ...] = KNOB_NAMES
     delays_us: tuple[int, ...] = DELAYS_US
+    #: Tokens each stream generates when the pipeline runs an LLM engine.
+    max_tokens: int = 32
     #: False: measure and report only, the spec untouched (the benchmark's grid).
     write: bool = True
 
@@ -89,7 +92,7 @@ class JointOutcome:
     plot: Path
     build: BuildResult | None
     tune_dir: TuneDir
-    bench: Bench
+    bench: Bench | LlmBench
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -107,6 +110,10 @@ class JointOutcome:
                       for k in self.knobs],
             **report_mod.summary(self.choice, self.results, target, opts.objective, opts.constraints),
             "winner_settings": self.winner_settings,
+            **({} if self.target.engine is None else {"llm_measurements": [
+                {"configuration": m.variant, "settings": describe_point(self.points[m.variant], default_point(self.knobs)),
+                 "tokens_per_s": m.throughput, "ttft_p99_ms": m.ttft_ms, "itl_p99_ms": m.itl_ms}
+                for m in self.results.measurements]}),
             "tuned": {name: t.model_dump(mode="json", exclude_none=True) for name, t in self.tuned.items()},
             "tune_dir": str(self.tune_dir.root), "plot": str(self.plot), "spec": str(opts.spec_path),
             "repository": str(self.build.repository) if self.build else None, "notes": self.notes,
@@ -117,7 +124,10 @@ def baseline_configs(built: Path, models: tuple[str, ...]) -> dict[str, mc.Model
     return {m: text_format.Parse((built / m / "config.pbtxt").read_text(), mc.ModelConfig()) for m in models}
 
 
-def _bench(options: JointOptions, target: JointTarget, spec: ModelSpec, tune_dir: TuneDir, notes: list[str]) -> Bench:
+def _bench(options: JointOptions, target: JointTarget, spec: ModelSpec, tune_dir: TuneDir,
+           notes: list[str]) -> Bench | LlmBench:
+    if target.engine is not None:
+        return LlmBench(target.name, LLM_IDS_OUTPUT, options.concurrency, options.repeats, options.max_tokens)
     inputs = perf_inputs(target.name, spec, tune_dir.built / target.name, tune_dir.root)
     if inputs.note:
         notes.append(inputs.note)
@@ -130,7 +140,8 @@ def _bench(options: JointOptions, target: JointTarget, spec: ModelSpec, tune_dir
 class _Recorder:
     """Measures a point and files it as a Model Analyzer-style variant (`asr_config_3`, steps `decoder_config_3`)."""
 
-    def __init__(self, target: JointTarget, knobs: list[Knob], configs: dict[str, mc.ModelConfig], bench: Bench,
+    def __init__(self, target: JointTarget, knobs: list[Knob], configs: dict[str, mc.ModelConfig],
+                 bench: Bench | LlmBench,
                  tune_dir: TuneDir, budget: int, report: Report) -> None:
         self.target, self.knobs, self.configs, self.bench = target, knobs, configs, bench
         self.tune_dir, self.budget, self.report = tune_dir, budget, report
@@ -142,30 +153,45 @@ class _Recorder:
     def __call__(self, point: Point) -> Measurement | None:
         index = len(self.points) + len(self.notes) + 1
         suffix = DEFAULT_SUFFIX if point_id(point) == point_id(self.default) else f"_config_{index}"
-        configs = {m: apply_point(self.configs[m], point, m) for m in self.target.models}
+        configs = point_configs(point, self.configs, self.target.engine)
         # a folder per candidate: the serving directory is keyed by the repository's path
         repository = write_candidate(self.tune_dir.built, self.tune_dir.root / "candidates" / str(index), configs)
         what = describe_point(point, self.default)
+        log = self.tune_dir.logs / f"server{suffix}.log"
         try:
-            sample = measure(repository, self.bench, self.tune_dir.root, self.tune_dir.logs / f"server{suffix}.log")
+            found = self._measure(repository, log, self.target.name + suffix,
+                                  tuple(m + suffix for m in self.target.models[1:]))
         except TritonkitError as exc:
             self.notes.append(f"{what}: not measured ({exc})")
             self.report(f"[joint {index}/{self.budget}] {what}: failed ({exc})")
             return None
         finally:
             shutil.rmtree(repository, ignore_errors=True)
-        variant = self.target.name + suffix
-        composing = tuple(m + suffix for m in self.target.models[1:])
+        variant, composing = found.variant, found.composing
         for name, variant_name in zip(self.target.models, (variant, *composing)):
             self.results.configs[variant_name] = json_format.MessageToDict(configs[name])
         self.results.composing[variant] = composing
-        found = Measurement(variant, self.bench.concurrency, sample.throughput, sample.p99_ms, composing)
         self.results.measurements.append(found)
         self.points[variant] = point
-        spread = "" if len(sample.repeats) < 2 else f" (median of {len(sample.repeats)})"
-        self.report(f"[joint {index}/{self.budget}] {what}: {sample.throughput:.1f} infer/s, "
-                    f"p99 {sample.p99_ms:.1f} ms{spread}")
+        spread = "" if self.bench.repeats < 2 else f" (median of {self.bench.repeats})"
+        self.report(f"[joint {index}/{self.budget}] {what}: {describe_measurement(found)}{spread}")
         return found
+
+    def _measure(self, repository: Path, log: Path, variant: str, composing: tuple[str, ...]) -> Measurement:
+        """An LLM pipeline: tokens/s, p99 is the time to first token; any other: infer/s and p99 latency."""
+        if isinstance(self.bench, LlmBench):
+            llm = measure_llm(repository, self.bench, self.tune_dir.root, log)
+            return Measurement(variant, self.bench.concurrency, llm.tokens_per_s, llm.ttft_p99_ms, composing,
+                               ttft_ms=llm.ttft_p99_ms, itl_ms=llm.itl_p99_ms)
+        sample = measure(repository, self.bench, self.tune_dir.root, log)
+        return Measurement(variant, self.bench.concurrency, sample.throughput, sample.p99_ms, composing)
+
+
+def describe_measurement(m: Measurement) -> str:
+    """`12.5 infer/s, p99 8.1 ms`, or an LLM's `40.2 tokens/s, p99 TTFT 310 ms, p99 ITL 95 ms`."""
+    if m.itl_ms is None:
+        return f"{m.throughput:.1f} infer/s, p99 {m.p99_ms:.1f} ms"
+    return f"{m.throughput:.1f} tokens/s, p99 TTFT {m.p99_ms:.1f} ms, p99 ITL {m.itl_ms:.1f} ms"
 
 
 def _searched_winner(choice: Choice, points: dict[str, Point], found: Point) -> Choice:
@@ -191,10 +217,21 @@ def plan_space(options: JointOptions) -> tuple[Project, JointTarget, list[Knob]]
     and what `--dry-run` prints. Which knobs exist does not depend on `tuned:`."""
     user = load_project(options.spec_path)
     target = resolve_joint(user, options.target)
-    knobs = pipeline_knobs(target.models, user.models, options.max_instances, options.knobs, options.delays_us)
+    bounds = options.constraints
+    if target.engine is None and (bounds.max_ttft_ms is not None or bounds.max_itl_ms is not None):
+        raise TritonkitError("", "--max-ttft-ms" if bounds.max_ttft_ms is not None else "--max-itl-ms",
+                             f"'{target.name}' runs no LLM engine, so it has no time to first token or inter-token "
+                             "gap to bound", "bound its latency with --max-p99-ms")
+    knobs = pipeline_knobs(searched_steps(target), user.models, options.max_instances, options.knobs,
+                           options.delays_us)
     if not knobs:
         raise _no_knobs(target, options.spec_path)
     return user, target, knobs
+
+
+def searched_steps(target: JointTarget) -> tuple[str, ...]:
+    """The steps whose knobs are searched: an LLM pipeline's engine (its steps decide tokens/s), else every step."""
+    return (target.engine,) if target.engine is not None else target.models
 
 
 def tune_pipeline(options: JointOptions, report: Report) -> JointOutcome:
@@ -203,13 +240,14 @@ def tune_pipeline(options: JointOptions, report: Report) -> JointOutcome:
     tune_dir = TuneDir.for_target(user.root, f"{target.name}.joint")
     tune_dir.make()
     report(f"preparing: building '{target.name}' ({', '.join(target.models[1:])}) without its tuned settings")
-    project = build_baseline(options.spec_path, tune_dir, target.models)
-    knobs = pipeline_knobs(target.models, project.models, options.max_instances, options.knobs, options.delays_us)
+    project = build_baseline(options.spec_path, tune_dir, (*target.models, *target.followers))
+    knobs = pipeline_knobs(searched_steps(target), project.models, options.max_instances, options.knobs,
+                           options.delays_us)
     if not knobs:  # a knob only the `tuned:` overlay gave (threads of a Python model)
         raise _no_knobs(target, options.spec_path)
-    notes = [f"'{m}' has no knob to search" for m in target.models[1:] if m not in {k.step for k in knobs}]
+    notes = [f"'{m}' has no knob to search" for m in searched_steps(target)[1:] if m not in {k.step for k in knobs}]
     bench = _bench(options, target, project.models[target.name], tune_dir, notes)
-    configs = baseline_configs(tune_dir.built, target.models)
+    configs = baseline_configs(tune_dir.built, (*target.models, *target.followers))
     recorder = _Recorder(target, knobs, configs, bench, tune_dir, options.budget, report)
     search = coordinate_descent if options.search == "descent" else grid_search
     report(f"searching {len(knobs)} knobs ({grid_size(knobs)} configurations in all) by {options.search}, "
@@ -229,13 +267,17 @@ def tune_pipeline(options: JointOptions, report: Report) -> JointOutcome:
     tuned: dict[str, TunedModel] = {}
     built = None
     if options.write:
+        runs = "perf_analyzer runs" if isinstance(bench, Bench) else f"runs of {options.max_tokens}-token streams"
         how = (f"joint end-to-end search ({options.search}, {len(trace.measured)} configurations, median of "
-               f"{options.repeats} perf_analyzer runs each at concurrency {options.concurrency})")
+               f"{options.repeats} {runs} each at concurrency {options.concurrency})")
+        best = choice.winner.best
+        llm = [] if best.itl_ms is None else [f"LLM: throughput_infer_per_s is tokens/s, p99_latency_ms the p99 time "
+                                               f"to first token; p99 inter-token gap {best.itl_ms:.1f} ms"]
         base = TuneOptions(options.target, options.spec_path, options.objective, options.constraints)
         prov = provenance(base, choice.winner.best).model_copy(update={"model_analyzer_version": None,
-                                                                         "notes": [how]})
+                                                                         "notes": [how, *llm]})
         tuned = tuned_models(recorder.points[choice.winner.variant], knobs, target.name, project.models, configs,
-                             prov)
+                             prov, target.engine)
         report(f"writing tuned settings of {', '.join(tuned)} to {shown_path(options.spec_path)} and rebuilding")
         built = write_back_spec(options.spec_path, tuned)
     done = JointOutcome(options, target, knobs, recorder.points, trace, recorder.results, choice, tuned, plot,

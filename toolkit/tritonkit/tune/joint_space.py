@@ -17,13 +17,13 @@ from tritonkit.spec.model import ModelSpec
 from tritonkit.spec.tuned import Provenance, TunedModel
 from tritonkit.triton.instance_counts import group_count, instance_groups
 from tritonkit.triton.model_config import pb as mc
-from tritonkit.tune.joint_target import is_ensemble
+from tritonkit.tune.joint_target import LLM_ENGINE_PARAMETER, is_ensemble
 from tritonkit.tune.mapping import tuned_for
 
 THREADS_PARAMETER = "intra_op_thread_count"
 #: Queue delays tried for a step that batches (microseconds); the spec's own value is always among them.
 DELAYS_US = (0, 1000, 5000)
-KNOB_NAMES = ("instances", "queue_delay_us", "preferred", "threads")
+KNOB_NAMES = ("instances", "queue_delay_us", "preferred", "threads", "max_batch_size", "kv_cache_bytes")
 
 Key = tuple[str, str]  # (step, knob)
 Point = dict[Key, Any]
@@ -34,7 +34,8 @@ class Knob:
     """One setting of one step and the values the search may give it; `default` is the spec's own."""
 
     step: str
-    name: str  # "instances", "queue_delay_us" (None: no dynamic batching), "preferred", "threads"
+    name: str  # "instances", "queue_delay_us" (None: no dynamic batching), "preferred", "threads", and the LLM
+    # engine's "max_batch_size" (generations per step) and "kv_cache_bytes"
     values: tuple[Any, ...]
     default: Any
 
@@ -49,13 +50,26 @@ def _has_threads(spec: ModelSpec) -> bool:
     return onnx or THREADS_PARAMETER in spec.parameters
 
 
+def _engine_knobs(name: str, spec: ModelSpec, delays: tuple[int, ...]) -> list[Knob]:
+    """The LLM engine's step settings: generations per step, the oldest strategy's queue delay, the KV budget (one
+    instance: the KV caches live in its process)."""
+    size = spec.max_batch_size
+    oldest = spec.sequence_batching.oldest if spec.sequence_batching is not None else None
+    knobs = [Knob(name, "max_batch_size", tuple(sorted({max(1, size // 4), max(1, size // 2), size, 2 * size})), size)]
+    if oldest is not None:
+        delay = oldest.max_queue_delay_microseconds
+        knobs.append(Knob(name, "queue_delay_us", tuple(sorted({*delays, delay})), delay))
+    kv = int(spec.parameters[LLM_ENGINE_PARAMETER])
+    return [*knobs, Knob(name, "kv_cache_bytes", (kv // 2, kv, 2 * kv), kv)]
+
+
 def step_knobs(name: str, spec: ModelSpec, max_instances: int, cores: int,
                delays: tuple[int, ...] = DELAYS_US) -> list[Knob]:
     """The knobs of one step; none for an ensemble, and no instances or batching for a sequence model (its
     streams' state lives in one instance)."""
     if is_ensemble(spec):
         return []
-    knobs: list[Knob] = []
+    knobs = _engine_knobs(name, spec, delays) if LLM_ENGINE_PARAMETER in spec.parameters else []
     if spec.sequence_batching is None:
         if len(spec.instance_group) <= 1:
             count = spec.instance_group[0].count if spec.instance_group and spec.instance_group[0].count else 1
@@ -142,7 +156,17 @@ def apply_point(config: mc.ModelConfig, point: Point, step: str) -> mc.ModelConf
         out.instance_group[0].count = values["instances"]
     elif out.instance_group:  # written explicitly so the write-back keeps the count Triton would run
         out.instance_group[0].count = group_count(config, out.instance_group[0])
-    if "queue_delay_us" in values:
+    if "max_batch_size" in values:
+        out.max_batch_size = values["max_batch_size"]
+        oldest = out.sequence_batching.oldest
+        sizes = list(dict.fromkeys(min(size, out.max_batch_size) for size in oldest.preferred_batch_size))
+        del oldest.preferred_batch_size[:]
+        oldest.preferred_batch_size.extend(sizes)
+    if "kv_cache_bytes" in values:
+        out.parameters[LLM_ENGINE_PARAMETER].string_value = str(values["kv_cache_bytes"])
+    if "queue_delay_us" in values and out.HasField("sequence_batching"):
+        out.sequence_batching.oldest.max_queue_delay_microseconds = values["queue_delay_us"]
+    elif "queue_delay_us" in values:
         if values["queue_delay_us"] is None:
             out.ClearField("dynamic_batching")
         else:
@@ -155,16 +179,53 @@ def apply_point(config: mc.ModelConfig, point: Point, step: str) -> mc.ModelConf
     return out
 
 
+def cap_ensembles(configs: dict[str, mc.ModelConfig], engine: str | None) -> dict[str, mc.ModelConfig]:
+    """Ensembles running the engine with their max_batch_size lowered to the engine's (Triton refuses an ensemble
+    batching more than a step takes); the other configs as they are."""
+    if engine is None:
+        return configs
+    out = dict(configs)
+    for name, config in configs.items():
+        steps = {step.model_name for step in config.ensemble_scheduling.step}
+        if engine in steps and config.max_batch_size > configs[engine].max_batch_size:
+            out[name] = mc.ModelConfig()
+            out[name].CopyFrom(config)
+            out[name].max_batch_size = configs[engine].max_batch_size
+    return out
+
+
+def point_configs(point: Point, configs: dict[str, mc.ModelConfig], engine: str | None) -> dict[str, mc.ModelConfig]:
+    """Every config of the candidate: the point's values applied to each model, ensembles capped to the engine."""
+    return cap_ensembles({m: apply_point(config, point, m) for m, config in configs.items()}, engine)
+
+
+def _sequence_batching(spec: ModelSpec, config: mc.ModelConfig) -> dict[str, Any]:
+    """The engine's `sequence_batching` as served: the spec's, with the oldest strategy's searched settings."""
+    if spec.sequence_batching is None or spec.sequence_batching.oldest is None:
+        return {}
+    served = config.sequence_batching.oldest
+    oldest = spec.sequence_batching.oldest.model_copy(update={
+        "max_queue_delay_microseconds": int(served.max_queue_delay_microseconds),
+        "preferred_batch_size": list(served.preferred_batch_size)})
+    return {"sequence_batching": spec.sequence_batching.model_copy(update={"oldest": oldest})}
+
+
 def tuned_models(point: Point, knobs: list[Knob], top: str, specs: dict[str, ModelSpec],
-                 configs: dict[str, mc.ModelConfig], provenance: Provenance) -> dict[str, TunedModel]:
-    """The `tuned:` entries of the pipeline (its top model, with the measurement) and of every step with knobs."""
-    steps = [top, *dict.fromkeys(k.step for k in knobs if k.step != top)]
+                 configs: dict[str, mc.ModelConfig], provenance: Provenance,
+                 engine: str | None = None) -> dict[str, TunedModel]:
+    """The `tuned:` entries of the pipeline (its top model, with the measurement), of every step with knobs and of
+    the ensembles whose max_batch_size follows the engine's."""
+    served = point_configs(point, configs, engine)
+    followers = [m for m in served if m != top and is_ensemble(specs[m])
+                 and served[m].max_batch_size != specs[m].max_batch_size]
     out = {}
-    for name in steps:
-        entry = tuned_for(specs[name], apply_point(configs[name], point, name), provenance)
-        if (name, "threads") in point:
-            entry = entry.model_copy(update={"parameters": {THREADS_PARAMETER: point[(name, "threads")]}})
-        out[name] = entry
+    for name in [top, *dict.fromkeys(k.step for k in knobs if k.step != top), *followers]:
+        entry = tuned_for(specs[name], served[name], provenance)
+        parameters = {key: point[(name, knob)] for knob, key in (("threads", THREADS_PARAMETER),
+                      ("kv_cache_bytes", LLM_ENGINE_PARAMETER)) if (name, knob) in point}
+        update = {**({"parameters": parameters} if parameters else {}),
+                  **(_sequence_batching(specs[name], served[name]) if name == engine else {})}
+        out[name] = entry.model_copy(update=update) if update else entry
     return out
 
 

@@ -16,6 +16,8 @@ from tritonkit.tune.target import TuneTarget
 
 #: A model holding this parameter is the LLM engine: its worth is tokens/s under TTFT and inter-token bounds.
 LLM_ENGINE_PARAMETER = "kv_cache_bytes"
+#: What an LLM pipeline is measured with: text in (the fixed prompts), token ids streamed out.
+LLM_TEXT_INPUT, LLM_IDS_OUTPUT = "text_input", "output_ids"
 
 
 @dataclass(frozen=True)
@@ -27,6 +29,10 @@ class JointTarget:
     models: tuple[str, ...]
     decoupled: bool
     sequence: bool
+    #: The LLM engine the pipeline runs (measured by streaming clients: tokens/s, TTFT, inter-token gaps), and the
+    #: other ensembles running it, whose max_batch_size may not exceed the engine's.
+    engine: str | None = None
+    followers: tuple[str, ...] = ()
 
     def as_tune_target(self) -> TuneTarget:
         """The form the shared report, plot and write-back code takes (top model plus composing models)."""
@@ -55,14 +61,21 @@ def _walk(project: Project, name: str, seen: list[str]) -> None:
         _walk(project, callee, seen)
 
 
-def _refuse_llm_engine(project: Project, models: list[str]) -> None:
+def _llm_engine(project: Project, name: str, models: list[str]) -> tuple[str | None, tuple[str, ...]]:
+    """The engine among `models` (None: not an LLM pipeline) and the ensembles outside them that run it."""
     engine = next((m for m in models if LLM_ENGINE_PARAMETER in project.models[m].parameters), None)
-    if engine is not None:
-        raise TritonkitError(
-            shown_path(project.origin(engine)), f"models.{engine}.parameters.{LLM_ENGINE_PARAMETER}",
-            f"'{engine}' is an LLM engine, judged by tokens/s under time-to-first-token and inter-token bounds, "
-            "which tune --joint does not measure yet",
-            f"set its max_batch_size and {LLM_ENGINE_PARAMETER} by hand (benchmarks/llm.py measures them)")
+    if engine is None:
+        return None, ()
+    spec = project.models[name]
+    names = {t.name for t in spec.input}, {t.name for t in spec.output}
+    if LLM_TEXT_INPUT not in names[0] or LLM_IDS_OUTPUT not in names[1]:
+        raise TritonkitError(shown_path(project.origin(name)), f"models.{name}",
+                             f"'{name}' runs the LLM engine '{engine}' but has no {LLM_TEXT_INPUT} input and "
+                             f"{LLM_IDS_OUTPUT} output, which the streaming clients measuring it send and read",
+                             "tune the pipeline that takes text, e.g. tritonkit tune llm --joint")
+    followers = tuple(m for m, s in project.models.items() if m not in models and is_ensemble(s)
+                      and engine in _callees(s))
+    return engine, followers
 
 
 def resolve_joint(project: Project, name: str) -> JointTarget:
@@ -78,7 +91,7 @@ def resolve_joint(project: Project, name: str) -> JointTarget:
                              "has no pipeline to search", f"tune it alone without --joint: tritonkit tune {name}")
     models = [name]
     _walk(project, name, models)
-    _refuse_llm_engine(project, models)
+    engine, followers = _llm_engine(project, name, models)
     policy = spec.model_transaction_policy
     return JointTarget(name, kind, tuple(models), bool(policy and policy.decoupled),
-                       spec.sequence_batching is not None)
+                       spec.sequence_batching is not None, engine, followers)

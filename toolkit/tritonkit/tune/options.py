@@ -16,15 +16,15 @@ class Constraints:
 
     max_p99_ms: float | None = None
     min_throughput: float | None = None
+    #: An LLM pipeline's bounds (tune --joint): p99 over the requests' time to first token, p99 over every gap
+    #: between two tokens of a stream.
+    max_ttft_ms: float | None = None
+    max_itl_ms: float | None = None
 
     def as_dict(self) -> dict[str, float]:
         """The provenance form: only the limits that were set."""
-        out: dict[str, float] = {}
-        if self.max_p99_ms is not None:
-            out["max_p99_ms"] = float(self.max_p99_ms)
-        if self.min_throughput is not None:
-            out["min_throughput"] = float(self.min_throughput)
-        return out
+        names = ("max_p99_ms", "min_throughput", "max_ttft_ms", "max_itl_ms")
+        return {name: float(getattr(self, name)) for name in names if getattr(self, name) is not None}
 
 
 @dataclass(frozen=True)

@@ -128,7 +128,9 @@ def summary(choice: Choice, results: TuneResults, target: TuneTarget, objective:
     def one(r: Ranked) -> dict[str, Any]:
         return {"configuration": r.variant, "settings": settings_text(results, target, r.variant),
                 "concurrency": r.best.concurrency, "throughput_infer_per_s": r.best.throughput,
-                "p99_latency_ms": r.best.p99_ms, "meets_constraints": r.meets}
+                "p99_latency_ms": r.best.p99_ms, "meets_constraints": r.meets,
+                **({} if r.best.itl_ms is None else {"tokens_per_s": r.best.throughput, "ttft_p99_ms": r.best.ttft_ms,
+                                                     "itl_p99_ms": r.best.itl_ms})}
 
     compared = comparison(choice, results, objective, constraints)
     return {"winner": one(choice.winner), "default": one(choice.default) if choice.default else None,

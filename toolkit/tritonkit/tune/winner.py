@@ -40,6 +40,9 @@ def meets(m: Measurement, constraints: Constraints) -> bool:
         return False
     if constraints.min_throughput is not None and m.throughput < constraints.min_throughput:
         return False
+    for bound, value in ((constraints.max_ttft_ms, m.ttft_ms), (constraints.max_itl_ms, m.itl_ms)):
+        if bound is not None and (value is None or value > bound):
+            return False
     return True
 
 
@@ -68,6 +71,10 @@ def describe_limits(constraints: Constraints) -> str:
         parts.append(f"p99 <= {constraints.max_p99_ms:g} ms")
     if constraints.min_throughput is not None:
         parts.append(f"throughput >= {constraints.min_throughput:g} infer/s")
+    if constraints.max_ttft_ms is not None:
+        parts.append(f"p99 time to first token <= {constraints.max_ttft_ms:g} ms")
+    if constraints.max_itl_ms is not None:
+        parts.append(f"p99 inter-token gap <= {constraints.max_itl_ms:g} ms")
     return " and ".join(parts)
 
 
@@ -79,6 +86,11 @@ def _relax_fix(measurements: list[Measurement], constraints: Constraints) -> str
     if constraints.min_throughput is not None:
         highest = max(m.throughput for m in measurements)
         fixes.append(f"--min-throughput {highest * 0.9:.0f} (highest measured: {highest:.1f} infer/s)")
+    for option, bound, values in (("--max-ttft-ms", constraints.max_ttft_ms, [m.ttft_ms for m in measurements]),
+                                  ("--max-itl-ms", constraints.max_itl_ms, [m.itl_ms for m in measurements])):
+        known = [v for v in values if v is not None]
+        if bound is not None and known:
+            fixes.append(f"{option} {min(known) * 1.1:.0f} (lowest measured: {min(known):.1f} ms)")
     return "relax the constraint, e.g. " + " or ".join(fixes)
 
 

@@ -52,6 +52,8 @@ def entry_data(tuned: TunedModel) -> CommentedMap:
                                              "max_queue_delay_microseconds": db.max_queue_delay_microseconds, **rest})
     if tuned.parameters:
         out["parameters"] = _flow_map(dict(tuned.parameters))
+    if tuned.sequence_batching is not None:
+        out["sequence_batching"] = tuned.sequence_batching.model_dump(mode="json", by_alias=True, exclude_defaults=True)
     prov = tuned.provenance.model_dump(mode="json", exclude_none=True)
     if "constraints" in prov:
         prov["constraints"] = _flow_map(prov["constraints"])

@@ -1,0 +1,65 @@
+"""Measures one candidate of an LLM pipeline (`tune llm --joint`): served on the embedded Triton, `concurrency`
+streams of the fixed prompts sent at once, `max_tokens` greedy tokens each (ignore_eos), `repeats` times.
+
+Judged as benchmarks/llm.py judges the served LLM, with its clients (tune/llm_stream.py): output tokens per second
+over the run; the bounds are p99 over the requests' time to first token and p99 over every gap between two tokens
+of a stream. Each metric is the median over the repeats.
+"""
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+from pathlib import Path
+
+from tritonkit.errors import TritonkitError
+from tritonkit.serve.server import EmbeddedServer
+from tritonkit.tune.llm_stream import PROMPTS, text_run
+
+
+@dataclass(frozen=True)
+class LlmBench:
+    """How every candidate of an LLM pipeline is measured: the model streamed from, its ids output, the load."""
+
+    model: str
+    ids_output: str
+    concurrency: int = 4
+    repeats: int = 1
+    max_tokens: int = 32
+
+
+@dataclass(frozen=True)
+class LlmSample:
+    """Medians over the repeats (tokens/s, p99 TTFT ms, p99 inter-token ms) and every repeat's summary."""
+
+    tokens_per_s: float
+    ttft_p99_ms: float
+    itl_p99_ms: float
+    repeats: tuple[dict[str, float], ...]
+
+
+def prompts(concurrency: int) -> list[str]:
+    """The fixed prompt set, cycled to one prompt per concurrent stream."""
+    return [PROMPTS[i % len(PROMPTS)] for i in range(concurrency)]
+
+
+def measure_llm(repository: Path, bench: LlmBench, work_dir: Path, log: Path) -> LlmSample:
+    """Serves `repository` and runs the streams `bench.repeats` times after a short warm-up; one-line error when a
+    stream fails or returns fewer tokens than asked."""
+    server = EmbeddedServer(repository, work_dir=work_dir, log_path=log, startup_timeout=300.0)
+    server.start()
+    try:
+        text_run(server.grpc_url, bench.model, prompts(2), 4, bench.ids_output)  # warm-up
+        runs = [text_run(server.grpc_url, bench.model, prompts(bench.concurrency), bench.max_tokens, bench.ids_output)
+                for _ in range(bench.repeats)]
+    except RuntimeError as exc:
+        raise TritonkitError(str(log), f"model '{bench.model}'", f"a stream failed ({exc})",
+                             "read the server log") from None
+    finally:
+        server.stop()
+    short = [len(t) for run in runs for t in run.tokens if len(t) < bench.max_tokens]
+    if short:
+        raise TritonkitError(str(log), f"model '{bench.model}'", f"a stream returned {min(short)} of "
+                             f"{bench.max_tokens} tokens", "read the server log")
+    summaries = tuple(run.summary() for run in runs)
+    tok_s, ttft, itl = (statistics.median(s[key] for s in summaries) for key in ("tok_s", "ttft_p99_ms", "itl_p99_ms"))
+    return LlmSample(tok_s, ttft, itl, summaries)
