@@ -48,7 +48,6 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -57,9 +56,8 @@ import numpy as np
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))
 
-PROMPTS = ["The capital of France is", "Once upon a time", "Write a haiku about the sea:", "def fibonacci(n):",
-           "The three primary colors are", "In 1969, the first person to walk on the Moon was",
-           "A recipe for pancakes: first,", "Translate to French: good morning"]
+from tritonkit.tune.llm_stream import PROMPTS, Run, clients_run, stream_arrivals, text_run  # noqa: E402, F401
+
 TOKENS = {"tiny": 64, "smollm2": 32}
 LONG_PROMPT_TOKENS, SHORT_STREAMS, SHORT_WARM_TOKENS = 1500, 7, 10
 LONG_TEXT = "The river rises in the hills, runs through the old town and the fields, and reaches the sea at last. "
@@ -68,76 +66,9 @@ SETUPS = {"in-flight": "served: in-flight batching", "one-at-a-time": "served: o
           "in-process": "in-process: c threads, batch 1 each", "in-process batched": "in-process: batched engine"}
 
 
-@dataclass
-class Run:
-    """Token arrival times of the requests of one (setup, concurrency) run."""
-
-    starts: list[float] = field(default_factory=list)
-    tokens: list[list[float]] = field(default_factory=list)
-
-    def summary(self) -> dict[str, float]:
-        ttft = [t[0] - s for s, t in zip(self.starts, self.tokens) if t]
-        gaps = [statistics.mean(np.diff(t)) for t in self.tokens if len(t) > 1]
-        total = sum(len(t) for t in self.tokens)
-        wall = max(t[-1] for t in self.tokens if t) - min(self.starts)
-        return {"ttft_ms": 1000 * statistics.mean(ttft), "itl_ms": 1000 * statistics.mean(gaps), "tok_s": total / wall,
-                "tokens": total}
-
-
-def stream_arrivals(url: str, model: str, values: dict, ids_output: str, arrivals: list[float],
-                    ready: threading.Barrier | None = None) -> float:
-    """One gRPC stream; appends each token's arrival time to `arrivals`; returns when it was sent (after `ready`)."""
-    import queue
-
-    import tritonclient.grpc as grpcclient
-
-    from tests.llm.clients import grpc_inputs
-
-    client = grpcclient.InferenceServerClient(url)
-    events: queue.Queue = queue.Queue()
-    client.start_stream(callback=lambda result, error: events.put((time.perf_counter(), result, error)))
-    inputs = grpc_inputs(values)
-    if ready is not None:
-        ready.wait()
-    sent = time.perf_counter()
-    client.async_stream_infer(model, inputs, outputs=[grpcclient.InferRequestedOutput(ids_output)],
-                              enable_empty_final_response=True)
-    while True:
-        at, result, error = events.get(timeout=600)
-        if error is not None:
-            raise RuntimeError(str(error))
-        ids = result.as_numpy(ids_output)
-        if ids is not None and ids.size:
-            arrivals.append(at)
-        final = result.get_response().parameters.get("triton_final_response")
-        if final is not None and final.bool_param:
-            break
-    client.stop_stream()
-    client.close()
-    return sent
-
-
-def clients_run(stream: Callable[[str, list[float], threading.Barrier], float], prompts: list[str]) -> Run:
-    """One client thread per prompt, all sending at once: `stream(prompt, arrivals, ready)` appends each token's
-    arrival time and returns when it sent (after `ready`)."""
-    run = Run(starts=[0.0] * len(prompts), tokens=[[] for _ in prompts])
-    barrier = threading.Barrier(len(prompts))
-
-    def one(i: int) -> None:
-        run.starts[i] = stream(prompts[i], run.tokens[i], barrier)
-
-    with ThreadPoolExecutor(len(prompts)) as pool:
-        list(pool.map(one, range(len(prompts))))
-    return run
-
-
 def served_run(url: str, prompts: list[str], max_tokens: int, extra: dict | None = None) -> Run:
     """len(prompts) concurrent gRPC streams to the `llm` ensemble (`extra`: more inputs, e.g. a system prompt)."""
-    def stream(prompt: str, arrivals: list[float], ready: threading.Barrier) -> float:
-        values = {"text_input": prompt, "max_tokens": max_tokens, "ignore_eos": True} | (extra or {})
-        return stream_arrivals(url, "llm", values, "output_ids", arrivals, ready)
-
-    return clients_run(stream, prompts)
+    return text_run(url, "llm", prompts, max_tokens, "output_ids", extra)
 
 
 def p99(values: list[float]) -> float:
