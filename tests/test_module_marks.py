@@ -8,7 +8,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import REPO_ROOT
+
+pytestmark = pytest.mark.slow  # two inner pytest sessions: seconds
 
 MARKED = 'import pytest\n\npytestmark = [pytest.mark.slow]\nraise RuntimeError("imported")\n'
 UNMARKED = """import pytest

@@ -6,6 +6,7 @@ import ast
 import json
 from pathlib import Path
 
+import pytest
 import yaml
 
 from tests.conftest import REPO_ROOT, run_cli
@@ -38,6 +39,7 @@ def test_the_core_imports_no_pipeline_but_the_registry() -> None:
     assert {file: found for file, found in imports.items() if found - {"tritonkit.pipelines.registry"}} == {}
 
 
+@pytest.mark.slow  # builds or inits through the CLI: seconds
 def test_each_pipeline_is_its_folder_with_a_starter_and_init_offers_them() -> None:
     assert all(PIPELINES[name].name == name for name in PIPELINES)
     for name, pipeline in PIPELINES.items():
@@ -76,6 +78,7 @@ def _project(folder: Path, spec: dict) -> Path:
     return folder / "tritonkit.yaml"
 
 
+@pytest.mark.slow  # builds or inits through the CLI: seconds
 def test_old_spellings_read_as_the_new_ones_with_one_warning_line_each(tmp_path: Path) -> None:
     old, new = _project(tmp_path / "old", _spec(old=True)), _project(tmp_path / "new", _spec(old=False))
     assert load_project(old).models == load_project(new).models

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import PurePosixPath
 from typing import Any
 
+import pytest
 from google.protobuf import text_format
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -14,6 +15,8 @@ from tritonclient.grpc import model_config_pb2 as pb
 from tritonkit.render.model_config import render_model_config
 from tritonkit.spec.datatypes import TRITON_TYPES
 from tritonkit.spec.model import ModelSpec
+
+pytestmark = pytest.mark.slow  # hypothesis: many specs rendered and parsed: seconds
 
 # Text that tests escaping: quotes, backslashes, newlines, tabs, other control characters, non-ASCII.
 TRICKY = st.text(

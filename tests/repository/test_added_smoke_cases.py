@@ -6,9 +6,12 @@ import wave
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from tests.conftest import run_cli
 from tritonkit.golden import read_cases
+
+pytestmark = pytest.mark.slow  # builds through the CLI: seconds each
 
 PIPE = """
 models:

@@ -58,6 +58,7 @@ def host_of(port: str) -> str:
     return port.rsplit(":", 2)[0]
 
 
+@pytest.mark.slow  # builds through the CLI: seconds each
 def test_every_published_port_binds_loopback_by_default(tmp_path: Path) -> None:
     compose = build_compose(tmp_path, {})
     ports = [p for service in compose["services"].values() for p in service.get("ports", [])]
@@ -66,6 +67,7 @@ def test_every_published_port_binds_loopback_by_default(tmp_path: Path) -> None:
     assert docker_compose(tmp_path, "config", "-q").returncode == 0
 
 
+@pytest.mark.slow  # builds through the CLI: seconds each
 @pytest.mark.parametrize(("address", "host"), [("0.0.0.0", "0.0.0.0"), ("10.1.2.3", "10.1.2.3"), ("::1", "[::1]")])
 def test_a_configured_bind_address_is_honoured(tmp_path: Path, address: str, host: str) -> None:
     compose = build_compose(tmp_path, {"bind_address": address, "http_port": 9000})
@@ -75,6 +77,7 @@ def test_a_configured_bind_address_is_honoured(tmp_path: Path, address: str, hos
     assert check.returncode == 0, check.stderr
 
 
+@pytest.mark.slow  # builds through the CLI: seconds each
 def test_explicit_mode_keys_the_model_repository_api_from_the_environment(tmp_path: Path,
                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TRITON_ADMIN_KEY", SECRET)  # set while building: it must still not reach any file

@@ -76,6 +76,7 @@ def test_the_tts_frontend_brings_espeak_ng() -> None:
     assert spec["models"]["frontend"]["system_packages"] == ["libespeak-ng1"]
 
 
+@pytest.mark.slow  # builds through the CLI: seconds
 def test_the_schema_describes_system_packages_with_the_name_pattern() -> None:
     result = run_cli("schema")
     assert result.returncode == 0, result.stderr

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import onnx
+import pytest
 import yaml
 from onnx import TensorProto, helper
 
@@ -53,6 +54,7 @@ def test_dry_run_still_refuses_a_step_model_that_does_not_exist(tmp_path: Path) 
     assert snapshot(tmp_path) == before
 
 
+@pytest.mark.slow  # a real build with exports: seconds
 def test_the_real_build_then_exports_and_checks_the_wiring(tmp_path: Path) -> None:
     write_project(tmp_path)
     outcome = run_in_process(["build", "--json"], tmp_path)

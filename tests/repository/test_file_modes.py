@@ -25,6 +25,7 @@ def _mode(path: Path) -> int:
     return stat.S_IMODE(path.stat().st_mode)
 
 
+@pytest.mark.slow  # a full build: seconds
 def test_a_built_repository_and_its_compose_files_are_world_readable(tmp_path: Path, umask_022: None) -> None:
     project = tmp_path / "demo"
     assert run_cli("init", str(project)).returncode == 0

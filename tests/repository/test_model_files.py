@@ -12,6 +12,8 @@ import pytest
 
 from tests.conftest import run_cli
 
+pytestmark = pytest.mark.slow  # builds through the CLI: seconds each
+
 SPEC = """
 version: 1
 models:

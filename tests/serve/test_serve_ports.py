@@ -7,6 +7,8 @@ import pytest
 
 from tests.conftest import run_cli
 
+pytestmark = pytest.mark.slow  # `tritonkit serve` in a child process per case: seconds each
+
 
 @pytest.mark.parametrize("option", ["--http-port", "--grpc-port", "--metrics-port"])
 @pytest.mark.parametrize("port", ["99999", "0", "-1"])

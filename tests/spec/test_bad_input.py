@@ -533,6 +533,7 @@ def test_bad_spec_is_refused(case: Case, built: Path, tmp_path: Path) -> None:
     check(case, run_in_process, built, tmp_path)
 
 
+@pytest.mark.slow  # `python -m tritonkit` child processes: seconds each
 @pytest.mark.parametrize("case", [c for c in CASES if c.id in PROCESS_LEVEL], ids=lambda c: c.id)
 def test_process_level(case: Case, built: Path, tmp_path: Path) -> None:
     check(case, run_subprocess, built, tmp_path)

@@ -3,10 +3,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from google.protobuf import text_format
 from tritonclient.grpc import model_config_pb2
 
 from tests.conftest import run_cli
+
+pytestmark = pytest.mark.slow  # builds through the CLI: seconds each
 
 SPEC = """
 version: 1

@@ -18,6 +18,8 @@ from tests.tts.conftest import TTS_HINT
 from tritonkit.package_files import package_path
 from tritonkit.pipelines.tts.kokoro.assets import DATA_PACKAGE, package_dir
 
+pytestmark = pytest.mark.slow  # builds the tts starter (Kokoro assets) through the CLI: seconds each
+
 STARTER = package_path("pipelines/tts/starter/tritonkit.yaml")
 
 

@@ -10,6 +10,8 @@ import yaml
 
 from tests.conftest import run_cli
 
+pytestmark = pytest.mark.slow  # `tritonkit tune` through the CLI: seconds each
+
 
 @pytest.fixture(scope="module")
 def classifier(tmp_path_factory: pytest.TempPathFactory) -> Path:

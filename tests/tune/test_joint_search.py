@@ -58,6 +58,7 @@ def _spec(**fields: object) -> dict:
             "output": [{"name": "Y", "data_type": "TYPE_FP32", "dims": [1]}], **fields}
 
 
+@pytest.mark.slow  # searches with builds: seconds to a minute
 def test_threads_sequence_and_unbatched_steps(tmp_path: Path) -> None:
     spec = tmp_path / "tritonkit.yaml"
     (tmp_path / "m.py").write_text("")
@@ -148,6 +149,7 @@ def test_the_latency_bound_comes_first_and_small_gains_are_noise() -> None:
     assert not better(Measurement("c", 4, 102.0, 9.0), Measurement("d", 4, 100.0, 9.0), "throughput", Constraints())
 
 
+@pytest.mark.slow  # searches with builds: seconds to a minute
 def test_dry_run_prints_the_space_and_measures_nothing(classifier: Path) -> None:
     done = run_cli("tune", "classify", "--joint", "--dry-run", "--knobs", "instances,queue_delay_us", "--json",
                    cwd=classifier.parent)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 import yaml
 from google.protobuf import text_format
 
@@ -14,6 +15,8 @@ from tritonkit.triton.model_config import pb as mc
 from tritonkit.tune.api import write_back_spec
 from tritonkit.tune.joint_space import THREADS_PARAMETER, apply_point, pipeline_knobs, tuned_models
 from tritonkit.tune.joint_target import resolve_joint
+
+pytestmark = pytest.mark.slow  # a write-back and rebuild: seconds
 
 
 def _config(path: Path) -> mc.ModelConfig:

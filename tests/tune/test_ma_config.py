@@ -71,6 +71,7 @@ def test_brute_space_is_trimmed_to_the_budget(batchy_project: Path) -> None:
     assert n < 3 * 3 * 4 * 2 and any("trimmed" in note for note in plan.notes)
 
 
+@pytest.mark.slow  # builds through the CLI: seconds
 def test_ensemble_config_names_composing_models(pipeline_project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     plan = prepare(TuneOptions("classify", pipeline_project, mode="brute", dry_run=True))
     cfg = plan.config

@@ -57,6 +57,7 @@ def test_no_comparison_when_the_default_wins(recorded: Path) -> None:
     assert summary(choice, results, target, "throughput", Constraints())["gain_over_default"] == 1.0
 
 
+@pytest.mark.slow  # renders the report's plots: seconds
 def test_legend_names_each_configuration_s_settings(batchy: TuneResults, tmp_path: Path) -> None:
     labels = legend_labels(batchy, BATCHY)
     assert labels["batchy_config_4"] == "config_4: 2 inst, batch 16, dyn 0us"

@@ -5,9 +5,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import run_cli
 
 from .repo_helpers import onnx_graph
+
+pytestmark = pytest.mark.slow  # builds through the CLI: seconds each
 
 F32 = 1
 SPEC = """\

@@ -47,6 +47,7 @@ FIX = ("give 'frontend' its own copy in its version folder (files: {vocab.json: 
        "there")
 
 
+@pytest.mark.slow  # build, publish and deploy through the CLI: seconds each
 @pytest.mark.parametrize(("reads", "code"), [
     ('vocab = Path(args["model_repository"]).parent / "speech" / "1" / "vocab.json"',
      "Path(args['model_repository']).parent"),
@@ -69,6 +70,7 @@ def test_model_py_reading_a_siblings_file_is_refused_naming_both_models_and_the_
     assert line.endswith(f"which Triton from s3:// downloads apart from it; {FIX}")
 
 
+@pytest.mark.slow  # build, publish and deploy through the CLI: seconds each
 @pytest.mark.parametrize("reads", [
     'vocab = Path(args["model_repository"]) / args["model_version"] / "vocab.json"',
     'vocab = os.path.join(args["model_repository"], args["model_version"], "vocab.json")',
@@ -112,6 +114,7 @@ def test_a_parameter_naming_the_sibling_to_read_from_is_refused(tmp_path: Path) 
                         parameters='parameters { key: "vocab_models" value { string_value: "frontend" } }\n'))
 
 
+@pytest.mark.slow  # build, publish and deploy through the CLI: seconds each
 def test_publish_and_deploy_refuse_it_too_and_write_nothing(tmp_path: Path) -> None:
     root = repository(tmp_path,
                       model_py('vocab = Path(args["model_repository"]).parent / "speech" / "1" / "vocab.json"'))
