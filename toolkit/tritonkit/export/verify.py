@@ -151,7 +151,7 @@ def verify(onnx_path: Path, reference: Reference | None, cases: list[Case], outp
                     f"({int(bad.sum())} of {bad.size} elements; at {list(index)} onnx {float(ours[index]):.6g} "
                     f"vs torch {float(ref[index]):.6g})",
                     "if the model branches on tensor values in Python, use torch.where/torch.cond; if this is float "
-                    f"noise, raise export.tolerance.outputs.{name}.atol")
+                    f"noise, raise {where.at('tolerance').field}.outputs.{name}.atol")
         if unequal:
             raise _shape_mismatch(unequal[0], outputs, expected, model, where, shape_note)
         for name in output_names:
