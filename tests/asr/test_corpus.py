@@ -19,6 +19,7 @@ def test_every_heldout_voice_differs_from_every_training_voice_on_the_same_text(
     assert all(u.voice not in trained and u.voice.split("+")[0] in corpus.ACCENTS for u in read_heldout())
 
 
+@pytest.mark.slow  # synthesizes voices with espeak-ng: seconds
 def test_a_voice_whose_audio_equals_another_voices_is_refused() -> None:
     with pytest.raises(ValueError) as refused:
         corpus.check_distinct_voices(["", "annie"])   # no such variant: espeak-ng speaks the plain accent

@@ -99,6 +99,7 @@ def test_spec_errors_are_one_line(tmp_path: Path) -> None:
     assert line.startswith("tritonkit.yaml: models.decoder.asr.graph.grammar: file 'lang/missing.txt' not found")
 
 
+@pytest.mark.slow  # a build through the CLI: seconds
 def test_bad_lexicon_is_one_line_naming_the_lexicon(tmp_path: Path) -> None:
     project = _project(tmp_path,
                        {"tokens": "lang/tokens.txt", "lexicon": "lang/lexicon.txt", "grammar": "lang/grammar.txt"})

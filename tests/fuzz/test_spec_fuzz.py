@@ -253,6 +253,7 @@ PLACES = {
 }
 
 
+@pytest.mark.slow  # hypothesis examples through the real loader: seconds
 @fuzz_settings(30)
 @given(levels=st.integers(1, 12), width=st.integers(2, 10), place=st.sampled_from(sorted(PLACES)))
 @example(levels=9, width=9, place="description")

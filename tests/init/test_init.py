@@ -123,6 +123,7 @@ def test_a_missing_system_library_is_named_with_its_apt_package(
     assert next_steps(result)[1:3] == ["apt-get install espeak-ng", "tritonkit build"]
 
 
+@pytest.mark.slow  # the CLI in child processes: seconds
 def test_init_refuses_to_overwrite_without_force(tmp_path: Path) -> None:
     project = tmp_path / "p"
     init(project, "classifier")
@@ -138,6 +139,7 @@ def test_init_refuses_to_overwrite_without_force(tmp_path: Path) -> None:
     assert "TritonPythonModel" in (project / "models" / "classifier.py").read_text()
 
 
+@pytest.mark.slow  # the CLI in child processes: seconds
 def test_help_has_an_example() -> None:
     for command in ("init", "import"):
         result = run_cli(command, "--help")

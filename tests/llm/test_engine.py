@@ -56,6 +56,7 @@ def run_one(decoder, tiny, codec, prompt, params) -> tuple[list[int], str]:
     return out.generated, out.finish_reason
 
 
+@pytest.mark.slow  # many engine steps (or torch's own decoding): seconds
 @pytest.mark.parametrize("prompt", ["Hello", "Once upon a time, in a land far away,"])
 def test_kv_cache_decoding_equals_pytorch_without_cache(decoder, tiny, codec, prompt):
     ids = codec.encode(prompt)
@@ -205,6 +206,7 @@ def test_decoder_step_pads_rows_of_any_lengths(decoder):
     np.testing.assert_allclose(together, np.concatenate(alone), atol=1e-4)
 
 
+@pytest.mark.slow  # many engine steps (or torch's own decoding): seconds
 def test_many_generations_leave_nothing_behind(decoder, tiny, codec):
     """Soak-style churn in process (finished by length, stop string and cancellation, unique keys as Triton's
     correlation ids are): the engine's tables end empty and traced memory does not grow with the request count
@@ -254,6 +256,7 @@ class _CountingDecoder:
         return self.decoder.step(rows)
 
 
+@pytest.mark.slow  # many engine steps (or torch's own decoding): seconds
 def test_chunked_prefill_gives_the_greedy_tokens_of_one_prefill(decoder, tiny, codec):
     prompt = codec.encode("Once upon a time, in a land far away, " * 5)  # 190 byte tokens: 12 chunks of up to 16
     params = SamplingParams(max_tokens=24, ignore_eos=True)
@@ -313,6 +316,7 @@ def _held_by_decoder(snapshot: tracemalloc.Snapshot) -> int:
     return sum(stat.size for stat in snapshot.filter_traces(ours).statistics("filename"))
 
 
+@pytest.mark.slow  # many engine steps (or torch's own decoding): seconds
 def test_a_long_prompts_call_buffers_are_given_back(decoder, tiny, codec, monkeypatch):
     """The padded past and present outputs of a 200-position call are not kept once calls are small again
     (a short stream decodes on), and nothing is kept once every generation has finished; the arena shrink that

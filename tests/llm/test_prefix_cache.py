@@ -70,6 +70,7 @@ def test_a_shared_system_prompt_is_reused_and_gives_the_tokens_of_a_cold_run(dec
     assert (stats.hits, stats.misses, stats.reused_tokens) == (1, 1, len(SYSTEM))
 
 
+@pytest.mark.slow  # many engine steps: seconds
 def test_chunked_prefill_starts_after_the_reused_prefix(decoder, tiny, codec):
     prompt = codec.encode(SYSTEM * 2 + "Name a color.")  # 159 tokens: 10 chunks of 16 cold
     engine = make_engine(decoder, tiny, prefill_chunk=16)
@@ -90,6 +91,7 @@ def test_the_same_prompt_again_computes_only_its_last_token(decoder, tiny, codec
     assert again == cold and (reused, computed) == (len(prompt) - 1, 1)  # its logits give the first token
 
 
+@pytest.mark.slow  # many engine steps: seconds
 def test_a_chats_next_turn_reuses_the_previous_answer_too(decoder, tiny, codec):
     """A finished generation leaves prompt + generated ids cached: the next turn starts with both."""
     engine = make_engine(decoder, tiny)

@@ -37,6 +37,7 @@ def int4_build(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str
     return (spec, *build_json(spec))
 
 
+@pytest.mark.slow  # exports and builds the llm starter: tens of seconds
 def test_the_starter_exports_int4_weights_and_reports_greedy_agreement_and_perplexity(int4_build) -> None:
     spec, out, log = int4_build
     quantized = out["exports"]["generate"]["quantized"]
@@ -56,6 +57,7 @@ def test_the_starter_exports_int4_weights_and_reports_greedy_agreement_and_perpl
     assert {"MatMulNBits", "GatherBlockQuantized"} <= graph_ops(served)
 
 
+@pytest.mark.slow  # exports and builds the llm starter: tens of seconds
 def test_a_bound_above_what_the_model_reaches_refuses_the_build_in_one_line(tmp_path: Path) -> None:
     export = recipe_export("tiny")
     export["quantize"]["lm"]["min_greedy_agreement"] = 1.0   # the random int4 weights reach 0.996
@@ -69,6 +71,7 @@ def test_a_bound_above_what_the_model_reaches_refuses_the_build_in_one_line(tmp_
     assert not (tmp_path / "model_repository").exists()
 
 
+@pytest.mark.slow  # exports and builds the llm starter: tens of seconds
 def test_float32_stays_selectable_with_quantize_none(tmp_path: Path) -> None:
     spec = write_spec(tmp_path, "tiny")   # quantize: none (see write_spec)
     assert yaml.safe_load(spec.read_text())["models"]["generate"]["export"]["quantize"] == "none"

@@ -96,6 +96,7 @@ def test_old_spellings_read_as_the_new_ones_with_one_warning_line_each(tmp_path:
     assert run_cli("build", "--dry-run", cwd=new.parent).stderr == ""
 
 
+@pytest.mark.slow  # a build through the CLI: seconds
 def test_both_spellings_at_once_are_refused_in_one_line(tmp_path: Path) -> None:
     spec = _spec(old=False)
     spec["models"]["decoder"]["asr_graph"] = spec["models"]["decoder"]["asr"]["graph"]
