@@ -104,7 +104,11 @@ def long_prompt_run(url: str, codec, long_ids: list[int], chunk: int) -> dict[st
                        for i in range(SHORT_STREAMS)]
             if not with_long:
                 [f.result() for f in futures]
-                return [b - a for times in arrivals for a, b in zip(times[SHORT_WARM_TOKENS:], times[SHORT_WARM_TOKENS + 1:])]
+                return [
+                    b - a
+                    for times in arrivals
+                    for a, b in zip(times[SHORT_WARM_TOKENS:], times[SHORT_WARM_TOKENS + 1 :])
+                ]
             while min(len(t) for t in arrivals) < SHORT_WARM_TOKENS:
                 time.sleep(0.005)
             first: list[float] = []
@@ -180,7 +184,8 @@ def stubs_baseline_mib(repository: Path, folder: Path, tiny_model: Path, codec) 
         stream_arrivals(server.grpc_url, "generate", {"input_ids": codec.encode("1 2 3").tolist(), "max_tokens": 4,
                                                       "ignore_eos": True}, "token_ids", [])
         try:
-            served_run(server.grpc_url, ["1 2 3"], 4)  # warms preprocess and postprocess as the measured server's warm-up
+            # warms preprocess and postprocess as the measured server's warm-up
+            served_run(server.grpc_url, ["1 2 3"], 4)
         except RuntimeError as exc:
             print(f"stubs' baseline: the llm request failed ({exc}); measured without it", file=sys.stderr)
         return process_memory_mib(server.pid)
@@ -303,7 +308,8 @@ def build_example(model: str, generate_overrides: dict[str, Any] | None = None) 
     from tritonkit.repository.build import build
 
     folder = REPO_ROOT / ".tritonkit" / "bench" / "llm" / model
-    assets = write_assets(model, folder / "prepared_assets")  # copied into folder/assets if model == "smollm2" else None
+    # copied into folder/assets if model == "smollm2" else None
+    assets = write_assets(model, folder / "prepared_assets")
     spec = write_project(folder, model, assets, generate_overrides=generate_overrides)
     return folder, build(spec, progress=StderrProgress())
 
@@ -324,9 +330,12 @@ def bench_model(model: str, levels: list[int], rows: list[tuple], parts: str, ch
         inprocess_run(decoder, codec, PROMPTS[:1], 4)  # warm-up
         results["in-process"] = {c: inprocess_run(decoder, codec, PROMPTS[:c], tokens).summary() for c in levels}
         inprocess_batched_run(loaded, PROMPTS[:2], 4)  # warm-up
-        results["in-process batched"] = {c: inprocess_batched_run(loaded, PROMPTS[:c], tokens).summary() for c in levels}
+        results["in-process batched"] = {
+            c: inprocess_batched_run(loaded, PROMPTS[:c], tokens).summary() for c in levels
+        }
         del loaded, decoder
-        for setup, repo in (("in-flight", repository), ("one-at-a-time", one_at_a_time(repository, folder / "one_at_a_time"))):
+        for setup, repo in (("in-flight", repository),
+                            ("one-at-a-time", one_at_a_time(repository, folder / "one_at_a_time"))):
             with served(repo, folder) as server:
                 served_run(server.grpc_url, PROMPTS[:2], 4)  # warm-up
                 results[setup] = {c: served_run(server.grpc_url, PROMPTS[:c], tokens).summary() for c in levels}
@@ -385,10 +394,15 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{model:8} {SETUPS[setup]:36} {c:>3} {ttft:9.1f} {itl:8.1f} {tps:8.1f} {n:>6}")
         top, one = max(levels), min(levels)
         summary |= {
-            f"inflight_over_sequential_c{top}": round(last["in-flight"][top]["tok_s"] / last["one-at-a-time"][top]["tok_s"], 2),
-            f"inflight_over_inprocess_batched_c{top}":
-                round(last["in-flight"][top]["tok_s"] / last["in-process batched"][top]["tok_s"], 2),
-            f"served_over_inprocess_c{one}": round(last["in-flight"][one]["tok_s"] / last["in-process"][one]["tok_s"], 2),
+            f"inflight_over_sequential_c{top}": round(
+                last["in-flight"][top]["tok_s"] / last["one-at-a-time"][top]["tok_s"], 2
+            ),
+            f"inflight_over_inprocess_batched_c{top}": round(
+                last["in-flight"][top]["tok_s"] / last["in-process batched"][top]["tok_s"], 2
+            ),
+            f"served_over_inprocess_c{one}": round(
+                last["in-flight"][one]["tok_s"] / last["in-process"][one]["tok_s"], 2
+            ),
             f"ttft_ms_c{one}": round(last["in-flight"][one]["ttft_ms"], 1),
             f"itl_ms_c{one}": round(last["in-flight"][one]["itl_ms"], 1),
         }
@@ -396,10 +410,12 @@ def main(argv: list[str] | None = None) -> int:
         for model, result in results.items():
             print("\n".join(long_prompt_lines(model, result["long prompt"][0])))
         r = last["long prompt"][0]
-        summary |= {"long_prompt_completes": r["long_prompt_completes"], "long_prompt_ttft_ms": round(r["long_prompt_ttft_ms"], 1),
+        summary |= {"long_prompt_completes": r["long_prompt_completes"],
+                    "long_prompt_ttft_ms": round(r["long_prompt_ttft_ms"], 1),
                     "itl_p99_during_long_prefill_over_without": round(r["itl_p99_ratio"], 2),
                     "server_memory_mib": round(r["server_memory_mib"], 1), "weights_mib": round(r["weights_mib"], 1),
-                    "stubs_baseline_mib": round(r["stubs_baseline_mib"], 1), "memory_aim_mib": round(r["memory_aim_mib"], 1),
+                    "stubs_baseline_mib": round(r["stubs_baseline_mib"], 1),
+                    "memory_aim_mib": round(r["memory_aim_mib"], 1),
                     "prefill_chunk_tokens": r["prefill_chunk_tokens"]}
         if r["memory_loaded"]:
             summary["server_memory_loaded_mib"] = round(sum(r["memory_loaded"].values()), 1)

@@ -36,7 +36,8 @@ def _ids(value: Any) -> list[int]:
     return [int(v) for v in np.atleast_1d(np.asarray(value)).reshape(-1)]
 
 
-def http(url: str, model: str, body: dict[str, Any], stream: bool, ids: str = "output_ids", timeout: float = 120.0) -> Result:
+def http(url: str, model: str, body: dict[str, Any], stream: bool, ids: str = "output_ids",
+         timeout: float = 120.0) -> Result:
     """POST /v2/models/<model>/generate or generate_stream with a JSON body."""
     endpoint = "generate_stream" if stream else "generate"
     request = urllib.request.Request(f"http://{url}/v2/models/{model}/{endpoint}", data=json.dumps(body).encode(),
@@ -44,10 +45,14 @@ def http(url: str, model: str, body: dict[str, Any], stream: bool, ids: str = "o
     result = Result()
     try:
         with urllib.request.urlopen(request, timeout=timeout) as reply:
-            events = [json.loads(line[5:]) for line in reply if line.startswith(b"data:")] if stream else [json.loads(reply.read())]
+            events = (
+                [json.loads(line[5:]) for line in reply if line.startswith(b"data:")]
+                if stream
+                else [json.loads(reply.read())]
+            )
     except urllib.error.HTTPError as exc:
         payload = exc.read().decode()
-        result.error = payload[payload.find("{"):] if "{" in payload else payload
+        result.error = payload[payload.find("{") :] if "{" in payload else payload
         return result
     for event in events:
         if "error" in event:
@@ -69,7 +74,8 @@ class GrpcStream:
 
     def send(self, model: str, values: dict[str, Any], outputs: list[str], parameters: dict[str, Any] | None = None,
              request_id: str = "", sequence_id: int = 0, sequence_start: bool = False) -> None:
-        self.client.async_stream_infer(model, grpc_inputs(values), outputs=[grpcclient.InferRequestedOutput(o) for o in outputs],
+        self.client.async_stream_infer(model, grpc_inputs(values),
+                                       outputs=[grpcclient.InferRequestedOutput(o) for o in outputs],
                                        request_id=request_id, parameters=parameters, enable_empty_final_response=True,
                                        sequence_id=sequence_id, sequence_start=sequence_start)
 
