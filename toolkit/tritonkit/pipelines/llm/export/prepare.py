@@ -71,7 +71,7 @@ def _smollm2_assets(out: Path) -> None:
 
 #: |quantized - PyTorch| on the verify cases (random N(0, 1) caches): quantized weights and int8 activations move
 #: the logits (the tiny GPT's by ~0.5 at int4); what matters for an LM is measured against the float graph
-QUANTIZED_TOLERANCE = {"atol": 0.5, "rtol": 0.1, "outputs": {"logits": {"atol": 8.0, "rtol": 0.1}}}
+QUANTIZED_TOLERANCE = {"atol": 4.0, "rtol": 0.1, "outputs": {"logits": {"atol": 10.0, "rtol": 0.1}}}
 
 RECIPES = {
     "tiny": Recipe(_tiny_source, kv_graph.export_options(), _tiny_assets),
