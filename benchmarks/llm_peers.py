@@ -1,6 +1,6 @@
 """SmolLM2-135M on 2 CPU threads: tritonkit served against llama.cpp's server and onnxruntime-genai in process.
 
-Usage: python benchmarks/llm_peers.py [--rounds 9] [--setup-only]
+Usage: python benchmarks/llm_peers.py [--rounds 9] [--setup-only] [--float32]
 Example (the lead's rerun; ~10 min once the peers are set up, + ~25 min the first time):
     nice -n 15 .venv/bin/python benchmarks/llm_peers.py --rounds 9 > llm_peers.txt
 
@@ -56,7 +56,7 @@ from llm_peers_setup import THREADS, log, ort_genai_model, setup_venv  # noqa: E
 MAX_TOKENS = 32
 SYSTEM_BODY = ("You are the assistant of a small bakery on the harbour. You answer questions about bread, cakes, "
                "opening hours and orders, politely and in short sentences, and you never invent prices. ")
-SYSTEM_REPEATS = 9  # ~300 tokens with SmolLM2's tokenizer
+SYSTEM_REPEATS = 8  # ~300 tokens with SmolLM2's tokenizer (with the chat header)
 PREFIX_TOKENS = 4  # the prefix rounds measure TTFT only
 #: The example's export (with the quantized LM's measures) took over its 900 s on 2 cores shared by busy builds.
 EXPORT_TIMEOUT_S = 3600
@@ -167,6 +167,8 @@ def main(argv: list[str] | None = None) -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=9, help="rounds (medians over them; each peer first in turn)")
     parser.add_argument("--setup-only", action="store_true", help="install the peers and build their model; no run")
+    parser.add_argument("--float32", action="store_true",
+                        help="serve tritonkit's float32 export (quantize: none) instead of the spec's setting")
     args = parser.parse_args(argv)
     setup_venv()
     ort_model = ort_genai_model()
@@ -174,7 +176,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     from tritonkit.pipelines.llm.runtime.text import TextCodec
 
-    folder, result = build_example("smollm2", {"export": example_export() | {"timeout_s": EXPORT_TIMEOUT_S}})
+    export = example_export() | {"timeout_s": EXPORT_TIMEOUT_S} | ({"quantize": "none"} if args.float32 else {})
+    folder, result = build_example("smollm2", {"export": export})
     weights, lm = quantized_lm(result)
     codec = TextCodec(result.repository / "generate" / "1" / "tokenizer.json")
     rows, prefix = measure_peers(result.repository, folder, codec, ort_model, args.rounds)
