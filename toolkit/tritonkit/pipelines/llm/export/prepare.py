@@ -71,8 +71,9 @@ def _smollm2_assets(out: Path) -> None:
 
 #: |quantized - PyTorch| on the verify cases: a check for gross errors only (shapes, dynamic dims, a broken graph).
 #: Verify's random N(0, 1) caches are far from any real cache and amplify the quantization error (SmolLM2 int8:
-#: logits up to 16 off, ~1 on real prompts); an LM's quality is measured against the float graph (quantize.lm)
-QUANTIZED_TOLERANCE = {"atol": 8.0, "rtol": 0.1, "outputs": {"logits": {"atol": 40.0, "rtol": 0.1}}}
+#: keys/values up to 8.5 and logits 16 off, ~1 on real prompts); an LM's quality is measured against the float
+#: graph (quantize.lm)
+QUANTIZED_TOLERANCE = {"atol": 20.0, "rtol": 0.1, "outputs": {"logits": {"atol": 40.0, "rtol": 0.1}}}
 
 RECIPES = {
     "tiny": Recipe(_tiny_source, kv_graph.export_options(), _tiny_assets),
