@@ -111,7 +111,8 @@ class JointOutcome:
             **report_mod.summary(self.choice, self.results, target, opts.objective, opts.constraints),
             "winner_settings": self.winner_settings,
             **({} if self.target.engine is None else {"llm_measurements": [
-                {"configuration": m.variant, "settings": describe_point(self.points[m.variant], default_point(self.knobs)),
+                {"configuration": m.variant,
+                 "settings": describe_point(self.points[m.variant], default_point(self.knobs)),
                  "tokens_per_s": m.throughput, "ttft_p99_ms": m.ttft_ms, "itl_p99_ms": m.itl_ms}
                 for m in self.results.measurements]}),
             "tuned": {name: t.model_dump(mode="json", exclude_none=True) for name, t in self.tuned.items()},
