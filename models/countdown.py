@@ -18,7 +18,8 @@ class TritonPythonModel:
             n = int(pb_utils.get_input_tensor_by_name(request, "N").as_numpy().reshape(-1)[0])
             if n > MAX_N:
                 error = pb_utils.TritonError(f"N is {n}; at most {MAX_N} responses are streamed")
-                sender.send(pb_utils.InferenceResponse(error=error), flags=pb_utils.TRITONSERVER_RESPONSE_COMPLETE_FINAL)
+                final = pb_utils.TRITONSERVER_RESPONSE_COMPLETE_FINAL
+                sender.send(pb_utils.InferenceResponse(error=error), flags=final)
                 continue
             for value in range(n, 0, -1):
                 sender.send(pb_utils.InferenceResponse([pb_utils.Tensor("OUT", np.array([value], dtype=np.int32))]))

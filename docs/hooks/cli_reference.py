@@ -20,7 +20,8 @@ def _sections(command: click.Command, ctx: click.Context, depth: int) -> list[st
         for name in command.list_commands(ctx):
             sub = command.get_command(ctx, name)
             if sub is not None and not sub.hidden:
-                out += _sections(sub, sub.context_class(sub, info_name=name, parent=ctx, **sub.context_settings), depth + 1)
+                sub_ctx = sub.context_class(sub, info_name=name, parent=ctx, **sub.context_settings)
+                out += _sections(sub, sub_ctx, depth + 1)
     return out
 
 

@@ -61,7 +61,8 @@ def _table(node: dict[str, Any]) -> list[str]:
     required = set(node.get("required", []))
     rows = ["| field | type | default | description |", "|---|---|---|---|"]
     for name, field in node.get("properties", {}).items():
-        default = "required" if name in required else (f"`{json.dumps(field['default'])}`" if "default" in field else "")
+        shown = f"`{json.dumps(field['default'])}`" if "default" in field else ""
+        default = "required" if name in required else shown
         rows.append(f"| `{name}` | {_cell(_type(field))} | {_cell(default)} | {_cell(field.get('description', ''))} |")
     return rows
 
