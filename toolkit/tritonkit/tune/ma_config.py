@@ -65,8 +65,7 @@ def quick_parameters(space: ModelSpace) -> dict[str, Any]:
     sizes are cleared (a preferred size above a smaller max batch size would make the variant illegal)."""
     if not space.batches:
         return {}
-    return {"dynamic_batching": {"max_queue_delay_microseconds": list(space.delays_us),
-                                 "preferred_batch_size": [[]]}}
+    return {"dynamic_batching": {"max_queue_delay_microseconds": list(space.delays_us), "preferred_batch_size": [[]]}}
 
 
 def _model_entry(space: ModelSpace, options: TuneOptions, cpu_only: bool, kind: str) -> dict[str, Any]:

@@ -27,7 +27,7 @@ def _lm_quality(float_onnx: Path, quantized_onnx: Path, lm: Any, project_dir: Pa
 
 
 def _gateway() -> GatewayPipeline:
-    from tritonkit.pipelines.llm.gateway.routes import PIPELINE  # starlette (the `gateway` extra) only when the gateway starts
+    from tritonkit.pipelines.llm.gateway.routes import PIPELINE  # starlette (the `gateway` extra) only at gateway start
 
     return PIPELINE
 
@@ -35,7 +35,8 @@ def _gateway() -> GatewayPipeline:
 PIPELINE: Pipeline = Pipeline(
     "llm", "the streaming LLM pipeline around a tiny GPT decoder (swap in SmolLM2: see the spec's comments)",
     Starter(needs={"torch": "tritonkit[export]", "tokenizers": "tritonkit[llm]", "onnxruntime": "tritonkit[export]"},
-            generate=_assets, generate_command="python -m tritonkit.pipelines.llm.export.prepare tiny assets --assets-only"),
+            generate=_assets,
+            generate_command="python -m tritonkit.pipelines.llm.export.prepare tiny assets --assets-only"),
     lm_quality=_lm_quality,
     gateway=_gateway,
 )
