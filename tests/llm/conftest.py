@@ -39,6 +39,28 @@ def prepared(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Path]:
     return get
 
 
+@pytest.fixture(scope="module")
+def tiny(prepared: Callable[[str], Path]) -> Path:
+    """The tiny GPT's prepared folder (model.onnx, tokenizer.json, generation.json)."""
+    return prepared("tiny")
+
+
+@pytest.fixture(scope="module")
+def decoder(tiny: Path) -> Any:
+    """The tiny GPT's ONNX decoder on one thread (an OnnxDecoder)."""
+    from tritonkit.pipelines.llm.runtime.decoder import OnnxDecoder
+
+    return OnnxDecoder(tiny / "model.onnx", intra_op_threads=1)
+
+
+@pytest.fixture(scope="module")
+def codec(tiny: Path) -> Any:
+    """The tiny GPT's tokenizer (a TextCodec)."""
+    from tritonkit.pipelines.llm.runtime.text import TextCodec
+
+    return TextCodec(tiny / "tokenizer.json")
+
+
 def write_spec(folder: Path, model: str, assets_dir: Path | None = None,
                generate_parameters: dict[str, Any] | None = None,
                generate_overrides: dict[str, Any] | None = None, quantized: bool = False) -> Path:

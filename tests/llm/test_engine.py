@@ -12,7 +12,7 @@ import pytest
 from tests.llm.reference import tiny_greedy
 from tritonkit.pipelines.llm import runtime
 from tritonkit.pipelines.llm.runtime.assets import GenerationConfig
-from tritonkit.pipelines.llm.runtime.decoder import OnnxDecoder, Row
+from tritonkit.pipelines.llm.runtime.decoder import Row
 from tritonkit.pipelines.llm.runtime.engine import (
     CANCELLED,
     LENGTH,
@@ -23,26 +23,11 @@ from tritonkit.pipelines.llm.runtime.engine import (
 )
 from tritonkit.pipelines.llm.runtime.kv_cache import MIB, CacheBudgetError, KVCachePool
 from tritonkit.pipelines.llm.runtime.sampling import SamplingParams
-from tritonkit.pipelines.llm.runtime.text import TextCodec, visible_text
+from tritonkit.pipelines.llm.runtime.text import visible_text
 
 PROMPTS = ["Hello", "The capital of France is", "a", "Once upon a time, in a land far away,", "✓ unicode é",
            "12345678901234567890", "xyz", "Triton", "in-flight batching", "KV cache", "?", "tokens", "stream me",
            "GPU-less", "two cores", "sixteen"]
-
-
-@pytest.fixture(scope="module")
-def tiny(prepared) -> Path:
-    return prepared("tiny")
-
-
-@pytest.fixture(scope="module")
-def decoder(tiny) -> OnnxDecoder:
-    return OnnxDecoder(tiny / "model.onnx", intra_op_threads=1)
-
-
-@pytest.fixture(scope="module")
-def codec(tiny) -> TextCodec:
-    return TextCodec(tiny / "tokenizer.json")
 
 
 def make_engine(decoder, tiny, codec, budget=64 * MIB, **kwargs) -> Engine:

@@ -4,8 +4,6 @@ least recently used within their budget and make way for requests inside kv_cach
 Triton's /metrics."""
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 
@@ -13,7 +11,6 @@ from tests.llm import clients
 from tests.llm.conftest import build_repository, write_spec
 from tests.llm.reference import tiny_greedy
 from tritonkit.pipelines.llm.runtime.assets import GenerationConfig
-from tritonkit.pipelines.llm.runtime.decoder import OnnxDecoder
 from tritonkit.pipelines.llm.runtime.engine import Engine
 from tritonkit.pipelines.llm.runtime.kv_cache import MIB, CacheBudgetError, KVCachePool
 from tritonkit.pipelines.llm.runtime.loading import load_engine
@@ -23,21 +20,6 @@ from tritonkit.pipelines.llm.runtime.text import TextCodec
 
 SYSTEM = "You are a helpful assistant who answers in one short sentence, politely. "  # 73 byte tokens
 GREEDY = SamplingParams(max_tokens=16, ignore_eos=True)
-
-
-@pytest.fixture(scope="module")
-def tiny(prepared) -> Path:
-    return prepared("tiny")
-
-
-@pytest.fixture(scope="module")
-def decoder(tiny) -> OnnxDecoder:
-    return OnnxDecoder(tiny / "model.onnx", intra_op_threads=1)
-
-
-@pytest.fixture(scope="module")
-def codec(tiny) -> TextCodec:
-    return TextCodec(tiny / "tokenizer.json")
 
 
 def make_engine(decoder, tiny, budget=64 * MIB, prefix_bytes=4 * MIB, **kwargs) -> Engine:
