@@ -75,7 +75,8 @@ def test_chunked_prefill_gives_the_greedy_tokens_of_one_prefill(model_dir):
     from tritonkit.pipelines.llm.runtime.loading import load_engine
     from tritonkit.pipelines.llm.runtime.sampling import SamplingParams
 
-    loaded = load_engine(model_dir, {"prefill_chunk_tokens": "0"})
+    # no prefix reuse: the second admission of the same prompt would take it from the cache in one step
+    loaded = load_engine(model_dir, {"prefill_chunk_tokens": "0", "prefix_cache_bytes": "0"})
     prompt = loaded.codec.encode("The capital of France is Paris. The capital of Italy is Rome. " * 25)[:300]
     params = SamplingParams(max_tokens=16, ignore_eos=True)
     whole = loaded.engine.run({"x": (prompt, params)})["x"].generated
