@@ -17,6 +17,12 @@ from tests.conftest import require
 
 psutil = require("psutil", "pip install psutil")
 
+# A shell without job control starts background jobs with SIGINT ignored, and an ignored signal stays ignored in
+# every process started after it, so the commands under test would never see Ctrl-C. A terminal delivers it: give
+# the commands started here what a terminal gives (a Python handler in this process is reset to the default at exec).
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
 #: X[0] seconds of sleep when X[0] >= 5 (smoke's generated inputs stay below), then Y = X.
 SLEEP_MODEL = '''
 import time
