@@ -1,9 +1,8 @@
 """Names why a compose deployment did not come up, from the engine's output and the container's log.
 
-A bind mount whose source does not exist is caught before anything starts: compose engines create the
-missing folder, and Triton then serves an empty repository and reports healthy. The engine's output names
-a published port that is taken; Triton's own log, read with the embedded server's log reader, names the
-models that failed to load and why.
+A bind mount whose source does not exist is caught before anything starts: compose engines create the missing folder,
+and Triton then serves an empty repository and reports healthy. The engine's output names a published port that is
+taken; Triton's own log, read with the embedded server's log reader, names the models that failed to load and why.
 """
 from __future__ import annotations
 

@@ -1,12 +1,11 @@
 """A stand-in for the official Triton image, built from registries only: a Debian mirror and the package index.
 
-For machines without access to nvcr.io (this project's CI): a debootstrapped Debian root filesystem
-imported as a base image, Python 3.11, and Triton 2.51 from the `nvidia-pytriton` wheel laid out the
-way the official image is (`tritonserver` on PATH, backends in /opt/tritonserver/backends, the Python
-backend stub in place, curl for the compose healthcheck, `pip` for a generated Dockerfile, user
-`triton-server` with uid 1000). It has the Python backend only, plus onnxruntime for the fallback models
-`tritonkit serve` generates. The image is tagged by a hash of this recipe, so each machine builds it once;
-the root filesystem is cached as a tarball under the tritonkit cache.
+For machines without access to nvcr.io (this project's CI): a debootstrapped Debian root filesystem imported as a base
+image, Python 3.11, and Triton 2.51 from the `nvidia-pytriton` wheel laid out the way the official image is
+(`tritonserver` on PATH, backends in /opt/tritonserver/backends, the Python backend stub in place, curl for the compose
+healthcheck, `pip` for a generated Dockerfile, user `triton-server` with uid 1000). It has the Python backend only, plus
+onnxruntime for the fallback models `tritonkit serve` generates. The image is tagged by a hash of this recipe, so each
+machine builds it once; the root filesystem is cached as a tarball under the tritonkit cache.
 
     python -m tritonkit.containers.standin          # prints the image tag, building it if needed
 """

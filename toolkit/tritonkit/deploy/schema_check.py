@@ -1,9 +1,8 @@
 """Offline schema checks of generated manifests, so a file that `kubectl apply` would refuse is never written.
 
-Core kinds go through `kubernetes-validate` (the Kubernetes JSON schemas of a named version, shipped in
-the package); custom resources through their CRDs' published schemas vendored in `schemas/` (see its
-README for sources and versions). Both are strict: an unknown field is an error, as with
-`kubectl apply --validate=strict`.
+Core kinds go through `kubernetes-validate` (the Kubernetes JSON schemas of a named version, shipped in the package);
+custom resources through their CRDs' published schemas vendored in `schemas/` (see its README for sources and versions).
+Both are strict: an unknown field is an error, as with `kubectl apply --validate=strict`.
 """
 from __future__ import annotations
 

@@ -1,10 +1,9 @@
 """Records what building a model read: project code, data/weight files, imported packages (for the cache).
 
-Runs inside the export child. Python's audit hook sees every `open()` (torch.load, json, pickle...);
-the modules imported during the build give the code files; packages imported from site-packages are
-recorded by distribution version. Files read by native code only (e.g. safetensors' Rust loader) are
-invisible here: the spec's `source.weights` names them (hashed by the parent), and files shipped in a
-package are covered by the package's version.
+Runs inside the export child. Python's audit hook sees every `open()` (torch.load, json, pickle...); the modules
+imported during the build give the code files; packages imported from site-packages are recorded by distribution
+version. Files read by native code only (e.g. safetensors' Rust loader) are invisible here: the spec's `source.weights`
+names them (hashed by the parent), and files shipped in a package are covered by the package's version.
 """
 from __future__ import annotations
 

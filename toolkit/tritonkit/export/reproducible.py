@@ -1,10 +1,9 @@
 """Strips what ties an exported ONNX graph to the folder and environment it was built in.
 
-torch.onnx's exporter records a Python stack trace on every node (metadata `pkg.torch.onnx.stack_trace`):
-absolute paths of the project's model code, of tritonkit and of the virtualenv. The same model built in
-another folder was byte-different, so `publish` uploaded it again as a new version. The traces are for
-debugging the export only (no runtime reads node metadata); the other metadata torch writes (module names,
-scopes, the FX node) name no file and stay.
+torch.onnx's exporter records a Python stack trace on every node (metadata `pkg.torch.onnx.stack_trace`): absolute paths
+of the project's model code, of tritonkit and of the virtualenv. The same model built in another folder was
+byte-different, so `publish` uploaded it again as a new version. The traces are for debugging the export only (no
+runtime reads node metadata); the other metadata torch writes (module names, scopes, the FX node) name no file and stay.
 """
 from __future__ import annotations
 

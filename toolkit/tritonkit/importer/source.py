@@ -63,10 +63,9 @@ def _valid_models(root: Path, problems: list[Problem]) -> tuple[dict[str, pb.Mod
 def as_triton_loads(config: pb.ModelConfig, folder_name: str) -> pb.ModelConfig:
     """`config` with the defaults Triton fills in at load time where the spec always writes the value.
 
-    A config without `name` gets its folder's name; a warmup sample without `count` runs once (Triton reads 0
-    as 1), which the spec writes as `count: 1`. An instance group without `count` keeps it unset: the spec
-    leaves it out too, and Triton runs its backend's default (2 on CPU for onnxruntime and tensorflow, else 1).
-    Nothing else is changed.
+    A config without `name` gets its folder's name; a warmup sample without `count` runs once (Triton reads 0 as 1),
+    which the spec writes as `count: 1`. An instance group without `count` keeps it unset: the spec leaves it out too,
+    and Triton runs its backend's default (2 on CPU for onnxruntime and tensorflow, else 1). Nothing else is changed.
     """
     loaded = pb.ModelConfig()
     loaded.CopyFrom(config)

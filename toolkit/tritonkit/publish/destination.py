@@ -1,10 +1,9 @@
 """Where a repository is published: a local folder or an S3 prefix, behind one small interface.
 
-Keys are `/`-separated paths below the destination root. Every write is whole-object (S3 PUT, or a
-temporary file renamed into place locally), so a reader never sees half a file, and each object carries
-its sha256 (S3 metadata; recomputed locally) so a rerun can skip what is already there.
-S3 credentials come only from boto3's own chain (environment, profile, instance/IRSA role); tritonkit
-never reads, stores or prints them.
+Keys are `/`-separated paths below the destination root. Every write is whole-object (S3 PUT, or a temporary file
+renamed into place locally), so a reader never sees half a file, and each object carries its sha256 (S3 metadata;
+recomputed locally) so a rerun can skip what is already there. S3 credentials come only from boto3's own chain
+(environment, profile, instance/IRSA role); tritonkit never reads, stores or prints them.
 """
 from __future__ import annotations
 

@@ -1,9 +1,8 @@
 """Makes a built repository servable by the embedded server, whose only backend is Python.
 
-ONNX Runtime, TensorRT and PyTorch models are swapped for a generated Python-backend model that runs the
-model's ONNX file with onnxruntime on the CPU, keeping name, tensors, batching, instance groups and
-sequence settings. `serving.py` writes the result into a separate serving directory; the built
-repository is never written to.
+ONNX Runtime, TensorRT and PyTorch models are swapped for a generated Python-backend model that runs the model's ONNX
+file with onnxruntime on the CPU, keeping name, tensors, batching, instance groups and sequence settings. `serving.py`
+writes the result into a separate serving directory; the built repository is never written to.
 """
 from __future__ import annotations
 

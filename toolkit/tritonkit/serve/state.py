@@ -1,7 +1,6 @@
 """The small state file that lets later processes (`tritonkit stop`, `smoke`, `perf`) find a background server.
 
-It lives in the project (`.tritonkit/server.json`) rather than in a global place, so each project
-stops its own server.
+It lives in the project (`.tritonkit/server.json`) rather than in a global place, so each project stops its own server.
 """
 from __future__ import annotations
 

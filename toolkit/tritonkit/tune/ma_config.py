@@ -1,8 +1,7 @@
 """Model Analyzer's profile config (its YAML), generated from the target, its search space and the options.
 
-One function per section, so the YAML a user sees with `--dry-run` reads like the options they gave.
-The measurement window and input data go into the global `perf_analyzer_flags` (per-model flags would
-replace, not extend, them).
+One function per section, so the YAML a user sees with `--dry-run` reads like the options they gave. The measurement
+window and input data go into the global `perf_analyzer_flags` (per-model flags would replace, not extend, them).
 """
 from __future__ import annotations
 

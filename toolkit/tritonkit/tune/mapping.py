@@ -1,9 +1,8 @@
 """Maps the winning Model Analyzer variant back onto the spec: the `tuned:` entry of each model it changed.
 
-Only what the search varied is taken (max batch size, instance count, dynamic batching); the variant's
-other fields are the built config (or its Python-backend fallback, for ONNX models served embedded) and
-stay the spec's. The instance kind stays the spec's too: a CPU-only host measures KIND_CPU copies, but
-the spec may deploy on GPUs.
+Only what the search varied is taken (max batch size, instance count, dynamic batching); the variant's other fields are
+the built config (or its Python-backend fallback, for ONNX models served embedded) and stay the spec's. The instance
+kind stays the spec's too: a CPU-only host measures KIND_CPU copies, but the spec may deploy on GPUs.
 """
 from __future__ import annotations
 

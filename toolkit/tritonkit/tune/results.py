@@ -1,8 +1,7 @@
 """Reads what Model Analyzer measured: `results/metrics-model-inference.csv` and its latest checkpoint.
 
-The checkpoint holds every measurement and the exact config of every variant (also after an interrupted
-run, when no CSV is written); the CSV adds Model Analyzer's own constraint verdict. Both are parsed into
-the same `Measurement` rows.
+The checkpoint holds every measurement and the exact config of every variant (also after an interrupted run, when no CSV
+is written); the CSV adds Model Analyzer's own constraint verdict. Both are parsed into the same `Measurement` rows.
 """
 from __future__ import annotations
 

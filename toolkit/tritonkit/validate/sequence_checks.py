@@ -1,6 +1,5 @@
-"""`sequence_batching` as Triton 2.51 checks it: control tensors (Get*SequenceControlProperties),
-'oldest'/'direct' strategies (ValidateModelConfig) and implicit state (SequenceBatchScheduler::Create,
-SequenceStates::Initialize)."""
+"""`sequence_batching` as Triton 2.51 checks it: control tensors (Get*SequenceControlProperties), 'oldest'/'direct'
+strategies (ValidateModelConfig) and implicit state (SequenceBatchScheduler::Create, SequenceStates::Initialize)."""
 from __future__ import annotations
 
 from collections import Counter

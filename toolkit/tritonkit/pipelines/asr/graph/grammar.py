@@ -1,9 +1,8 @@
 """G from a grammar: one allowed sentence pattern per line, for closed-vocabulary command recognition.
 
-A pattern is a sequence of items; an item is a word or a choice `(one|two|three)`, and a trailing `+`
-repeats the item one or more times, e.g. `call (zero|one|two)+` or `volume (up|down)`. Lines starting
-with `#` are comments. Every word must be in the lexicon: an out-of-vocabulary word is a one-line error,
-because it could never be recognized.
+A pattern is a sequence of items; an item is a word or a choice `(one|two|three)`, and a trailing `+` repeats the item
+one or more times, e.g. `call (zero|one|two)+` or `volume (up|down)`. Lines starting with `#` are comments. Every word
+must be in the lexicon: an out-of-vocabulary word is a one-line error, because it could never be recognized.
 """
 from __future__ import annotations
 

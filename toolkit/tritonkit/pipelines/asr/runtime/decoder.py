@@ -12,17 +12,16 @@ folder can be copied into a version folder as `asr_runtime`):
     final = stream.finalize()                  # best path ending in a final state (falls back to any state)
     greedy_decode(log_probs, graph.tokens)     # argmax, collapse repeats, drop blank: the baseline
 
-Both `decode` and `stream` use FasterDecoder (beam, max_active, min_active), so a stream's final transcript
-is the offline one. FasterDecoder's best path is limited to final states as soon as any token is in one
-(Kaldi's behaviour, whatever `use_final_probs` says), which makes partial results of a grammar jump to
-complete but unlikely sentences. So the search runs on a copy of TLG where every state is final, and each
-real final state gets an arc with an extra "end" label (log-prob column V, appended to each chunk):
-`finalize` feeds one frame where only that column is likely, which leaves only paths that ended in a real
-final state, with its final weight. With `lattice_beam` set, `decode` uses LatticeSimpleDecoder instead
-(beam, lattice_beam; kaldi-decoder 0.3.2 gives that decoder no incremental API). Word times come from the frame
-alignment of the best path: its per-frame token labels are collapsed into token segments, which are split into
-the decoded words by their pronunciations; a word spans its first token's first frame to its last token's last frame,
-in seconds = frame index * frame_shift_s * subsampling.
+Both `decode` and `stream` use FasterDecoder (beam, max_active, min_active), so a stream's final transcript is the
+offline one. FasterDecoder's best path is limited to final states as soon as any token is in one (Kaldi's behaviour,
+whatever `use_final_probs` says), which makes partial results of a grammar jump to complete but unlikely sentences. So
+the search runs on a copy of TLG where every state is final, and each real final state gets an arc with an extra "end"
+label (log-prob column V, appended to each chunk): `finalize` feeds one frame where only that column is likely, which
+leaves only paths that ended in a real final state, with its final weight. With `lattice_beam` set, `decode` uses
+LatticeSimpleDecoder instead (beam, lattice_beam; kaldi-decoder 0.3.2 gives that decoder no incremental API). Word times
+come from the frame alignment of the best path: its per-frame token labels are collapsed into token segments, which are
+split into the decoded words by their pronunciations; a word spans its first token's first frame to its last token's
+last frame, in seconds = frame index * frame_shift_s * subsampling.
 """
 from __future__ import annotations
 

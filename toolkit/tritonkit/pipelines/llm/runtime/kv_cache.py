@@ -1,10 +1,9 @@
 """Per-request KV caches with a byte budget: reserved whole at admission, freed on finish, cancel or idle.
 
-A request reserves `prompt + max_tokens` positions up front (numpy arrays [L, H, capacity, D] for keys and
-values; pages are touched only as positions fill). Reserving the worst case means an admitted request can
-always finish, and a request that cannot fit is refused at once with the numbers that explain why.
-Blocks kept for prefix reuse (`prefix_cache.PrefixCache`) count against the same budget and are evicted for a
-request that needs their memory.
+A request reserves `prompt + max_tokens` positions up front (numpy arrays [L, H, capacity, D] for keys and values; pages
+are touched only as positions fill). Reserving the worst case means an admitted request can always finish, and a request
+that cannot fit is refused at once with the numbers that explain why. Blocks kept for prefix reuse
+(`prefix_cache.PrefixCache`) count against the same budget and are evicted for a request that needs their memory.
 """
 from __future__ import annotations
 

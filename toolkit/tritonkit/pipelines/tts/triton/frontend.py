@@ -1,10 +1,9 @@
 """Triton adapter for `frontend`: text (BYTES) -> Kokoro token ids in model-sized segments + unknown symbols.
 
-Voice-independent. The symbol table is this model's own version folder's vocab.json, which the build copies from
-the model that embeds the token ids (`files: {vocab.json: model:speech/vocab.json}`); espeak-ng's language comes
-from parameter `espeak_voice` (default en-us), the segment size from `max_tokens` (default 510, Kokoro's).
-Empty text, text with nothing to speak, or text longer than parameter `max_chars` (default 5000) is the request's
-INVALID_ARG error.
+Voice-independent. The symbol table is this model's own version folder's vocab.json, which the build copies from the
+model that embeds the token ids (`files: {vocab.json: model:speech/vocab.json}`); espeak-ng's language comes from
+parameter `espeak_voice` (default en-us), the segment size from `max_tokens` (default 510, Kokoro's). Empty text, text
+with nothing to speak, or text longer than parameter `max_chars` (default 5000) is the request's INVALID_ARG error.
 """
 import json
 import os
