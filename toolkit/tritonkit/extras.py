@@ -3,8 +3,6 @@
 The extras are read from tritonkit's installed metadata (pyproject's optional-dependencies), not from a second
 list here; only import names that differ from their distribution's name are listed.
 """
-from __future__ import annotations
-
 import re
 from importlib import metadata
 

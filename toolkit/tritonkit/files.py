@@ -1,7 +1,5 @@
 """File primitives every command shares, kept light (standard library only) so that importing them adds nothing
 to a command's start-up: content hashes, and whole-file writes a reader never sees half done."""
-from __future__ import annotations
-
 import hashlib
 import os
 import stat

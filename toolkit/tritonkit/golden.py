@@ -7,8 +7,6 @@ Layout under `<model>/golden/` (Triton ignores non-numeric folders of a model di
 - optional per-file `tol:atol` / `tol:rtol`, else `tolerance.json` ({"default": {...}, "outputs": {...}}).
 Strings are stored as fixed-width bytes and come back as object arrays, as tritonclient sends them.
 """
-from __future__ import annotations
-
 import json
 from dataclasses import dataclass, field
 from pathlib import Path

@@ -5,8 +5,6 @@ Specs name them as `tritonkit:<path>` (e.g. `tritonkit:ensembles/llm.yaml`,
 are mapped into the package by the build (setup.py); in a wheel they are inside it. Resolving through the
 import system covers both, so nothing depends on where the checkout is.
 """
-from __future__ import annotations
-
 from importlib.resources import files
 from pathlib import Path
 

@@ -1,6 +1,4 @@
 """`tritonkit build`: spec -> validated model repository + docker-compose.yml."""
-from __future__ import annotations
-
 from pathlib import Path
 
 import click

@@ -1,7 +1,5 @@
 """`tritonkit deploy k8s|kserve`: manifests for Triton serving a published s3:// repository, sized and
 schema-checked."""
-from __future__ import annotations
-
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any

@@ -1,6 +1,4 @@
 """`tritonkit export MODEL`: export and verify one model of the spec on its own, without building."""
-from __future__ import annotations
-
 from pathlib import Path
 
 import click

@@ -1,6 +1,4 @@
 """`tritonkit gateway`: OpenAI-compatible /v1 routes in front of the pipelines a running Triton serves."""
-from __future__ import annotations
-
 from pathlib import Path
 
 import click

@@ -1,6 +1,4 @@
 """`tritonkit import`: an existing Triton model repository -> tritonkit.yaml + models/<name>/ next to it."""
-from __future__ import annotations
-
 from pathlib import Path
 
 import click

@@ -1,6 +1,4 @@
 """`tritonkit init`: a working starter project (spec, model code, smoke known answers) in a folder."""
-from __future__ import annotations
-
 from pathlib import Path
 
 import click

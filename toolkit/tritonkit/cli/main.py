@@ -3,8 +3,6 @@
 Each command lives in its own module, and some of them import export or serving stacks that take most
 of a second; `tritonkit --help`, `--version` and `validate` must not pay for them (issue #15).
 """
-from __future__ import annotations
-
 import contextlib
 import importlib
 from collections.abc import Iterator

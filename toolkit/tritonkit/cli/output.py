@@ -1,6 +1,4 @@
 """How commands report: one-line errors with exit code 2, a table or JSON on success."""
-from __future__ import annotations
-
 import dataclasses
 import difflib
 import functools

@@ -3,8 +3,6 @@
 pathlib folds `s3://bucket/prefix` into `s3:/bucket/prefix`, so without this the command reported a mangled
 folder that does not exist (`serve`, `publish` DEST, `rollout` and `gateway --repository` are the ones that take s3://).
 """
-from __future__ import annotations
-
 from pathlib import Path
 from typing import Any
 

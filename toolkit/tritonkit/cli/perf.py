@@ -1,6 +1,4 @@
 """`tritonkit perf`: measure a served model with perf_analyzer and report throughput and latency."""
-from __future__ import annotations
-
 from pathlib import Path
 
 import click

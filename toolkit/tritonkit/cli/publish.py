@@ -1,6 +1,4 @@
 """`tritonkit publish`: a built repository to a folder or S3 as new model versions, staged and verified."""
-from __future__ import annotations
-
 import shlex
 import time
 from dataclasses import asdict

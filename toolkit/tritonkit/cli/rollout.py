@@ -1,6 +1,4 @@
 """`tritonkit rollout` and `tritonkit rollback`: running Triton servers onto published versions, or back."""
-from __future__ import annotations
-
 import click
 
 from tritonkit.cli.output import emit_json, json_option, reports_errors

@@ -1,6 +1,4 @@
 """`tritonkit schema`: the JSON Schema of tritonkit.yaml, for editors and CI linters."""
-from __future__ import annotations
-
 import json
 
 import click

@@ -1,6 +1,4 @@
 """`tritonkit serve`: run a model repository on the embedded Triton 2.51 (no Docker, no GPU needed)."""
-from __future__ import annotations
-
 import signal
 import subprocess
 import sys

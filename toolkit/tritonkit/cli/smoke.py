@@ -1,6 +1,4 @@
 """`tritonkit smoke`: check a running Triton server model by model, over HTTP and gRPC."""
-from __future__ import annotations
-
 import sys
 from dataclasses import asdict
 from pathlib import Path

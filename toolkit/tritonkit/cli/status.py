@@ -1,6 +1,4 @@
 """`tritonkit status`: the Triton servers `tritonkit serve` runs, with their ports, pid, models and uptime."""
-from __future__ import annotations
-
 from pathlib import Path
 
 import click

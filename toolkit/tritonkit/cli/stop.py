@@ -1,6 +1,4 @@
 """`tritonkit stop`: stop the server that `tritonkit serve` started for this project."""
-from __future__ import annotations
-
 import time
 from pathlib import Path
 

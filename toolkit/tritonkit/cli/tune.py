@@ -1,6 +1,4 @@
 """`tritonkit tune`: find the best instance count, batch size and batching delay with Triton Model Analyzer."""
-from __future__ import annotations
-
 import shlex
 from pathlib import Path
 from typing import Any

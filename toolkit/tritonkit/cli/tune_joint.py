@@ -1,6 +1,4 @@
 """`tritonkit tune PIPELINE --joint`: the options of the joint end-to-end search and how its outcome is printed."""
-from __future__ import annotations
-
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path

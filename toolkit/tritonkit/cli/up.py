@@ -1,6 +1,4 @@
 """`tritonkit up` / `tritonkit down`: the generated compose file run by whichever compose engine exists."""
-from __future__ import annotations
-
 import subprocess
 import time
 from pathlib import Path

@@ -1,6 +1,4 @@
 """`tritonkit validate`: protobuf and semantic checks on any model repository, hand-written ones included."""
-from __future__ import annotations
-
 from pathlib import Path
 
 import click

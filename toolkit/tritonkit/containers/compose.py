@@ -6,8 +6,6 @@ always passed (`-p`), so containers are found by their project label whatever th
 Health is the container's own healthcheck: docker reports it in `inspect`; podman without systemd runs
 no healthcheck timers, so `podman healthcheck run` is polled instead.
 """
-from __future__ import annotations
-
 import json
 import re
 import shutil

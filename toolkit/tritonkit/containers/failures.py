@@ -4,8 +4,6 @@ A bind mount whose source does not exist is caught before anything starts: compo
 and Triton then serves an empty repository and reports healthy. The engine's output names a published port that is
 taken; Triton's own log, read with the embedded server's log reader, names the models that failed to load and why.
 """
-from __future__ import annotations
-
 import re
 from pathlib import Path
 

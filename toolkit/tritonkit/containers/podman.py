@@ -4,8 +4,6 @@ A build's RUN steps see neither the host's pip configuration nor its CA bundle, 
 does not reach them; mounting a pip.conf that names the host's bundle lets an unchanged Dockerfile's
 `pip install` reach the same index the host does, without copying anything into the image.
 """
-from __future__ import annotations
-
 import os
 import shutil
 import subprocess

@@ -9,8 +9,6 @@ machine builds it once; the root filesystem is cached as a tarball under the tri
 
     python -m tritonkit.containers.standin          # prints the image tag, building it if needed
 """
-from __future__ import annotations
-
 import fcntl
 import hashlib
 import re

@@ -6,8 +6,6 @@ linted without a helm binary, which is not installable on the machines that buil
 and `kubectl apply -k` needs nothing beyond kubectl. Values a chart would expose are flags of this
 command; regenerate to change them, or patch with kustomize overlays.
 """
-from __future__ import annotations
-
 from typing import Any
 
 from tritonkit.deploy import pod

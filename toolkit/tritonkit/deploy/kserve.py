@@ -4,8 +4,6 @@ KServe runs the container, so the sizing, probes, security context and explicit-
 the ones `deploy k8s` uses; what differs is KServe's: the repository arrives at /mnt/models through
 its storage initializer, HTTP is on 8080, and autoscaling goes through KEDA on a Prometheus query.
 """
-from __future__ import annotations
-
 from typing import Any
 
 from tritonkit.deploy import pod

@@ -3,8 +3,6 @@
 The startup probe must outlast the loading (Triton opens its HTTP port only once the models named at
 startup have loaded), so its window is derived from a measured load rather than a guess.
 """
-from __future__ import annotations
-
 import re
 from dataclasses import dataclass
 from pathlib import Path

@@ -1,6 +1,4 @@
 """Renders `templates/deploy/*.yaml.j2`, parses and schema-checks every document, then writes all files or none."""
-from __future__ import annotations
-
 import json
 from collections.abc import Collection
 from dataclasses import dataclass

@@ -6,8 +6,6 @@ by hand), which would take a healthy pod out of its Service. Liveness asks `/v2/
 Kubernetes never restarts a pod for loading. The startup probe covers the initial load: Triton opens its
 HTTP port only after the models named with `--load-model` are loaded.
 """
-from __future__ import annotations
-
 from typing import Any
 
 from tritonkit.deploy.sizing import PROBE_PERIOD_S, mebibytes

@@ -4,8 +4,6 @@ Core kinds go through `kubernetes-validate` (the Kubernetes JSON schemas of a na
 custom resources through their CRDs' published schemas vendored in `schemas/` (see its README for sources and versions).
 Both are strict: an unknown field is an error, as with `kubectl apply --validate=strict`.
 """
-from __future__ import annotations
-
 import gzip
 import json
 import re

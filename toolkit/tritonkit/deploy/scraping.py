@@ -8,8 +8,6 @@ Two scrape paths, the two that clusters run:
   must exist, or `kubectl apply -k` fails.
 Both give every series the `namespace` and `pod` labels the autoscaling queries select on.
 """
-from __future__ import annotations
-
 from typing import Any
 from urllib.parse import urlsplit
 

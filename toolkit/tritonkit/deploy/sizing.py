@@ -15,8 +15,6 @@ The rules (docs/commands/deploy.md "Sizing, probes, validation" explains them to
 - GPUs: only when some instance group is KIND_GPU: as many as the groups name (`gpus: [0, 1]` -> 2), else 1.
 - Startup window: 3 x the measured load time + the download at 50 MB/s + 30 s, in 10 s probe periods.
 """
-from __future__ import annotations
-
 import math
 import re
 from dataclasses import dataclass

@@ -2,8 +2,6 @@
 
 Every bad value is found here, before anything is rendered, and reported as `file: field: problem; fix`.
 """
-from __future__ import annotations
-
 import importlib.util
 import math
 import re

@@ -3,8 +3,6 @@
 This runs in the CLI's process and never imports torch: the work happens in an isolated child
 (`isolation.py`), and is skipped when the cache says nothing that went into it has changed.
 """
-from __future__ import annotations
-
 import shutil
 import time
 from dataclasses import dataclass, field, replace

@@ -8,8 +8,6 @@ files, data and weight files it read, versions of packages it imported) and each
 Layout: `<cache root>/<key>/` = job.json, progress.jsonl, error.json, export.log, reproduce.sh, manifest.json,
 artifacts/ (result.json, model files, golden/).
 """
-from __future__ import annotations
-
 import ast
 import functools
 import hashlib

@@ -3,8 +3,6 @@
 A graph exported from one example can silently bake in that example's sizes or branches; running it at
 other sizes and values is what exposes that.
 """
-from __future__ import annotations
-
 from dataclasses import dataclass
 
 import numpy as np

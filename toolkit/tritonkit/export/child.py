@@ -4,8 +4,6 @@ Writes result.json on success, error.json for a located error (re-raised by the 
 and progress events (one JSON line per stage) that the parent relays to the terminal. Exit codes: 0 ok, 3 located
 error, 1 unexpected exception (traceback in the log).
 """
-from __future__ import annotations
-
 import json
 import sys
 import time

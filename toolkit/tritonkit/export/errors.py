@@ -1,6 +1,4 @@
 """Export failures as located, one-line errors (subclasses of the project's TritonkitError)."""
-from __future__ import annotations
-
 from tritonkit.errors import TritonkitError
 
 

@@ -3,8 +3,6 @@
 The child (`python -m tritonkit.export.child <cache slot>/job.json`) writes its whole output to export.log; a
 reproduce.sh next to it replays the same job by hand. Stages the child reports are relayed as they come.
 """
-from __future__ import annotations
-
 import json
 import os
 import shlex

@@ -1,8 +1,6 @@
 """The export boundary: the job the CLI's process gives the export child (job.json) and the outcome it gets back
 (result.json), typed on both sides and checked when read, so a field one side renames fails here in one line.
 """
-from __future__ import annotations
-
 import json
 from dataclasses import dataclass
 from pathlib import Path

@@ -9,8 +9,6 @@ symmetric 71 us, int4 with integer zero points 117 us, int4 with float zero poin
 put a GGUF Q4_1 block back exactly (d * q + m), but onnxruntime 1.32 runs them on a slow reference path, so
 they are not used: re-quantizing a Q4_1 block onto an integer grid adds up to half a step of error per weight.
 """
-from __future__ import annotations
-
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any

@@ -4,8 +4,6 @@ in the official TensorRT container (`deferred`: the compose file runs `trtexec_c
 Engines are tied to a GPU model and TensorRT version, so building where the server runs is often the
 right call; `local` is for machines that have both TensorRT and the target GPU.
 """
-from __future__ import annotations
-
 import importlib.util
 from collections.abc import Callable
 from dataclasses import asdict, dataclass

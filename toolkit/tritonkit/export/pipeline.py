@@ -3,8 +3,6 @@
 Everything crash-prone (user code, torch.export, the tracer, onnxruntime, TensorRT) happens here, never in
 the CLI's process. Input is an `ExportJob` (job.json), output an `ExportOutcome` (result.json): see `job.py`.
 """
-from __future__ import annotations
-
 import hashlib
 import shutil
 import time

@@ -1,6 +1,4 @@
 """Progress lines on stderr: which model, which stage, seconds since its export started."""
-from __future__ import annotations
-
 import sys
 from typing import Protocol, TextIO
 

@@ -5,8 +5,6 @@ of the project's model code, of tritonkit and of the virtualenv. The same model 
 byte-different, so `publish` uploaded it again as a new version. The traces are for debugging the export only (no
 runtime reads node metadata); the other metadata torch writes (module names, scopes, the FX node) name no file and stay.
 """
-from __future__ import annotations
-
 from collections.abc import Iterator
 from typing import Any
 

@@ -3,8 +3,6 @@
 The graph is the truth the backend will enforce at load time; the spec may narrow it (fixed sizes where
 the graph is dynamic, a `reshape`) but a contradiction is reported here, before Triton sees it.
 """
-from __future__ import annotations
-
 import difflib
 from dataclasses import asdict, dataclass, field
 from pathlib import Path

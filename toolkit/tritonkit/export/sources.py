@@ -3,8 +3,6 @@
 Runs inside the export child, so importing user code and torch happens there. Inputs are always
 named and ordered here, once, so exporters, verification and golden samples agree on names.
 """
-from __future__ import annotations
-
 import importlib
 import importlib.util
 import inspect

@@ -3,8 +3,6 @@
 Both exporters see the same flat adapter (positional tensors in, a flat tuple of tensors out), so
 names, dynamic axes and verification do not depend on how the user's forward() is shaped.
 """
-from __future__ import annotations
-
 import math
 import tempfile
 from pathlib import Path

@@ -3,8 +3,6 @@
 Needs the `torch_tensorrt` package and a CUDA GPU; gated like local TensorRT builds: where either is
 missing the request fails in one line that names the portable alternative.
 """
-from __future__ import annotations
-
 import importlib.util
 from pathlib import Path
 from typing import Any

@@ -3,8 +3,6 @@
 An exporter that returns without error can still produce a graph that answers differently (a baked-in
 branch, a size frozen from the example); only running both and comparing proves the file is the model.
 """
-from __future__ import annotations
-
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path

@@ -1,6 +1,4 @@
 """The ASGI app: the pipelines' routes plus /v1/models, errors in OpenAI's shape, keys and size limits in front."""
-from __future__ import annotations
-
 import logging
 import time
 from collections.abc import AsyncIterator

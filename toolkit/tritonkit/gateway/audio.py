@@ -1,7 +1,5 @@
 """Audio in and out of the gateway: uploads decoded by libsndfile (WAV, FLAC, OGG, MP3, ...), mixed to mono and
 resampled with soxr; speech encoded as streamable WAV / raw PCM (16-bit) or, whole, as FLAC / MP3 / Opus."""
-from __future__ import annotations
-
 import io
 import struct
 from typing import BinaryIO

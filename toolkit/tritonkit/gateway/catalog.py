@@ -1,6 +1,4 @@
 """What the gateway offers: model ids, each naming the pipeline that serves it and the Triton model it calls."""
-from __future__ import annotations
-
 from dataclasses import dataclass, field
 
 from starlette.routing import Route

@@ -4,8 +4,6 @@ Data only (no web framework imported): `tritonkit build` and `tritonkit deploy` 
 `gateway:` section. In a pod the gateway is a sidecar of each Triton replica: it reaches Triton on localhost, scales
 with it, and the autoscaling signals (Triton's queue) stay those of the pod that answers.
 """
-from __future__ import annotations
-
 from typing import Any
 
 from tritonkit import __version__

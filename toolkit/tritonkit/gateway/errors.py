@@ -1,6 +1,4 @@
 """Errors in OpenAI's JSON shape (`{"error": {"message", "type", "param", "code"}}`) with their HTTP status."""
-from __future__ import annotations
-
 from starlette.responses import JSONResponse
 from tritonclient.utils import InferenceServerException
 

@@ -3,8 +3,6 @@
 Keys are compared in constant time and never logged or echoed; a body over the limit is refused with 413
 whether it announces its length or streams chunks past it.
 """
-from __future__ import annotations
-
 import hmac
 import json
 from collections.abc import Awaitable, Callable, MutableMapping

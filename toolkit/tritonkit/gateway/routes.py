@@ -1,6 +1,4 @@
 """The pipelines the gateway can front: those whose plugin declares routes (in its folder's `gateway/`)."""
-from __future__ import annotations
-
 from functools import cache
 
 from tritonkit.gateway.catalog import GatewayPipeline

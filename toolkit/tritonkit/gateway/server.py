@@ -1,6 +1,4 @@
 """Running the gateway: API keys from the environment or a file, the exposure warning, uvicorn."""
-from __future__ import annotations
-
 import os
 from pathlib import Path
 from typing import Any

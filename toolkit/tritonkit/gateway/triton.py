@@ -1,6 +1,4 @@
 """Triton over tritonclient's asyncio gRPC client: one stream per request, cancelled when its caller leaves."""
-from __future__ import annotations
-
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 
 import numpy as np

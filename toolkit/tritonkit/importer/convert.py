@@ -6,8 +6,6 @@ and field instead of being dropped. The spec's own conventions are the only spec
 the spec's key, `parameters` are plain strings, and data files (warmup inputs, initial states, label files)
 are paths that the caller copies next to the new spec.
 """
-from __future__ import annotations
-
 import types
 import typing
 from collections.abc import Callable

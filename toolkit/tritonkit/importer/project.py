@@ -4,8 +4,6 @@ Each config is converted field by field (see `convert.py`), loaded as a spec, re
 templates and compared with the original message: the import succeeds only when every model's rendered
 `ModelConfig` equals the one Triton loads from the repository. Nothing is written until all models pass.
 """
-from __future__ import annotations
-
 import shutil
 import tempfile
 from dataclasses import dataclass, field

@@ -1,6 +1,4 @@
 """Reads an existing model repository for import: configs as Triton loads them, version files, leftovers."""
-from __future__ import annotations
-
 import hashlib
 import os
 from dataclasses import dataclass, field

@@ -1,6 +1,4 @@
 """Writes imported models as a readable tritonkit.yaml: short lists and flat mappings on one line."""
-from __future__ import annotations
-
 from typing import Any
 
 import yaml

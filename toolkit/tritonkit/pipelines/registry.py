@@ -3,8 +3,6 @@
 Adding a pipeline: its folder `pipelines/<name>/` with `plugin.py` (`PIPELINE = Pipeline(...)`, see `plugin.py`)
 and `starter/`, plus its line here.
 """
-from __future__ import annotations
-
 from typing import Any
 
 from tritonkit.pipelines.asr.plugin import PIPELINE as ASR

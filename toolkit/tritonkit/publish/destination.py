@@ -5,8 +5,6 @@ renamed into place locally), so a reader never sees half a file, and each object
 recomputed locally) so a rerun can skip what is already there. S3 credentials come only from boto3's own chain
 (environment, profile, instance/IRSA role); tritonkit never reads, stores or prints them.
 """
-from __future__ import annotations
-
 import hashlib
 import io
 import os

@@ -4,8 +4,6 @@
 separate journal: version folders above the ones the manifest names can only be an interrupted publish's
 (no config.pbtxt serves them), so a rerun reuses their numbers (publish.py).
 """
-from __future__ import annotations
-
 import json
 import time
 from dataclasses import asdict, dataclass, field

@@ -19,8 +19,6 @@ the uploads are the listing and the manifest write.
 Before anything new is written, objects of earlier publishes that differ from the manifest are put back
 from this build's bytes (repair.py).
 """
-from __future__ import annotations
-
 import hashlib
 import re
 from collections.abc import Callable

@@ -8,8 +8,6 @@ ETag differs (damaged, or uploaded another way) is read and its sha256 decides. 
 tag: its files are hashed. Same key, same version number: nothing is renumbered and the manifest is unchanged.
 An object whose content this build does not have (an older live version) is checked for presence only.
 """
-from __future__ import annotations
-
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path

@@ -13,8 +13,6 @@ unloaded, so its answers never stop) and exits non-zero with the reason. When ev
 candidate, the destination is promoted: its config.pbtxt and model files now name the candidate, and the
 manifest records it as live, so a restarted server loads what the running ones serve.
 """
-from __future__ import annotations
-
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field

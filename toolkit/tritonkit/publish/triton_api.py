@@ -5,8 +5,6 @@ runs is decided by the request, not by whatever config.pbtxt the repository hold
 the server restricts the repository API, the key comes from the environment and goes only into the
 `admin-key` header; it is never logged or written.
 """
-from __future__ import annotations
-
 import json
 import time
 import urllib.error

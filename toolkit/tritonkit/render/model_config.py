@@ -1,6 +1,4 @@
 """Renders one model's config.pbtxt from `templates/model_config/`."""
-from __future__ import annotations
-
 from functools import lru_cache
 
 import jinja2

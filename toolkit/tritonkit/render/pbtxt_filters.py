@@ -1,6 +1,4 @@
 """Jinja filters that format values as protobuf text, so templates never hand-escape anything."""
-from __future__ import annotations
-
 from pathlib import PurePosixPath
 
 _ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t"}

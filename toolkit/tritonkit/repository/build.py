@@ -1,6 +1,4 @@
 """`tritonkit build` as a function: spec -> checked plan -> repository, compose file and Dockerfile."""
-from __future__ import annotations
-
 from dataclasses import dataclass
 from pathlib import Path
 

@@ -5,8 +5,6 @@ backend from the export format, and its model files and golden samples from the 
 in `.tritonkit/exports/<model>/` first and reach the repository through the same atomic write as
 everything else, so a failed export leaves the previous repository untouched.
 """
-from __future__ import annotations
-
 from pathlib import Path
 from typing import Any
 

@@ -4,8 +4,6 @@ Runs after exports, assets and graphs, when every model's `files` names the real
 theirs as absolute paths), so the copy is byte for byte what the other model serves. A chain (a model copying a
 file that model itself copies from a third) is followed; a cycle or a file the build did not make is one line.
 """
-from __future__ import annotations
-
 from pathlib import Path, PurePosixPath
 
 from tritonkit.errors import TritonkitError, shown_path

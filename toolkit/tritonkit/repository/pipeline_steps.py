@@ -2,8 +2,6 @@
 
 A step runs for every model with its pipeline's section, before exports; the spec's own `files` of the same name win.
 """
-from __future__ import annotations
-
 from tritonkit.pipelines.registry import PIPELINES, Made
 from tritonkit.spec.model import ModelSpec
 from tritonkit.spec.project import Project

@@ -1,6 +1,4 @@
 """Turns a loaded spec into a checked plan of files to write: rendered configs plus copied model files."""
-from __future__ import annotations
-
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 

@@ -1,6 +1,4 @@
 """Turns the spec's `smoke:` cases into typed golden samples, checked against the model's inputs and outputs."""
-from __future__ import annotations
-
 import warnings
 import wave
 from pathlib import Path

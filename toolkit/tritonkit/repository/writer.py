@@ -1,6 +1,4 @@
 """Writes files atomically: build into a temporary sibling, then swap it in, so failures leave the old output."""
-from __future__ import annotations
-
 import errno
 import os
 import shutil

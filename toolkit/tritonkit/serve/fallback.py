@@ -4,8 +4,6 @@ ONNX Runtime, TensorRT and PyTorch models are swapped for a generated Python-bac
 file with onnxruntime on the CPU, keeping name, tensors, batching, instance groups and sequence settings. `serving.py`
 writes the result into a separate serving directory; the built repository is never written to.
 """
-from __future__ import annotations
-
 import shutil
 from dataclasses import dataclass
 from pathlib import Path

@@ -3,8 +3,6 @@
 The repository index (`POST /v2/repository/index`) is the one place Triton gives every model's state with
 its own reason for a failed load, so load failures are named from it rather than from the log.
 """
-from __future__ import annotations
-
 import json
 import os
 import urllib.error

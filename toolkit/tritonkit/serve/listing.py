@@ -5,8 +5,6 @@ and is recorded in that folder's `.tritonkit/server.json`; so every server on th
 process table: each tritonserver process whose working folder records that very pid. Models and their states
 come from the server's repository index, uptime from the process's start time.
 """
-from __future__ import annotations
-
 import os
 import time
 from dataclasses import dataclass

@@ -4,8 +4,6 @@ perf_analyzer links `libb64.so.0d` and `libcudart.so.12`; the prepared runtime p
 same environment as the embedded server is used. Defaults suit a noisy CPU machine: count windows of
 100 requests and a 20% stability band instead of perf_analyzer's 10%.
 """
-from __future__ import annotations
-
 import csv
 import io
 import re

@@ -3,8 +3,6 @@
 Triton only binds its endpoints after every model has loaded, so a taken port would otherwise surface
 many seconds late; checking first gives the error at once.
 """
-from __future__ import annotations
-
 import ipaddress
 import socket
 from contextlib import ExitStack

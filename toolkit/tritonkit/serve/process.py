@@ -3,8 +3,6 @@
 Triton is started in its own process group, so the Python-backend stubs it spawns can be killed with it
 when SIGTERM is not enough (a server holding rescheduled requests has been seen ignoring SIGTERM).
 """
-from __future__ import annotations
-
 import ctypes
 import os
 import signal

@@ -5,8 +5,6 @@ Python version, so it cannot run in place for our purposes: the stub for the run
 sit in `backends/python/`, and the libraries need `LD_LIBRARY_PATH`. The prepared copy lives in a cache
 (`~/.cache/tritonkit/runtime/<triton>-py<XY>-<wheel location hash>/`, or under `$TRITONKIT_CACHE`) and is reused.
 """
-from __future__ import annotations
-
 import ctypes.util
 import hashlib
 import importlib.metadata

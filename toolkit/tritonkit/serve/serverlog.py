@@ -3,8 +3,6 @@
 Triton answers no API while its models load (its endpoints start afterwards), so the log is the only
 source of progress during startup.
 """
-from __future__ import annotations
-
 import re
 from dataclasses import dataclass, field
 from pathlib import Path

@@ -4,8 +4,6 @@ The directory name is a hash of the source repository's path, its file list (nam
 fallback code and the options, so an unchanged repository reuses its directory and a server still
 running on an older one is never pulled out from under it.
 """
-from __future__ import annotations
-
 import hashlib
 import os
 import shutil

@@ -2,8 +2,6 @@
 
 It lives in the project (`.tritonkit/server.json`) rather than in a global place, so each project stops its own server.
 """
-from __future__ import annotations
-
 import json
 import os
 from dataclasses import asdict, dataclass

@@ -4,8 +4,6 @@ Triton 2.51 does not restart a dead stub (measured: after a SIGKILL every reques
 "Stub process '<model>_0_0' is not healthy." until the model is reloaded), so the foreground server reloads
 such a model itself and records the event for `tritonkit smoke`.
 """
-from __future__ import annotations
-
 import json
 import time
 from dataclasses import asdict, dataclass

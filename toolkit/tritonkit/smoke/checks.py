@@ -1,6 +1,4 @@
 """The smoke checks, each producing result rows; they call the server only through `clients.Client`."""
-from __future__ import annotations
-
 import time
 import zlib
 from collections.abc import Callable

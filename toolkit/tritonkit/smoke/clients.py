@@ -1,6 +1,4 @@
 """One interface over tritonclient's HTTP and gRPC clients, so every check runs the same on both."""
-from __future__ import annotations
-
 import json
 import queue
 import urllib.request

@@ -1,6 +1,4 @@
 """Comparisons the smoke test makes: served config vs repository config, outputs vs expected values."""
-from __future__ import annotations
-
 from typing import Any
 
 import numpy as np

@@ -1,6 +1,4 @@
 """Request inputs the smoke test makes up for models without golden samples, and deliberately bad ones."""
-from __future__ import annotations
-
 import numpy as np
 
 from tritonkit.triton.datatypes import numpy_dtype

@@ -1,6 +1,4 @@
 """The smoke report: a row per model with failures in full for people, a JSON document for pipelines."""
-from __future__ import annotations
-
 from collections.abc import Sequence
 from dataclasses import dataclass
 

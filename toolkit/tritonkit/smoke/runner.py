@@ -1,6 +1,4 @@
 """Runs every smoke check against one server for the chosen protocols."""
-from __future__ import annotations
-
 from dataclasses import replace
 from pathlib import Path
 

@@ -4,8 +4,6 @@ Triton does not tell its gRPC port over HTTP (nor the reverse), so a missing end
 server this project started when the given one is that server's, paired by Triton's defaults (8000/8001)
 when the given one uses them, and otherwise asked for.
 """
-from __future__ import annotations
-
 from dataclasses import dataclass
 from pathlib import Path
 

@@ -1,6 +1,4 @@
 """A strict pydantic base: unknown keys are errors with a "did you mean" hint."""
-from __future__ import annotations
-
 import difflib
 import re
 from typing import Any

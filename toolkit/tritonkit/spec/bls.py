@@ -4,8 +4,6 @@ Triton cannot see the models a BLS model calls (the names live in its code), so 
 The build checks them like ensemble steps and writes them into config.pbtxt as the `bls_calls`
 parameter, where smoke, load ordering and the model's own runtime helper read them back.
 """
-from __future__ import annotations
-
 from pydantic import Field, field_validator
 
 from tritonkit.spec.base import StrictModel

@@ -1,6 +1,4 @@
 """Triton tensor data types, accepted as `TYPE_FP32` or the short `fp32`."""
-from __future__ import annotations
-
 from typing import Annotated
 
 from pydantic import BeforeValidator

@@ -1,6 +1,4 @@
 """The `gateway:` section of tritonkit.yaml: the OpenAI-compatible gateway's address, keys, limits and model ids."""
-from __future__ import annotations
-
 from typing import Literal
 
 from pydantic import Field, field_validator

@@ -1,6 +1,4 @@
 """Loads `tritonkit.yaml` and the pipeline files it includes into one validated Project."""
-from __future__ import annotations
-
 from pathlib import Path
 
 from pydantic import ValidationError

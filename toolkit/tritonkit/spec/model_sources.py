@@ -10,8 +10,6 @@ A parameter may take another model's value the same way, `model:<other>/<paramet
 model's `receptive_frames: model:acoustic/receptive_frames`): the value is copied when the spec is loaded, so the
 model's own config.pbtxt holds it and nothing reads a sibling's config at run time.
 """
-from __future__ import annotations
-
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 

@@ -1,6 +1,4 @@
 """Backend optimization settings: execution accelerators (ONNX Runtime / TensorRT), CUDA graphs, pinned memory."""
-from __future__ import annotations
-
 from typing import Literal
 
 from pydantic import Field

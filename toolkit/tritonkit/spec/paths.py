@@ -4,8 +4,6 @@ The build copies `files:`, label files, warmup and initial-state data into the r
 `source:` files; a path that leads elsewhere (absolute, `../`, a symlink) is refused when the spec is
 loaded, before anything is read, exported or written.
 """
-from __future__ import annotations
-
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 

@@ -1,6 +1,4 @@
 """The top-level spec file and the pipeline files in `ensembles/` it includes."""
-from __future__ import annotations
-
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal

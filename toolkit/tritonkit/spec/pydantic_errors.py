@@ -1,6 +1,4 @@
 """Turns pydantic validation errors into located problems with a fix."""
-from __future__ import annotations
-
 import re
 import reprlib
 from typing import Any

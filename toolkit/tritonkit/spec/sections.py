@@ -3,8 +3,6 @@
 A field only one pipeline uses lives in that pipeline's section, so a pipeline brings its fields without an edit
 to the schema; `ModelSpec` takes its section fields from the registry (`with_pipeline_sections`).
 """
-from __future__ import annotations
-
 from collections.abc import Iterator
 from typing import Any, TypeVar
 

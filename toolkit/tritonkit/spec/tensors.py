@@ -1,6 +1,4 @@
 """Model inputs, outputs and batch inputs/outputs (Triton's ModelInput, ModelOutput, BatchInput, BatchOutput)."""
-from __future__ import annotations
-
 from typing import Literal
 
 from pydantic import Field

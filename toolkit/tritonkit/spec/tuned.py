@@ -1,6 +1,4 @@
 """The `tuned:` overlay that `tritonkit tune` writes back: winning settings per model, with provenance."""
-from __future__ import annotations
-
 from pydantic import Field
 
 from tritonkit.spec.base import StrictModel

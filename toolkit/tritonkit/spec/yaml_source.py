@@ -1,6 +1,4 @@
 """Reads YAML strictly: syntax errors and duplicate keys become located, one-line problems."""
-from __future__ import annotations
-
 from pathlib import Path
 from typing import Any
 

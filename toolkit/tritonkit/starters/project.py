@@ -1,6 +1,4 @@
 """`tritonkit init` as a function: copies a starter folder into the user's project, refusing to overwrite."""
-from __future__ import annotations
-
 import ctypes
 import importlib.util
 from dataclasses import dataclass, field

@@ -7,8 +7,6 @@ second time with a strict twin of ModelConfig (proto2, maps as plain repeated en
 Text the strict twin accepts is parsed once: the lenient message is read from its bytes (a map entry is a
 repeated entry message on the wire), so only text with a problem pays for the second, lenient text parse.
 """
-from __future__ import annotations
-
 import difflib
 import re
 from collections import Counter

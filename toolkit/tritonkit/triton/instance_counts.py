@@ -5,8 +5,6 @@ SetDefaultInstanceCount (r24.10) then runs 2 instances for a KIND_CPU (or, on a 
 group of the onnxruntime and tensorflow backends and 1 for every other group; a model without instance
 groups gets one such group. Deploy sizing and the embedded server's fallback must count what Triton runs.
 """
-from __future__ import annotations
-
 from tritonkit.triton.layout import PLATFORMS
 from tritonkit.triton.model_config import pb
 

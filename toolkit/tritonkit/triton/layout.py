@@ -5,8 +5,6 @@ Mirrors triton-inference-server/core r24.10: `VersionsToLoad` (model_lifecycle.c
 `AutoCompleteBackendFields` (model_config_utils.cc), which the server runs on every config, with
 auto-complete disabled too. Nothing here reads model-file contents; that is the backends' job at load time.
 """
-from __future__ import annotations
-
 import re
 from collections.abc import Collection
 from dataclasses import dataclass, field

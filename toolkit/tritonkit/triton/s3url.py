@@ -5,8 +5,6 @@
 `s3://[http://|https://]HOST:PORT/BUCKET/PREFIX` carries a custom endpoint in the URL; it is the only way
 to point Triton at one, since its S3 client reads no endpoint from the environment.
 """
-from __future__ import annotations
-
 import os
 import re
 from dataclasses import dataclass

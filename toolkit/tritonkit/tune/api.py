@@ -1,6 +1,4 @@
 """`tune()`: prepare, run Model Analyzer, choose the winner, write it back to the spec, rebuild, report."""
-from __future__ import annotations
-
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field

@@ -4,8 +4,6 @@ Model Analyzer's "default" configuration must be the user's own settings, not an
 the spec is copied beside itself (relative paths and includes keep working) with `tuned:` removed, built
 with tritonkit's own builder, and pruned to the models being tuned.
 """
-from __future__ import annotations
-
 import shutil
 from pathlib import Path
 

@@ -3,8 +3,6 @@
 Model Analyzer reports problems as INFO lines deep in a long log, and perf_analyzer's own message is only in
 its output file; these functions read both and name the likeliest cause first.
 """
-from __future__ import annotations
-
 import re
 from pathlib import Path
 

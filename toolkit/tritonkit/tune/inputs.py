@@ -3,8 +3,6 @@ else random data, with variable dimensions pinned so perf_analyzer can build a r
 
 Real data matters: random token ids or strings can crash a model that random floats would not.
 """
-from __future__ import annotations
-
 import json
 from dataclasses import dataclass, field
 from pathlib import Path

@@ -5,8 +5,6 @@ the embedded Triton and measured with perf_analyzer against the pipeline itself.
 `TuneResults` Model Analyzer's are read into, so the winner, the table, the plot, the summary and the write-back
 (`tuned:` per step with provenance, then a rebuild that must carry the values) are the Model Analyzer path's own.
 """
-from __future__ import annotations
-
 import json
 import shutil
 from collections.abc import Callable

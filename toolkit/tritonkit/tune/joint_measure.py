@@ -4,8 +4,6 @@ served on the embedded Triton, perf_analyzer against the pipeline (k times, the 
 The baseline's model files are linked, not copied, so a candidate costs a few config files; the server start (a
 few seconds) is paid once per candidate and the k repeats share it.
 """
-from __future__ import annotations
-
 import shutil
 import statistics
 from dataclasses import dataclass, field, replace

@@ -6,8 +6,6 @@ margin, and passes over the knobs again until a pass moves nothing or the budget
 step's instances shift the load on the next), so a pass is repeated rather than each knob set once, and knobs that
 tie on a plateau are tried together.
 """
-from __future__ import annotations
-
 from collections.abc import Callable
 from dataclasses import dataclass, field
 

@@ -4,8 +4,6 @@ A point is one value per knob. It is applied to the step's built config.pbtxt (p
 its variants) to serve a candidate, and mapped back to the spec's `tuned:` overlay through `mapping.tuned_for`,
 the same code the Model Analyzer path writes back with.
 """
-from __future__ import annotations
-
 import itertools
 import math
 import os

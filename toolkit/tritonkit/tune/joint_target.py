@@ -4,8 +4,6 @@ Unlike Model Analyzer (at most 4 composing models, no nested ensembles, no BLS i
 models), the joint search serves the whole pipeline and measures it end to end, so any nesting is fine; what it
 cannot judge is refused here with one line.
 """
-from __future__ import annotations
-
 from dataclasses import dataclass
 
 from tritonkit.errors import TritonkitError, shown_path

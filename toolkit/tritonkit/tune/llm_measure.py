@@ -5,8 +5,6 @@ Judged as benchmarks/llm.py judges the served LLM, with its clients (tune/llm_st
 over the run; the bounds are p99 over the requests' time to first token and p99 over every gap between two tokens
 of a stream. Each metric is the median over the repeats.
 """
-from __future__ import annotations
-
 import statistics
 from dataclasses import dataclass
 from pathlib import Path

@@ -5,8 +5,6 @@ configuration's numbers are the benchmark's.
 perf_analyzer's report has no time to first token or inter-token latency (only per-request latency; per-response
 timestamps only in its profile export, per request, not per token of a fixed prompt set), hence these clients.
 """
-from __future__ import annotations
-
 import queue
 import statistics
 import threading

@@ -3,8 +3,6 @@
 One function per section, so the YAML a user sees with `--dry-run` reads like the options they gave. The measurement
 window and input data go into the global `perf_analyzer_flags` (per-model flags would replace, not extend, them).
 """
-from __future__ import annotations
-
 import os
 from dataclasses import dataclass
 from pathlib import Path

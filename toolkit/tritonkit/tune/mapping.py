@@ -4,8 +4,6 @@ Only what the search varied is taken (max batch size, instance count, dynamic ba
 the built config (or its Python-backend fallback, for ONNX models served embedded) and stay the spec's. The instance
 kind stays the spec's too: a CPU-only host measures KIND_CPU copies, but the spec may deploy on GPUs.
 """
-from __future__ import annotations
-
 from typing import Any
 
 from google.protobuf import json_format

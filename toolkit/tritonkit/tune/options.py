@@ -1,6 +1,4 @@
 """What the user asked `tritonkit tune` for: objective, constraints, search mode, budget and measurement window."""
-from __future__ import annotations
-
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal

@@ -2,8 +2,6 @@
 
 Saved next to Model Analyzer's own reports; matplotlib runs headless (Agg) so it works on servers and CI.
 """
-from __future__ import annotations
-
 from pathlib import Path
 from typing import Any
 

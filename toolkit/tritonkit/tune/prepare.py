@@ -3,8 +3,6 @@
 `--dry-run` stops here: the config and the command are written into the tuning directory and printed, and
 nothing is measured or written to the spec.
 """
-from __future__ import annotations
-
 import importlib.util
 import json
 import shutil

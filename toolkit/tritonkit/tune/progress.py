@@ -3,8 +3,6 @@
 Model Analyzer prints one line per step ("Creating model config: m_config_3", "Profiling m_config_3:
 concurrency=8", "Saved checkpoint ..."); the user wants to know where the run is, not every line.
 """
-from __future__ import annotations
-
 import re
 from dataclasses import dataclass, field
 

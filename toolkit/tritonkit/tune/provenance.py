@@ -1,6 +1,4 @@
 """Where and how the tuned values were measured, so a reader of the spec can judge whether they still apply."""
-from __future__ import annotations
-
 import datetime as dt
 import importlib.metadata
 import os

@@ -1,7 +1,5 @@
 """The result table (default vs best vs runners-up), the like-for-like comparison with the default, and the
 machine-readable summary of a tuning run."""
-from __future__ import annotations
-
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any

@@ -3,8 +3,6 @@
 The checkpoint holds every measurement and the exact config of every variant (also after an interrupted run, when no CSV
 is written); the CSV adds Model Analyzer's own constraint verdict. Both are parsed into the same `Measurement` rows.
 """
-from __future__ import annotations
-
 import csv
 import io
 import json

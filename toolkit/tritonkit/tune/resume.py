@@ -3,8 +3,6 @@ right while the models and the way they are measured are the same. The key hashe
 afresh. Objectives and constraints are left out: they steer the search, not the measurements, so a run
 with a new constraint reuses every point already measured.
 """
-from __future__ import annotations
-
 import hashlib
 import json
 import os

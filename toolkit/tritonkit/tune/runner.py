@@ -2,8 +2,6 @@
 the budget is spent (SIGINT: Model Analyzer saves its checkpoint, so the next run resumes), and stops any
 tritonserver or perf_analyzer it leaves behind.
 """
-from __future__ import annotations
-
 import os
 import queue
 import signal

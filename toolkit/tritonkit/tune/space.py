@@ -5,8 +5,6 @@ Quick mode lets Model Analyzer walk instance counts and max batch sizes (powers 
 queue delay fixed; brute mode lists every value and Model Analyzer measures each combination, so brute mode
 is trimmed until its estimated time fits the budget.
 """
-from __future__ import annotations
-
 import os
 from dataclasses import dataclass, field
 

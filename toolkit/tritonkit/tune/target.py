@@ -4,8 +4,6 @@ Model Analyzer profiles an ensemble or BLS pipeline as one top model plus its co
 mode only, with at most 4 composing models and no nested ensembles; pipelines beyond that are refused
 here with one line instead of failing deep inside Model Analyzer.
 """
-from __future__ import annotations
-
 from dataclasses import dataclass, field
 
 from tritonkit.errors import TritonkitError

@@ -3,8 +3,6 @@
 Each configuration is judged by its best qualifying measurement (over the concurrencies measured), so a
 configuration that wins only at a load the constraints forbid does not win.
 """
-from __future__ import annotations
-
 from dataclasses import dataclass
 
 from tritonkit.errors import TritonkitError

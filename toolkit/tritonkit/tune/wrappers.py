@@ -5,8 +5,6 @@ the nvidia-pytriton and tritonclient wheels only run with the library path, PATH
 `tritonkit.serve.runtime` prepares. Each wrapper sets those, records its pid (so tritonkit can stop what
 Model Analyzer leaves behind) and `exec`s the real binary, so signals reach it directly.
 """
-from __future__ import annotations
-
 import os
 import shlex
 from dataclasses import dataclass

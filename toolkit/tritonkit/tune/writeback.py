@@ -4,8 +4,6 @@ ruamel.yaml locates the top-level `tuned:` block and dumps the new one, but the 
 whole: a full round trip re-indents block sequences and rewrites flow mappings such as `[{kind: X}]`
 (seen on this project's own spec), so the block is spliced into the original text instead.
 """
-from __future__ import annotations
-
 import io
 from pathlib import Path
 from typing import Any

@@ -5,8 +5,6 @@ folder or a model name of the form `name.<backend>` (AutoCompleteBackendFields, 
 auto-complete disabled), then rejects pairs it knows to be wrong (ValidateModelConfig) and a `runtime`
 that leaves the backend folder (TritonModel::GetBackendLibraryProperties).
 """
-from __future__ import annotations
-
 import difflib
 import posixpath
 

@@ -1,6 +1,4 @@
 """`batch_input` / `batch_output` of one model as Triton 2.51 checks them (ValidateBatchIO)."""
-from __future__ import annotations
-
 from collections import Counter
 
 from tritonkit.triton.model_config import pb

@@ -1,6 +1,4 @@
 """Checks on declared BLS calls, like those on ensemble steps: callees exist, no cycles, streams fit."""
-from __future__ import annotations
-
 from tritonkit.triton.model_config import pb
 from tritonkit.triton.model_graph import bls_calls, find_cycle
 from tritonkit.validate.findings import Finding

@@ -1,6 +1,4 @@
 """A semantic problem found in one model's config, before it is given a file name."""
-from __future__ import annotations
-
 from dataclasses import dataclass
 from typing import Literal
 

@@ -12,8 +12,6 @@ both read from the files Triton gets (no code runs):
 The other model and the file are named when the code's string constants name a file that a sibling holds
 (e.g. "vocab.json" and speech/1/vocab.json); otherwise the problem names the line that goes above the folder.
 """
-from __future__ import annotations
-
 import ast
 from collections.abc import Iterator
 from dataclasses import dataclass

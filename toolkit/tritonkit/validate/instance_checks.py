@@ -3,8 +3,6 @@
 Only what the config decides: which GPUs exist is a fact of the serving machine. A `count` below 1
 is no error (Triton replaces it with the backend's default), nor is an empty `instance_group`.
 """
-from __future__ import annotations
-
 import re
 
 from tritonkit.triton.model_config import pb

@@ -2,8 +2,6 @@
 
 Triton stops at a tensor's first problem, so each tensor gets at most one finding, in Triton's order.
 """
-from __future__ import annotations
-
 import math
 from collections import Counter
 from collections.abc import Sequence

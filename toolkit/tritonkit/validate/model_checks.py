@@ -1,6 +1,4 @@
 """Checks of one model's config on its own, with Triton 2.51's meaning; rule groups live in their own modules."""
-from __future__ import annotations
-
 from tritonkit.triton.layout import NAME_FIX, unsafe_name_reason
 from tritonkit.triton.model_config import pb
 from tritonkit.validate.backend_checks import check_backend, resolved_platform_backend

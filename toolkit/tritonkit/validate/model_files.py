@@ -6,8 +6,6 @@ is missing; each backend opens `<version>/<default_model_filename>` (or, on a GP
 model they loaded. These checks run offline on the repository folder (`tritonkit validate DIR`) and on a
 build plan's files before anything is written, so both say what the official container would say.
 """
-from __future__ import annotations
-
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol

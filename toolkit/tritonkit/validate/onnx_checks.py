@@ -7,8 +7,6 @@ the same data type and a shape that fits, where `max_batch_size > 0` makes the g
 batch (-1). Only the graph's declarations are read (onnx_graph.py): weights stay on disk, unread.
 Triton stops at a model's first problem; this reports each tensor's, so one run shows them all.
 """
-from __future__ import annotations
-
 import difflib
 from collections.abc import Sequence
 from pathlib import Path

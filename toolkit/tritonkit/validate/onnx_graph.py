@@ -6,8 +6,6 @@ backend compares are decoded; initializers' weights are skipped over, never copi
 rather than read, so a 2 GB model costs little more than a small one. External data is never opened.
 Field numbers are onnx.proto's (IR version 3 onwards; they have never changed).
 """
-from __future__ import annotations
-
 import mmap
 from collections.abc import Iterator
 from dataclasses import dataclass

@@ -1,6 +1,4 @@
 """`tritonkit validate DIR`: the same protobuf and semantic checks on any existing repository."""
-from __future__ import annotations
-
 from dataclasses import dataclass, field
 from pathlib import Path
 

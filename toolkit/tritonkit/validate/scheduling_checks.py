@@ -3,8 +3,6 @@
 Sequence batching has its own module (sequence_checks); what Triton accepts but ignores or treats
 differently from what the author likely meant is reported as a warning.
 """
-from __future__ import annotations
-
 from collections.abc import Iterable
 
 from tritonkit.triton.model_config import pb

@@ -1,6 +1,4 @@
 """Runs every semantic check over a set of parsed configs."""
-from __future__ import annotations
-
 from collections.abc import Collection, Mapping
 
 from tritonkit.triton.model_config import pb

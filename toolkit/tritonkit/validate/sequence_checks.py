@@ -1,7 +1,5 @@
 """`sequence_batching` as Triton 2.51 checks it: control tensors (Get*SequenceControlProperties), 'oldest'/'direct'
 strategies (ValidateModelConfig) and implicit state (SequenceBatchScheduler::Create, SequenceStates::Initialize)."""
-from __future__ import annotations
-
 from collections import Counter
 
 from tritonkit.triton.model_config import pb

@@ -7,8 +7,6 @@ passed to `forward` by argument name when every config input names one, by index
 `<name>__<index>`, else in config order (Triton logs a warning and loads: a warning here too). The forward
 arguments are read with torch when it is installed; without it, the checks that need them are skipped.
 """
-from __future__ import annotations
-
 from pathlib import Path
 
 from tritonkit.triton.model_config import pb

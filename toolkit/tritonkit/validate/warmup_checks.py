@@ -4,8 +4,6 @@ A sample with batch_size N becomes N requests of one item each, executed togethe
 batch_size 0 is skipped. Inputs that are not model inputs are sent as override inputs (that is how
 warmup feeds sequence control and state tensors).
 """
-from __future__ import annotations
-
 from tritonkit.triton.model_config import pb
 from tritonkit.validate.findings import Finding
 from tritonkit.validate.io_checks import dims_match

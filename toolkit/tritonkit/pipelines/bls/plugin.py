@@ -1,6 +1,4 @@
 """The bls pipeline as tritonkit's core sees it: a starter whose models are the shipped BLS pipeline's code."""
-from __future__ import annotations
-
 from tritonkit.pipelines.plugin import Pipeline, Starter
 
 PIPELINE: Pipeline = Pipeline(

@@ -1,6 +1,4 @@
 """The classifier starter as a pipeline: two Python-backend models in an ensemble, no runtime code of its own."""
-from __future__ import annotations
-
 from tritonkit.pipelines.plugin import Pipeline, Starter
 
 PIPELINE: Pipeline = Pipeline(

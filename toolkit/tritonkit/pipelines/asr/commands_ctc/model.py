@@ -6,8 +6,6 @@ Convolutions only, with a finite receptive field (RECEPTIVE_FRAMES input frames 
 so a streaming model that runs a chunk with that much context on both sides gets exactly the offline outputs.
 Feature normalisation (global mean/std of the training data) is inside the model: no per-utterance statistics.
 """
-from __future__ import annotations
-
 from pathlib import Path
 
 import numpy as np

@@ -1,8 +1,6 @@
 """POST /v1/audio/transcriptions: a multipart upload decoded, mixed to mono and resampled to the pipeline's 16 kHz,
 transcribed by the `asr` ensemble (PCM + SAMPLE_RATE -> TRANSCRIPT, WORDS), answered in the asked format or, with
 stream=true, as SSE transcript.text.delta events (one per word) and a transcript.text.done."""
-from __future__ import annotations
-
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 

@@ -2,8 +2,6 @@
 
 The `asr` ensemble answers TRANSCRIPT and WORDS (JSON [{"word", "start_s", "end_s"}]); one segment spans them all.
 """
-from __future__ import annotations
-
 import json
 from dataclasses import dataclass
 from functools import cached_property

@@ -1,6 +1,4 @@
 """`build_graph`: tokens + lexicon + (ARPA | corpus | grammar) -> TLG.fst and the tables the decoder reads."""
-from __future__ import annotations
-
 import tempfile
 import time
 from pathlib import Path

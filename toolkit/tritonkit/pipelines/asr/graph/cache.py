@@ -5,8 +5,6 @@ kaldifst/kaldilm/kaldingram and the graph builder's own source, so an unchanged 
 Layout: `.tritonkit/cache/asr_graph/<key>/` = TLG.fst, words.txt, tokens.txt, lexicon.txt, info.json;
 an entry is written in a temporary folder and renamed into place, so a failed build leaves none behind.
 """
-from __future__ import annotations
-
 import hashlib
 import json
 import os

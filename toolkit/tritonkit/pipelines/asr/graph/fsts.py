@@ -3,8 +3,6 @@
 FSTs are written as OpenFst text ("src dst ilabel olabel [weight]" arcs, "state [weight]" finals) and
 compiled with kaldifst: short to read, and the same text can be inspected when a graph looks wrong.
 """
-from __future__ import annotations
-
 import kaldifst
 
 from tritonkit.pipelines.asr.graph.lexicon import DISAMBIG, Lexicon

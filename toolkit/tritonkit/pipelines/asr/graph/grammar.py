@@ -4,8 +4,6 @@ A pattern is a sequence of items; an item is a word or a choice `(one|two|three)
 one or more times, e.g. `call (zero|one|two)+` or `volume (up|down)`. Lines starting with `#` are comments. Every word
 must be in the lexicon: an out-of-vocabulary word is a one-line error, because it could never be recognized.
 """
-from __future__ import annotations
-
 import re
 from pathlib import Path
 

@@ -1,6 +1,4 @@
 """What a graph build reports and writes; free of kaldifst, so the build imports it for any project."""
-from __future__ import annotations
-
 from dataclasses import asdict, dataclass
 from typing import Literal
 

@@ -3,8 +3,6 @@
 Everything is checked here, before any FST is built, so a typo in a lexicon is one line naming the file,
 the line and the fix rather than an empty graph or a crash inside OpenFst.
 """
-from __future__ import annotations
-
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path

@@ -5,8 +5,6 @@ not a Python exception) and both print progress to stderr. The child's stderr is
 parser's "line N [...]: problem" into one line for the user. ARPA words with no pronunciation are skipped
 by arpa2fst (Kaldi's convention for a large LM over a smaller lexicon) and counted in the graph report.
 """
-from __future__ import annotations
-
 import re
 import subprocess
 import sys

@@ -6,8 +6,6 @@ frames of the whole utterance. Dither is off: the same audio always gives the sa
 rate is resampled to 16 kHz by one filter, whole (`resample`) or chunk by chunk (`StreamingResampler`, the same
 samples), so a stream at any rate gives the frames of the same utterance sent whole.
 """
-from __future__ import annotations
-
 import math
 
 import kaldi_native_fbank as knf

@@ -1,8 +1,6 @@
 """What the ASR Triton adapters share: the model's own folder holding the graph, decoder settings from config
 parameters, and a transcript or a bad request as a response. Duck-typed (Triton's `pb_utils` is passed in), so it
 is unit-testable."""
-from __future__ import annotations
-
 import dataclasses
 import json
 from pathlib import Path

@@ -8,8 +8,6 @@ side, so any stride-s front end is covered. Windows of many streams share one pa
 on a side whose outputs are not taken (right of a mid-stream window, left of an end window that has left context).
 Plain numpy, unit-tested against the real model outside Triton.
 """
-from __future__ import annotations
-
 from dataclasses import dataclass, field
 
 import numpy as np

@@ -7,8 +7,6 @@ sends every stream's window of newly final outputs to the acoustic model in as f
 allow (one, unless streams end in the same step), feeds each stream's rows to its decoder and returns a partial
 transcript per chunk, the final one on END. The acoustic model is a callable, so this runs outside Triton too.
 """
-from __future__ import annotations
-
 import functools
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass

@@ -5,8 +5,6 @@ its own (feature extractor, acoustic context, decoder) in a table: created on ST
 freed on END or after `idle_timeout_s` without a chunk. `max_streams` bounds memory: a new stream beyond it
 is refused with a message that says why, instead of slowing every live stream down.
 """
-from __future__ import annotations
-
 import time
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field

@@ -1,6 +1,4 @@
 """Calls to declared models with a timeout, callee errors as TritonErrors that name the callee, streams."""
-from __future__ import annotations
-
 import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any

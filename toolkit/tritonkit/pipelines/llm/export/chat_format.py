@@ -1,6 +1,4 @@
 """Derives the runtime's chat format (runtime/chat.py) from a tokenizer's Jinja chat template, and checks it."""
-from __future__ import annotations
-
 import re
 from typing import Any
 

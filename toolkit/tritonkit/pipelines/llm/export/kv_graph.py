@@ -11,8 +11,6 @@ Outputs: `logits` float32 [B, V] at each row's last (newest) token, and `present
 Padding is masked out of attention and positions are `past_length + k` for the k-th real new token, so rows
 of different lengths (prefill and decode alike) share one call and give the same logits as alone.
 """
-from __future__ import annotations
-
 from typing import Any
 
 INPUT_NAMES = ["input_ids", "past_key", "past_value", "past_length", "input_length"]

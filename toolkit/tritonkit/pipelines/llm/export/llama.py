@@ -5,25 +5,35 @@ attention glue the decoder contract needs (`kv_graph`): rotary embeddings at exp
 query attention over the left-padded cache, and logits at the newest token only (prefill would otherwise
 compute a vocabulary-sized row per prompt token). Tests compare it with the model's own `generate`.
 """
-from __future__ import annotations
-
 import math
 from typing import Any
 
 from tritonkit.pipelines.llm.export import kv_graph
 
 
-def _rotate_half(x: Any) -> Any:
+def _rotation(head_dim: int) -> Any:
+    """R with x @ R = cat(-x[half:], x[:half]) (rotate_half as one exact MatMul: a single +-1 per column)."""
     import torch
 
-    half = x.shape[-1] // 2
-    return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
+    half = head_dim // 2
+    r = torch.zeros(head_dim, head_dim)
+    r[half:, :half] = -torch.eye(half)
+    r[:half, half:] = torch.eye(half)
+    return r
 
 
 def make_decoder(hf_model: Any) -> Any:
-    """Wraps a loaded `LlamaForCausalLM` (float32, eval) into the decoder contract."""
+    """Wraps a loaded `LlamaForCausalLM` (float32, eval) into the decoder contract.
+
+    Written for few graph nodes, since a decode step of a small model is mostly per-node overhead in
+    onnxruntime (SmolLM2: ~70 nodes a layer cost more than its MatMuls): q, k and v are one MatMul, as are the
+    MLP's gate and up (their rows concatenated: per-row block quantization gives the same numbers), rotary
+    embeddings run on q and k together, grouped query attention folds q's heads onto their kv head instead of
+    repeating the cache, and shapes are built once per call, not per layer.
+    """
     import torch
     from torch import nn
+    from torch.onnx import operators
 
     config = hf_model.config
     rope = dict(getattr(config, "rope_parameters", None) or getattr(config, "rope_scaling", None) or {})
@@ -34,7 +44,20 @@ def make_decoder(hf_model: Any) -> Any:
     theta = float(rope.get("rope_theta", getattr(config, "rope_theta", 10000.0)))
     heads, kv_heads = config.num_attention_heads, config.num_key_value_heads
     head_dim = getattr(config, "head_dim", None) or config.hidden_size // heads
+    groups = heads // kv_heads
     tied = bool(getattr(config, "tie_word_embeddings", False))
+    act = getattr(config, "hidden_act", "silu")
+    if act != "silu":
+        raise ValueError(f"hidden_act '{act}' is not supported by this wrapper (only silu)")
+
+    def fused(*linears: Any) -> Any:
+        """One Linear computing `linears` side by side (no bias: Llama's projections have none)."""
+        if any(lin.bias is not None for lin in linears):
+            raise ValueError("projections with a bias are not supported by this wrapper")
+        weight = torch.cat([lin.weight for lin in linears], 0)
+        out = nn.Linear(weight.shape[1], weight.shape[0], bias=False)
+        out.weight = nn.Parameter(weight.detach().clone(), requires_grad=False)
+        return out
 
     class LlamaDecoder(nn.Module):
         """Left-padded batched steps over a Llama model's layers."""
@@ -43,8 +66,12 @@ def make_decoder(hf_model: Any) -> Any:
             super().__init__()
             self.model = hf_model.model
             self.lm_head = None if tied else hf_model.lm_head
+            self.qkv = nn.ModuleList(fused(layer.self_attn.q_proj, layer.self_attn.k_proj, layer.self_attn.v_proj)
+                                     for layer in self.model.layers)
+            self.gate_up = nn.ModuleList(fused(layer.mlp.gate_proj, layer.mlp.up_proj) for layer in self.model.layers)
             inv_freq = 1.0 / (theta ** (torch.arange(0, head_dim, 2, dtype=torch.float32) / head_dim))
             self.register_buffer("inv_freq", inv_freq, persistent=False)
+            self.register_buffer("rotation", _rotation(head_dim), persistent=False)
 
         def forward(self, input_ids, past_key, past_value, past_length, input_length):
             batch, seq = input_ids.shape
@@ -53,27 +80,33 @@ def make_decoder(hf_model: Any) -> Any:
             freqs = positions[..., None].to(torch.float32) * self.inv_freq  # [B, S, D/2]
             angles = torch.cat((freqs, freqs), dim=-1)[:, None]  # [B, 1, S, D]
             cos, sin = angles.cos(), angles.sin()
+            mask = mask.repeat(1, 1, groups, 1)  # [B, 1, G * S, P + S]: a kv head's G query heads, one after another
+            bs = operators.shape_as_tensor(input_ids)  # [B, S]
+            const = lambda *dims: torch.tensor(dims, dtype=torch.int64)  # noqa: E731
+            heads_shape = torch.cat([bs, const(heads + 2 * kv_heads, head_dim)])  # [B, S, Hq + 2 Hkv, D]
+            grouped_shape = torch.cat([bs[:1], const(kv_heads, -1, head_dim)])  # [B, Hkv, G * S, D]
+            split_shape = torch.cat([bs[:1], const(heads, -1, head_dim)])  # [B, Hq, S, D]
+            hidden_shape = torch.cat([bs, const(heads * head_dim)])  # [B, S, Hq * D]
             x = self.model.embed_tokens(input_ids)
             keys, values = [], []
             for i, layer in enumerate(self.model.layers):
-                attn = layer.self_attn
                 h = layer.input_layernorm(x)
-                q = attn.q_proj(h).view(batch, seq, heads, head_dim).transpose(1, 2)
-                k = attn.k_proj(h).view(batch, seq, kv_heads, head_dim).transpose(1, 2)
-                v = attn.v_proj(h).view(batch, seq, kv_heads, head_dim).transpose(1, 2)
-                q = q * cos + _rotate_half(q) * sin
-                k = k * cos + _rotate_half(k) * sin
+                qkv = operators.reshape_from_tensor_shape(self.qkv[i](h), heads_shape).transpose(1, 2)
+                qk, v = qkv[:, :heads + kv_heads], qkv[:, heads + kv_heads:]
+                qk = qk * cos + (qk @ self.rotation) * sin
+                q, k = qk[:, :heads], qk[:, heads:]
                 k = torch.cat([past_key[:, i], k], dim=2)
                 v = torch.cat([past_value[:, i], v], dim=2)
                 keys.append(k)
                 values.append(v)
-                k_all = k.repeat_interleave(heads // kv_heads, dim=1)
-                v_all = v.repeat_interleave(heads // kv_heads, dim=1)
-                scores = (q @ k_all.transpose(-1, -2)) / math.sqrt(head_dim)
+                q = operators.reshape_from_tensor_shape(q, grouped_shape)  # query head h uses kv head h // G
+                scores = (q @ k.transpose(-1, -2)) / math.sqrt(head_dim)
                 scores = scores.masked_fill(~mask, kv_graph.MASKED)
-                out = torch.softmax(scores, dim=-1) @ v_all
-                x = x + attn.o_proj(out.transpose(1, 2).reshape(batch, seq, heads * head_dim))
-                x = x + layer.mlp(layer.post_attention_layernorm(x))
+                out = operators.reshape_from_tensor_shape(torch.softmax(scores, dim=-1) @ v, split_shape)
+                out = operators.reshape_from_tensor_shape(out.transpose(1, 2), hidden_shape)
+                x = x + layer.self_attn.o_proj(out)
+                gate, up = self.gate_up[i](layer.post_attention_layernorm(x)).chunk(2, dim=-1)
+                x = x + layer.mlp.down_proj(torch.nn.functional.silu(gate) * up)
             last = self.model.norm(x[:, -1])
             head = self.model.embed_tokens.weight if self.lm_head is None else self.lm_head.weight
             logits = torch.nn.functional.linear(last, head)  # Gemm(transB): no transposed copy of a tied embedding

@@ -8,8 +8,6 @@ specs' `source:`/`export:` sections produce, for in-process use (unit tests, ben
 `--quantize int4|int8` quantizes the weights as the specs' `export.quantize` does (and measures it against the
 float graph: greedy agreement, perplexity).
 """
-from __future__ import annotations
-
 import argparse
 import hashlib
 import json

@@ -12,8 +12,6 @@ Two measures, both run with onnxruntime on the two exported files:
 The export child calls `measure` (through the llm plugin) when a spec asks `export.quantize.lm`; it refuses
 the export when a result is worse than the spec's bound.
 """
-from __future__ import annotations
-
 import math
 from pathlib import Path
 from typing import Any

@@ -3,8 +3,6 @@
 transformers reads GGUF through the `gguf` package and dequantizes the Q4_1 weights to float32; nothing is
 downloaded (HF_HUB_OFFLINE is set). Entry point for the exporter: `tritonkit.pipelines.llm.export.smollm2:build`.
 """
-from __future__ import annotations
-
 import functools
 import importlib.util
 import json

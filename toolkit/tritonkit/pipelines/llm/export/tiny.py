@@ -4,8 +4,6 @@ Random weights (seeded), 259 tokens: the 256 bytes plus `<|endoftext|>`, `<|im_s
 output is arbitrary bytes, which is what the pipeline's tests want: fast steps, and plenty of incomplete or
 invalid UTF-8 for the detokenizer to hold back. Entry point: `tritonkit.pipelines.llm.export.tiny:build`.
 """
-from __future__ import annotations
-
 import json
 from pathlib import Path
 from typing import Any

@@ -6,8 +6,6 @@ Shapes (B batch, S new tokens, P cached tokens, L layers, H heads, D head size):
 input_ids [B, S] int64, past_key/past_value [B, L, H, P, D] -> logits [B, S, V],
 present_key/present_value [B, L, H, P + S, D]. Decoding feeds `present_*` back as `past_*`.
 """
-from __future__ import annotations
-
 import torch
 from torch import nn
 

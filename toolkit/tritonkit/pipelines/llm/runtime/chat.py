@@ -4,8 +4,6 @@
 "default_system": ...}`; `prepare` derives it from the model's own chat template and checks that both
 render the same conversations, so the Triton container needs no Jinja.
 """
-from __future__ import annotations
-
 from typing import Any
 
 ROLES = ("system", "user", "assistant")

@@ -10,8 +10,6 @@ what recent calls needed (a long prompt's peak is given back once calls are smal
 when the engine has nothing to run (`release`), with the heap's free pages and, after large calls, what
 onnxruntime's arena grew by for the calls' intermediates (~100 MiB after a 1,500-token prompt).
 """
-from __future__ import annotations
-
 import ctypes
 import functools
 from collections import deque

@@ -10,8 +10,6 @@ cache at admission and only the rest is prefilled; each prompt is remembered onc
 sequence when its generation finishes (the next turn of a chat starts with it). The Triton adapter calls `step`
 once per `execute` with the requests Triton scheduled; tests and benchmarks call it in a loop.
 """
-from __future__ import annotations
-
 import time
 from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass, field

@@ -1,6 +1,4 @@
 """Builds an `Engine` from a decoder folder and a model's config parameters (generate's, and the benchmarks')."""
-from __future__ import annotations
-
 from dataclasses import dataclass
 from pathlib import Path
 

@@ -2,8 +2,6 @@
 
 Used by the `preprocess` adapter; plain Python so the chat wrapping is tested outside Triton.
 """
-from __future__ import annotations
-
 from collections.abc import Mapping
 from typing import Any
 

@@ -3,8 +3,6 @@
 Inputs arrive as numpy arrays (batch dimension included or not); parameters as the request's JSON
 parameters (HTTP `"parameters": {...}`, gRPC `parameters=`). Errors name the input and what is allowed.
 """
-from __future__ import annotations
-
 import json
 from collections.abc import Mapping
 from typing import Any

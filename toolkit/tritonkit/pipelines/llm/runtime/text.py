@@ -6,8 +6,6 @@ stop on the same text: decode everything, cut at the first stop string, and whil
 running hold back a trailing incomplete character (decoded as U+FFFD) and any tail that could still grow
 into a stop string. Deltas of consecutive steps then concatenate to the final text exactly.
 """
-from __future__ import annotations
-
 from collections.abc import Callable, Sequence
 from pathlib import Path
 

@@ -3,8 +3,6 @@
 Every pipeline model takes one prompt per request: batched configs let Triton put several requests in one
 `execute`, but a request's own batch dimension must be 1.
 """
-from __future__ import annotations
-
 import hashlib
 from collections.abc import Sequence
 from typing import Any

@@ -1,6 +1,4 @@
 """Splits a sentence's phonemes that exceed the model's context into pieces, at the gentlest boundary that fits."""
-from __future__ import annotations
-
 import re
 
 # a clause end (punctuation then a space), else a word end; a piece is cut hard only if one word is too long

@@ -4,8 +4,6 @@ A subprocess per sentence costs about 9 ms here; the library call costs well und
 phonemization out of the way of streaming. espeak-ng keeps its state in globals, so every call holds one lock.
 `espeak_TextToPhonemes` returns one clause per call and drops punctuation: callers pass clauses without it.
 """
-from __future__ import annotations
-
 import ctypes
 import threading
 

@@ -6,8 +6,6 @@ or symbols is spelled out here first. Rules apply in a fixed order (abbreviation
 numbers, times, decades, years, versions, feet and inches, leading zeros, ordinals, minus signs, fractions and splits,
 dimensions, magnitudes, units, rates, plain numbers, symbols), each one a regular expression with a small function.
 """
-from __future__ import annotations
-
 import re
 from collections.abc import Callable
 

@@ -1,6 +1,4 @@
 """English number words: cardinals, ordinals, years, decimals and digit strings (what the normalizer says aloud)."""
-from __future__ import annotations
-
 _ONES = ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
          "seventeen eighteen nineteen").split()
 _TENS = "_ _ twenty thirty forty fifty sixty seventy eighty ninety".split()

@@ -1,6 +1,4 @@
 """Sentence splitting of normalized text: the unit that streaming synthesizes and sends back one at a time."""
-from __future__ import annotations
-
 import re
 
 # after . ! ? or … (optionally closed by a quote or bracket) and whitespace; blank lines and line breaks too

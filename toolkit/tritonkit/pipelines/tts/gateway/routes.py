@@ -4,8 +4,6 @@
 What the gateway knows of the pipeline: `tts_stream` takes text, optional voice and speed, and streams audio
 (float32 PCM) with its sample_rate; it refuses an unknown voice or a speed out of range itself (a 400 here).
 """
-from __future__ import annotations
-
 from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import aclosing
 from typing import Any

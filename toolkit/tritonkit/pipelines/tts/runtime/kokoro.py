@@ -4,8 +4,6 @@ The model takes `tokens` int64 [1, n+2] (the ids wrapped in pad id 0), `style` f
 float32 [1], and returns `audio` float32 [samples]. A voice is a table of style vectors [510, 1, 256], one
 per input length: the row for a sequence of n symbols is row n-1.
 """
-from __future__ import annotations
-
 from collections.abc import Sequence
 from pathlib import Path
 

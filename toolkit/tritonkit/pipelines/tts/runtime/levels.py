@@ -4,8 +4,6 @@ Kokoro-82M peaks above 1.0 on some short utterances (jm_kumo's "Okay." at 1.08).
 model call), the unit that whole and streamed synthesis share, so a streamed sentence stays the whole utterance's
 samples; a segment within full scale is left exactly as the model made it.
 """
-from __future__ import annotations
-
 import numpy as np
 
 #: The largest float a 16-bit writer stores without clipping (32767 of 32768).

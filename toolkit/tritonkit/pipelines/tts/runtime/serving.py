@@ -4,8 +4,6 @@ as tensors, request text and unknown symbols as JSON. Duck-typed (no Triton impo
 Segments travel between `frontend` and `speech` as two tensors: `tokens` (all ids, in speaking order) and
 `segment_lengths` (ids per model call), so one request can carry a sentence longer than the model's context.
 """
-from __future__ import annotations
-
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path

@@ -2,8 +2,6 @@
 as soon as the client cancels. Inside Triton `synthesize` makes the BLS calls to `frontend` and `speech`; in
 tests it is anything with the same signature, so the loop is tested outside Triton.
 """
-from __future__ import annotations
-
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 

@@ -3,8 +3,6 @@
 `stream` yields each sentence's audio as soon as it is synthesized (what the streaming model sends back);
 `synthesize` is the same chunks concatenated, so streamed and whole audio agree sample for sample.
 """
-from __future__ import annotations
-
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field

@@ -5,8 +5,6 @@ models in process (onnxruntime sessions) and served (BLS calls to Triton's `acou
 are synthesized one by one, never batched or joined before the vocoder: a sentence's audio is then the same
 whether it arrives whole or streamed, and no model sees more tokens than the frontend's `max_tokens`.
 """
-from __future__ import annotations
-
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
