@@ -3,14 +3,13 @@ from pathlib import Path
 
 import click
 
-from tritonkit.cli.output import echo_warnings, emit_json, json_option, reports_errors
+from tritonkit.cli.output import echo_warnings, emit_json, json_option, reports_errors, spec_option
 from tritonkit.cli.terminal import ExportDisplay, StatusLine
 from tritonkit.repository.build import build
 
 
 @click.command("build")
-@click.option("-f", "--file", "spec", default="tritonkit.yaml", show_default=True,
-              type=click.Path(path_type=Path), help="Spec file.")
+@spec_option
 @click.option("-o", "--output", "output", type=click.Path(path_type=Path), help="Repository folder [default: "
               "model_repository next to the spec].")
 @click.option("--compose", "compose", type=click.Path(path_type=Path), help="Compose file [default: "

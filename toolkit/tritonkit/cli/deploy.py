@@ -1,53 +1,46 @@
 """`tritonkit deploy k8s|kserve`: manifests for Triton serving a published s3:// repository, sized and
 schema-checked."""
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import click
 
-from tritonkit.cli.output import emit_json, json_option, reports_errors
+from tritonkit.cli.output import emit_json, json_option, options, reports_errors, spec_option
 from tritonkit.cli.paths import LocalFolder
 from tritonkit.deploy.target import DEFAULT_PROMETHEUS_URL, KUBERNETES_VERSION, Options, load_target
 from tritonkit.errors import shown_path
 
-
-def _common(func: Callable[..., Any]) -> Callable[..., Any]:
-    """The options both targets share (click applies them bottom-up, so they are listed in reverse)."""
-    options = [
-        click.option("-f", "--file", "spec", default="tritonkit.yaml", show_default=True,
-                     type=click.Path(path_type=Path), help="Spec file."),
-        click.option("--repository", "repository_url", metavar="S3_URL", help="The s3:// repository `tritonkit "
-                     "publish` wrote (required)."),
-        click.option("--repository-dir", type=LocalFolder(), help="The built repository to size from [default: "
-                     "model_repository next to the spec]."),
-        click.option("--out", "out", type=click.Path(path_type=Path), help="Output folder [default: "
-                     "deploy/<target> next to the spec]."),
-        click.option("--name", help="Name of the Kubernetes objects [default: the project folder's name]."),
-        click.option("--image", help="Triton image, pinned by tag or digest [default: the spec's deploy.image]."),
-        click.option("--load-seconds", type=float, help="Model load time for the startup probe [default: measured by "
-                     "the last tritonkit serve]."),
-        click.option("--min-replicas", type=int, default=1, show_default=True),
-        click.option("--max-replicas", type=int, default=4, show_default=True),
-        click.option("--queue-compute-ratio", type=float, default=0.5, show_default=True,
-                     help="Scale out above this queue time per compute time."),
-        click.option("--s3-secret", help="Secret with AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY [default: <name>-s3]."),
-        click.option("--irsa-role-arn",
-                     help="IAM role for the service account (EKS IRSA) instead of an S3 key Secret."),
-        click.option("--kubernetes-version", default=KUBERNETES_VERSION, show_default=True,
-                     help="Schemas the manifests are checked against."),
-        click.option("--prometheus-url", default=DEFAULT_PROMETHEUS_URL, show_default=True,
-                     help="Prometheus the autoscaler reads the metric from (the default is the Service of the "
-                          "prometheus-community/prometheus chart installed as 'prometheus' in 'monitoring'; "
-                          "kube-prometheus-stack: http://prometheus-operated.monitoring.svc:9090)."),
-        click.option("--podmonitor", is_flag=True,
-                     help="Also write a PodMonitor (needs prometheus-operator's CRDs); pods are always "
-                     "annotated prometheus.io/scrape."),
-        json_option,
-    ]
-    for option in reversed(options):
-        func = option(func)
-    return func
+#: The options both targets share.
+_common = options(
+    spec_option,
+    click.option("--repository", "repository_url", metavar="S3_URL", help="The s3:// repository `tritonkit "
+                 "publish` wrote (required)."),
+    click.option("--repository-dir", type=LocalFolder(), help="The built repository to size from [default: "
+                 "model_repository next to the spec]."),
+    click.option("--out", "out", type=click.Path(path_type=Path), help="Output folder [default: "
+                 "deploy/<target> next to the spec]."),
+    click.option("--name", help="Name of the Kubernetes objects [default: the project folder's name]."),
+    click.option("--image", help="Triton image, pinned by tag or digest [default: the spec's deploy.image]."),
+    click.option("--load-seconds", type=float, help="Model load time for the startup probe [default: measured by "
+                 "the last tritonkit serve]."),
+    click.option("--min-replicas", type=int, default=1, show_default=True),
+    click.option("--max-replicas", type=int, default=4, show_default=True),
+    click.option("--queue-compute-ratio", type=float, default=0.5, show_default=True,
+                 help="Scale out above this queue time per compute time."),
+    click.option("--s3-secret", help="Secret with AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY [default: <name>-s3]."),
+    click.option("--irsa-role-arn",
+                 help="IAM role for the service account (EKS IRSA) instead of an S3 key Secret."),
+    click.option("--kubernetes-version", default=KUBERNETES_VERSION, show_default=True,
+                 help="Schemas the manifests are checked against."),
+    click.option("--prometheus-url", default=DEFAULT_PROMETHEUS_URL, show_default=True,
+                 help="Prometheus the autoscaler reads the metric from (the default is the Service of the "
+                      "prometheus-community/prometheus chart installed as 'prometheus' in 'monitoring'; "
+                      "kube-prometheus-stack: http://prometheus-operated.monitoring.svc:9090)."),
+    click.option("--podmonitor", is_flag=True,
+                 help="Also write a PodMonitor (needs prometheus-operator's CRDs); pods are always "
+                 "annotated prometheus.io/scrape."),
+    json_option,
+)
 
 
 def _run(target: str, out: Path | None, as_json: bool, **kwargs: Any) -> None:

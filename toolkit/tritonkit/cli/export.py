@@ -3,7 +3,7 @@ from pathlib import Path
 
 import click
 
-from tritonkit.cli.output import emit_json, json_option, reports_errors
+from tritonkit.cli.output import emit_json, json_option, reports_errors, spec_option
 from tritonkit.errors import TritonkitError, shown_path
 from tritonkit.repository.exports import run_exports
 from tritonkit.spec.loader import load_project
@@ -11,8 +11,7 @@ from tritonkit.spec.loader import load_project
 
 @click.command("export")
 @click.argument("model")
-@click.option("-f", "--file", "spec", default="tritonkit.yaml", show_default=True,
-              type=click.Path(path_type=Path), help="Spec file.")
+@spec_option
 @json_option
 @reports_errors
 def export_command(model: str, spec: Path, as_json: bool) -> None:

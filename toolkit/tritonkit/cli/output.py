@@ -5,6 +5,7 @@ import functools
 import json
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
 import click
@@ -23,22 +24,20 @@ def reports_errors(func: F) -> F:
         try:
             return func(*args, **kwargs)
         except TritonkitError as exc:
-            # A problem with a command-line option has no file: the command stands in, as for usage errors.
-            ctx = click.get_current_context(silent=True)
-            command = ctx.command_path if ctx is not None else "tritonkit"
-            report_problems([p if p.file else dataclasses.replace(p, file=command) for p in exc.problems],
-                            bool(kwargs.get("as_json")))
-            sys.exit(exc.exit_code)
+            problems, exit_code = exc.problems, exc.exit_code
         except ModuleNotFoundError as exc:  # a module of one of tritonkit's extras: the pip command, no traceback
             module = (exc.name or "").split(".")[0]
             install = install_command(module)
             if install is None:
                 raise
-            ctx = click.get_current_context(silent=True)
-            command = ctx.command_path if ctx is not None else "tritonkit"
-            report_problems([Problem(command, "", f"needs the Python module '{module}', which is not installed",
-                                     install)], bool(kwargs.get("as_json")))
-            sys.exit(2)
+            problems, exit_code = [Problem("", "", f"needs the Python module '{module}', which is not installed",
+                                           install)], 2
+        # A problem with a command-line option has no file: the command stands in, as for usage errors.
+        ctx = click.get_current_context(silent=True)
+        command = ctx.command_path if ctx is not None else "tritonkit"
+        report_problems([p if p.file else dataclasses.replace(p, file=command) for p in problems],
+                        bool(kwargs.get("as_json")))
+        sys.exit(exit_code)
 
     return wrapper  # type: ignore[return-value]
 
@@ -100,3 +99,12 @@ def emit_json(payload: Any) -> None:
 
 def json_option(func: F) -> F:
     return click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON on stdout.")(func)
+
+
+spec_option = click.option("-f", "--file", "spec", default="tritonkit.yaml", show_default=True,
+                           type=click.Path(path_type=Path), help="Spec file.")
+
+
+def options(*decorators: Callable[[F], F]) -> Callable[[F], F]:
+    """Several click options as one decorator, listed in the order `--help` shows them (click applies bottom-up)."""
+    return lambda func: functools.reduce(lambda f, option: option(f), reversed(decorators), func)

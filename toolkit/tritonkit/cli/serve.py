@@ -42,10 +42,6 @@ def _print_summary(server: EmbeddedServer) -> None:
     click.echo(f"  log     {server.log_path}")
 
 
-def _raise_on_sigterm(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt
-
-
 def _start_gateway(server: EmbeddedServer, port: int | None) -> subprocess.Popen:
     """`tritonkit gateway` in front of the server just started (same host; the spec's gateway: section applies)."""
     repository = server.remote or str(server.repository)
@@ -64,7 +60,7 @@ def _startup_line(line: StatusLine) -> Callable[[Progress], None]:
 def _serve_foreground(server: EmbeddedServer, as_json: bool, gateway_port: int | None = None, gateway: bool = False,
                       line: StatusLine | None = None) -> None:
     """Runs until Ctrl-C, SIGTERM or `tritonkit stop`; a server that dies is reported with its log tail."""
-    signal.signal(signal.SIGTERM, _raise_on_sigterm)
+    signal.signal(signal.SIGTERM, signal.default_int_handler)  # stops as Ctrl-C does
     existing = running_state(server.work_dir)
     if existing is not None:
         raise TritonkitError(str(state_path(server.work_dir)), "", "a server is already running for this project (pid "

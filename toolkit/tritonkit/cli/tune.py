@@ -5,7 +5,7 @@ from typing import Any
 
 import click
 
-from tritonkit.cli.output import emit_json, json_option, reports_errors
+from tritonkit.cli.output import emit_json, json_option, reports_errors, spec_option
 from tritonkit.cli.tune_joint import joint_options, run_joint
 from tritonkit.errors import TritonkitError
 from tritonkit.tune.options import Constraints, TuneOptions
@@ -57,8 +57,7 @@ def _print_outcome(outcome) -> None:
 
 @click.command("tune")
 @click.argument("target", metavar="MODEL|PIPELINE")
-@click.option("-f", "--file", "spec", default="tritonkit.yaml", show_default=True,
-              type=click.Path(path_type=Path), help="Spec file.")
+@spec_option
 @click.option("--objective", type=click.Choice(["throughput", "latency"]), default="throughput", show_default=True,
               help="Maximize throughput or minimize p99 latency.")
 @click.option("--max-p99-ms", type=float, help="Only configurations whose p99 latency stays at or below this win.")

@@ -2,43 +2,37 @@
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import click
 
-from tritonkit.cli.output import emit_json
+from tritonkit.cli.output import emit_json, options
 from tritonkit.errors import TritonkitError
 from tritonkit.tune.options import Constraints
-
-F = TypeVar("F", bound=Callable[..., Any])
 
 KNOB_CHOICES = ("instances", "queue_delay_us", "preferred", "threads", "max_batch_size", "kv_cache_bytes")
 
 
-def joint_options(func: F) -> F:
-    """The options only `--joint` reads (the bound, objective and window options are tune's own)."""
-    options = [
-        click.option("--joint", is_flag=True, help="Search every step of an ensemble or BLS PIPELINE together, "
-                     "measured end to end with perf_analyzer (no Model Analyzer; decoupled pipelines streamed)."),
-        click.option("--budget", type=int, default=20, show_default=True,
-                     help="--joint: at most this many configurations measured."),
-        click.option("--repeats", type=int, default=1, show_default=True,
-                     help="--joint: perf_analyzer runs per configuration; the median counts (raise on a noisy host)."),
-        click.option("--concurrency", type=int, default=4, show_default=True,
-                     help="--joint: concurrent requests every configuration is measured at."),
-        click.option("--knobs", default=",".join(KNOB_CHOICES), show_default=True,
-                     help="--joint: which settings to search, comma-separated (max_batch_size, kv_cache_bytes: "
-                     "the LLM engine's)."),
-        click.option("--max-ttft-ms", type=float, help="--joint, LLM pipelines: only configurations whose p99 time "
-                     "to first token stays at or below this win (objective: tokens/s)."),
-        click.option("--max-itl-ms", type=float, help="--joint, LLM pipelines: only configurations whose p99 gap "
-                     "between two streamed tokens stays at or below this win."),
-        click.option("--max-tokens", type=int, default=32, show_default=True,
-                     help="--joint, LLM pipelines: greedy tokens each measuring stream generates."),
-    ]
-    for option in reversed(options):
-        func = option(func)
-    return func
+#: The options only `--joint` reads (the bound, objective and window options are tune's own).
+joint_options = options(
+    click.option("--joint", is_flag=True, help="Search every step of an ensemble or BLS PIPELINE together, "
+                 "measured end to end with perf_analyzer (no Model Analyzer; decoupled pipelines streamed)."),
+    click.option("--budget", type=int, default=20, show_default=True,
+                 help="--joint: at most this many configurations measured."),
+    click.option("--repeats", type=int, default=1, show_default=True,
+                 help="--joint: perf_analyzer runs per configuration; the median counts (raise on a noisy host)."),
+    click.option("--concurrency", type=int, default=4, show_default=True,
+                 help="--joint: concurrent requests every configuration is measured at."),
+    click.option("--knobs", default=",".join(KNOB_CHOICES), show_default=True,
+                 help="--joint: which settings to search, comma-separated (max_batch_size, kv_cache_bytes: "
+                 "the LLM engine's)."),
+    click.option("--max-ttft-ms", type=float, help="--joint, LLM pipelines: only configurations whose p99 time "
+                 "to first token stays at or below this win (objective: tokens/s)."),
+    click.option("--max-itl-ms", type=float, help="--joint, LLM pipelines: only configurations whose p99 gap "
+                 "between two streamed tokens stays at or below this win."),
+    click.option("--max-tokens", type=int, default=32, show_default=True,
+                 help="--joint, LLM pipelines: greedy tokens each measuring stream generates."),
+)
 
 
 def _knobs(text: str) -> tuple[str, ...]:

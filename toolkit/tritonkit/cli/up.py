@@ -5,19 +5,18 @@ from pathlib import Path
 
 import click
 
-from tritonkit.cli.output import emit_json, json_option, reports_errors
+from tritonkit.cli.output import emit_json, json_option, options, reports_errors
 from tritonkit.containers import compose, failures
 from tritonkit.containers.compose import Engine, Unhealthy
 from tritonkit.errors import Problem, TritonkitError
 from tritonkit.serve.state import STATE_DIR
 
-_files_option = click.option(
-    "-f", "--file", "files", multiple=True, type=click.Path(path_type=Path),
-    help="Compose file; repeat to add overrides, as with docker compose [default: docker-compose.yml].")
-_engine_option = click.option("--engine", type=click.Choice([e.name for e in compose.ENGINES]),
-                              help="Compose engine [default: the first that works, in the order listed].")
-_project_option = click.option("-p", "--project-name", "project",
-                               help="Compose project [default: the compose file's folder].")
+_compose_options = options(
+    click.option("-f", "--file", "files", multiple=True, type=click.Path(path_type=Path),
+                 help="Compose file; repeat to add overrides, as with docker compose [default: docker-compose.yml]."),
+    click.option("--engine", type=click.Choice([e.name for e in compose.ENGINES]),
+                 help="Compose engine [default: the first that works, in the order listed]."),
+    click.option("-p", "--project-name", "project", help="Compose project [default: the compose file's folder]."))
 
 
 def _resolve(files: tuple[Path, ...], project: str | None) -> tuple[list[Path], str]:
@@ -43,9 +42,7 @@ def _failed(engine: Engine, files: list[Path], project: str, problems: list[Prob
 
 
 @click.command("up")
-@_files_option
-@_engine_option
-@_project_option
+@_compose_options
 @click.option("--timeout", default=300.0, show_default=True, help="Seconds to wait for the healthchecks.")
 @json_option
 @reports_errors
@@ -97,9 +94,7 @@ def up_command(files: tuple[Path, ...], engine: str | None, project: str | None,
 
 
 @click.command("down")
-@_files_option
-@_engine_option
-@_project_option
+@_compose_options
 @json_option
 @reports_errors
 def down_command(files: tuple[Path, ...], engine: str | None, project: str | None, as_json: bool) -> None:
