@@ -91,13 +91,8 @@ def _check_rebuilt(repository: Path, tuned: dict[str, TunedModel]) -> None:
                                  ", ".join(wrong) + ")", "the spec loader must apply `tuned:`, report this as a bug")
 
 
-def write_back(plan: TunePlan, tuned: dict[str, TunedModel]) -> BuildResult:
-    """Writes `tuned:` into the spec and rebuilds; a rebuild that fails restores the spec as it was."""
-    return write_back_spec(plan.options.spec_path, tuned)
-
-
 def write_back_spec(spec_path: Path, tuned: dict[str, TunedModel]) -> BuildResult:
-    """`write_back` for any tuning run (also the joint pipeline search, which has no Model Analyzer plan)."""
+    """Writes `tuned:` into the spec and rebuilds; a rebuild that fails restores the spec as it was."""
     old = write_tuned(spec_path, tuned, shown_path(spec_path))
     try:
         result = build(spec_path)
@@ -143,7 +138,7 @@ def run_plan(plan: TunePlan, report: Report) -> TuneOutcome:
     plot = save_plot(results, choice, options.constraints, tune_dir.plot, title, labels)
     report(f"[tune {format_elapsed(outcome.elapsed_s)}] writing tuned settings of {choice.winner.variant} "
            f"to {shown_path(options.spec_path)} and rebuilding")
-    result = write_back(plan, tuned)
+    result = write_back_spec(options.spec_path, tuned)
     done = TuneOutcome(plan, outcome, results, choice, tuned, plot, result, notes)
     tune_dir.summary.write_text(json.dumps(done.summary(), indent=2, default=str))
     return done

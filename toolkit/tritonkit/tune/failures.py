@@ -4,7 +4,6 @@ Model Analyzer reports problems as INFO lines deep in a long log, and perf_analy
 its output file; these functions read both and name the likeliest cause first.
 """
 import re
-from pathlib import Path
 
 from tritonkit.errors import TritonkitError
 from tritonkit.serve import serverlog
@@ -19,13 +18,6 @@ _PA_FAILED = re.compile(r"Running perf_analyzer failed with exit status (\d+)")
 def _clean(text: str) -> str:
     """Embedded log text without ';' (the one-line form keeps exactly one '; ' between problem and fix)."""
     return text.replace(";", ",")
-
-
-def _read(path: Path) -> str:
-    try:
-        return path.read_text(errors="replace")
-    except OSError:
-        return ""
 
 
 def _following(text: str, pattern: re.Pattern[str]) -> str | None:
@@ -69,8 +61,8 @@ def server_did_not_start(tune_dir: TuneDir, detail: str) -> TritonkitError:
 
 def explain(outcome: RunOutcome, tune_dir: TuneDir, requests: int, stability: float) -> TritonkitError:
     """The one-line reason a run yielded no measurement, with the fix to try."""
-    ma_log = _read(tune_dir.analyzer_log)
-    perf_log = _read(tune_dir.perf_log) + _read(tune_dir.perf_errors)
+    ma_log = serverlog.read_text(tune_dir.analyzer_log)
+    perf_log = serverlog.read_text(tune_dir.perf_log) + serverlog.read_text(tune_dir.perf_errors)
     if "Failed to obtain stable measurement" in perf_log or "Failed to obtain stable measurement" in ma_log \
             or "Please use a larger time window" in perf_log:
         return unstable(tune_dir, requests, stability)

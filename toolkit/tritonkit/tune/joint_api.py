@@ -119,10 +119,6 @@ class JointOutcome:
         }
 
 
-def baseline_configs(built: Path, models: tuple[str, ...]) -> dict[str, mc.ModelConfig]:
-    return {m: text_format.Parse((built / m / "config.pbtxt").read_text(), mc.ModelConfig()) for m in models}
-
-
 def _bench(options: JointOptions, target: JointTarget, spec: ModelSpec, tune_dir: TuneDir,
            notes: list[str]) -> Bench | LlmBench:
     if target.engine is not None:
@@ -246,7 +242,8 @@ def tune_pipeline(options: JointOptions, report: Report) -> JointOutcome:
         raise _no_knobs(target, options.spec_path)
     notes = [f"'{m}' has no knob to search" for m in searched_steps(target)[1:] if m not in {k.step for k in knobs}]
     bench = _bench(options, target, project.models[target.name], tune_dir, notes)
-    configs = baseline_configs(tune_dir.built, (*target.models, *target.followers))
+    configs = {m: text_format.Parse((tune_dir.built / m / "config.pbtxt").read_text(), mc.ModelConfig())
+               for m in (*target.models, *target.followers)}
     recorder = _Recorder(target, knobs, configs, bench, tune_dir, options.budget, report)
     search = coordinate_descent if options.search == "descent" else grid_search
     report(f"searching {len(knobs)} knobs ({grid_size(knobs)} configurations in all) by {options.search}, "

@@ -15,8 +15,9 @@ from tritonkit.spec.model import ModelSpec
 from tritonkit.spec.tuned import Provenance, TunedModel
 from tritonkit.triton.instance_counts import group_count, instance_groups
 from tritonkit.triton.model_config import pb as mc
-from tritonkit.tune.joint_target import LLM_ENGINE_PARAMETER, is_ensemble
+from tritonkit.tune.joint_target import LLM_ENGINE_PARAMETER
 from tritonkit.tune.mapping import tuned_for
+from tritonkit.tune.target import is_ensemble
 
 THREADS_PARAMETER = "intra_op_thread_count"
 #: Queue delays tried for a step that batches (microseconds); the spec's own value is always among them.

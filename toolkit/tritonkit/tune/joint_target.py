@@ -7,10 +7,9 @@ cannot judge is refused here with one line.
 from dataclasses import dataclass
 
 from tritonkit.errors import TritonkitError, shown_path
-from tritonkit.spec.base import suggest
 from tritonkit.spec.model import ModelSpec
 from tritonkit.spec.project import Project
-from tritonkit.tune.target import TuneTarget
+from tritonkit.tune.target import TuneTarget, is_ensemble, named_model
 
 #: A model holding this parameter is the LLM engine: its worth is tokens/s under TTFT and inter-token bounds.
 LLM_ENGINE_PARAMETER = "kv_cache_bytes"
@@ -35,10 +34,6 @@ class JointTarget:
     def as_tune_target(self) -> TuneTarget:
         """The form the shared report, plot and write-back code takes (top model plus composing models)."""
         return TuneTarget(self.name, self.kind, self.models[1:])
-
-
-def is_ensemble(spec: ModelSpec) -> bool:
-    return spec.platform == "ensemble" or spec.ensemble_scheduling is not None
 
 
 def _callees(spec: ModelSpec) -> list[str]:
@@ -78,10 +73,7 @@ def _llm_engine(project: Project, name: str, models: list[str]) -> tuple[str | N
 
 def resolve_joint(project: Project, name: str) -> JointTarget:
     """The pipeline called `name` with every model it runs; one-line refusals for what cannot be searched."""
-    if name not in project.models:
-        raise TritonkitError(shown_path(project.spec_path), "models", f"no model or pipeline named '{name}'",
-                             suggest(name, sorted(project.models)))
-    spec = project.models[name]
+    spec = named_model(project, name)
     kind = "ensemble" if is_ensemble(spec) else "bls" if spec.bls is not None and spec.bls.calls else None
     if kind is None:
         raise TritonkitError(shown_path(project.origin(name)), f"models.{name}",

@@ -53,16 +53,15 @@ class ProgressState:
         return self.stage
 
 
+#: Setting -> (its short name, the pattern of the one number shown of its value; None: the value as it is).
+_SHORT = {"instance_group": ("instances", r"'count': (\d+)"), "max_batch_size": ("max batch", None),
+          "dynamic_batching": ("delay us", r"'max_queue_delay_microseconds': (\d+)")}
+
+
 def _short(name: str, value: str) -> tuple[str, str]:
-    if name == "instance_group":
-        count = re.search(r"'count': (\d+)", value)
-        return "instances", count.group(1) if count else value
-    if name == "max_batch_size":
-        return "max batch", value
-    if name == "dynamic_batching":
-        delay = re.search(r"'max_queue_delay_microseconds': (\d+)", value)
-        return "delay us", delay.group(1) if delay else value
-    return name, value
+    short, pattern = _SHORT.get(name, (name, None))
+    found = re.search(pattern, value) if pattern else None
+    return short, found.group(1) if found else value
 
 
 class ProgressTracker:
@@ -97,10 +96,8 @@ class ProgressTracker:
             self._created = []
             return None
         if line.startswith("Saved checkpoint") and s.stage == "measuring":
-            if self._failed_current:
-                self._failed_current = False
-            else:
-                s.measured += 1
+            s.measured += 0 if self._failed_current else 1
+            self._failed_current = False
             return None
         if m := _LOADED_CKPT.search(line):
             s.resumed_from = m.group(1)

@@ -35,15 +35,11 @@ def resume_key(config: dict[str, Any], built_repository: Path) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:20]
 
 
-def has_checkpoint(tune_dir: TuneDir) -> bool:
-    return tune_dir.checkpoints.is_dir() and any(tune_dir.checkpoints.glob("*.ckpt"))
-
-
 def prepare_resume(tune_dir: TuneDir, key: str) -> bool:
     """True when the checkpoint from an earlier run with the same key is kept (the run resumes);
     otherwise clears Model Analyzer's old checkpoint and results so they cannot mix with new ones."""
     previous = tune_dir.resume_key.read_text().strip() if tune_dir.resume_key.is_file() else None
-    if previous == key and has_checkpoint(tune_dir):
+    if previous == key and any(tune_dir.checkpoints.glob("*.ckpt")):  # none when the folder is missing
         return True
     for stale in (tune_dir.checkpoints, tune_dir.results, tune_dir.variants):
         shutil.rmtree(stale, ignore_errors=True)

@@ -7,6 +7,7 @@ here with one line instead of failing deep inside Model Analyzer.
 from dataclasses import dataclass, field
 
 from tritonkit.errors import TritonkitError
+from tritonkit.spec.base import suggest
 from tritonkit.spec.loader import shown_path
 from tritonkit.spec.model import ModelSpec
 from tritonkit.spec.project import Project
@@ -33,8 +34,16 @@ class TuneTarget:
         return self.kind != "model"
 
 
-def _is_ensemble(spec: ModelSpec) -> bool:
+def is_ensemble(spec: ModelSpec) -> bool:
     return spec.platform == "ensemble" or spec.ensemble_scheduling is not None
+
+
+def named_model(project: Project, name: str) -> ModelSpec:
+    """The spec of the model or pipeline `name`; one line naming the closest names when there is none."""
+    if name not in project.models:
+        raise TritonkitError(shown_path(project.spec_path), "models", f"no model or pipeline named '{name}'",
+                             suggest(name, sorted(project.models)))
+    return project.models[name]
 
 
 def _check_composing(project: Project, top: str, composing: list[str], kind: str) -> None:
@@ -46,7 +55,7 @@ def _check_composing(project: Project, top: str, composing: list[str], kind: str
             f"Model Analyzer profiles at most {MAX_COMPOSING}",
             "tune its composing models one by one: tritonkit tune MODEL",
         )
-    nested = [m for m in composing if _is_ensemble(project.models[m])]
+    nested = [m for m in composing if is_ensemble(project.models[m])]
     if nested:
         raise TritonkitError(
             where, f"models.{top}",
@@ -71,13 +80,8 @@ def _check_tunable(project: Project, name: str) -> None:
 
 def resolve_target(project: Project, name: str) -> TuneTarget:
     """The model or pipeline called `name`, checked against what Model Analyzer can profile."""
-    if name not in project.models:
-        from tritonkit.spec.base import suggest
-
-        raise TritonkitError(shown_path(project.spec_path), "models", f"no model or pipeline named '{name}'",
-                             suggest(name, sorted(project.models)))
-    spec = project.models[name]
-    if _is_ensemble(spec):
+    spec = named_model(project, name)
+    if is_ensemble(spec):
         steps = [s.model_name for s in spec.ensemble_scheduling.step] if spec.ensemble_scheduling else []
         composing = list(dict.fromkeys(steps))
         missing = [m for m in composing if m not in project.models]
