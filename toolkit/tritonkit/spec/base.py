@@ -3,7 +3,7 @@ import difflib
 import re
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationInfo, model_validator
 from pydantic_core import PydanticCustomError
 
 
@@ -13,12 +13,15 @@ def suggest(word: str, choices: list[str]) -> str:
     return f"did you mean '{close[0]}'?" if close else "known keys: " + ", ".join(sorted(choices))
 
 
-def variable_name(field: str, value: str, example: str) -> str:
-    """`value` if it can name an environment variable (where a secret is read from), else a ValueError for `field`."""
-    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", value):
-        raise ValueError(f"{field} {value!r} is not an environment variable name; use letters, digits "
-                         f"and '_', e.g. {example}")
-    return value
+def env_variable(example: str) -> AfterValidator:
+    """A str field's check that it names an environment variable (where a secret is read from)."""
+
+    def check(value: str, info: ValidationInfo) -> str:
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", value):
+            raise ValueError(f"{info.field_name} {value!r} is not an environment variable name; use letters, digits "
+                             f"and '_', e.g. {example}")
+        return value
+    return AfterValidator(check)
 
 
 class StrictModel(BaseModel):

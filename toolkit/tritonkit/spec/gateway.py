@@ -1,10 +1,10 @@
 """The `gateway:` section of tritonkit.yaml: the OpenAI-compatible gateway's address, keys, limits and model ids."""
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field
 
 from tritonkit import __version__
-from tritonkit.spec.base import StrictModel, variable_name
+from tritonkit.spec.base import StrictModel, env_variable
 
 
 class GatewayModelSpec(StrictModel):
@@ -21,8 +21,9 @@ class GatewaySpec(StrictModel):
     host: str = Field(default="127.0.0.1", description="Address it binds; any other than loopback gets a warning.")
     port: int = Field(default=9100,
                       ge=1, le=65535, description="Not 9000: KServe gives Triton's gRPC that port in the pod.")
-    api_key_env: str = Field(default="TRITONKIT_API_KEY", description="Environment variable holding the API key(s), "
-                             "comma-separated; when set, every request needs 'Authorization: Bearer <key>'.")
+    api_key_env: Annotated[str, env_variable("TRITONKIT_API_KEY")] = Field(
+        default="TRITONKIT_API_KEY", description="Environment variable holding the API key(s), comma-separated; when "
+        "set, every request needs 'Authorization: Bearer <key>'.")
     api_key_file: str | None = Field(default=None, description="A file of API keys, one a line (read at "
                                      "start, never written).")
     max_request_bytes: int = Field(default=25 * 1024 * 1024, ge=1024, description="Larger request "
@@ -35,8 +36,3 @@ class GatewaySpec(StrictModel):
                             "tritonkit[gateway] and tokenizers into it.")
     models: dict[str, GatewayModelSpec] = Field(default_factory=dict, description="Model id -> pipeline; default: "
                                                 "each pipeline Triton serves, as llm / tts / asr.")
-
-    @field_validator("api_key_env")
-    @classmethod
-    def _variable_name(cls, value: str) -> str:
-        return variable_name("api_key_env", value, "TRITONKIT_API_KEY")

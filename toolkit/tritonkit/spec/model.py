@@ -4,11 +4,11 @@ from __future__ import annotations
 import ipaddress
 import re
 from pathlib import PurePosixPath
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from tritonkit.spec.base import StrictModel, variable_name
+from tritonkit.spec.base import StrictModel, env_variable
 from tritonkit.spec.bls import BlsSpec
 from tritonkit.spec.export import ExportSpec, SourceSpec
 from tritonkit.spec.instances import InstanceGroup, VersionPolicy
@@ -160,9 +160,10 @@ class DeploySpec(StrictModel):
                                           "startup (default: all). Each one's ensemble steps and declared BLS "
                                           "callees are added, transitively, because Triton loads a BLS model's "
                                           "callees only when told to.")
-    admin_key_env: str = Field(default="TRITON_ADMIN_KEY", description="Explicit mode: environment variable holding "
-                               "the key that model load/unload requests must send in the `admin-key` header; read by "
-                               "`docker compose up`, never written to a file.")
+    admin_key_env: Annotated[str, env_variable("TRITON_ADMIN_KEY")] = Field(
+        default="TRITON_ADMIN_KEY", description="Explicit mode: environment variable holding the key that model "
+        "load/unload requests must send in the `admin-key` header; read by `docker compose up`, never written to a "
+        "file.")
     shm_size: str = "1g"
     user: str = "1000:1000"
     log_verbose: int = Field(default=0, ge=0)
@@ -170,11 +171,6 @@ class DeploySpec(StrictModel):
                                   ge=0, description="Response cache size; 0 = off unless a model enables it.")
     limits: DeployLimits = Field(default_factory=DeployLimits, description="Bounds on waiting requests, applied "
                                  "to the built repository.")
-
-    @field_validator("admin_key_env")
-    @classmethod
-    def _variable_name(cls, value: str) -> str:
-        return variable_name("admin_key_env", value, "TRITON_ADMIN_KEY")
 
     @field_validator("bind_address")
     @classmethod
