@@ -7,7 +7,7 @@ import csv
 import io
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -69,9 +69,7 @@ def parse_inference_csv(text: str) -> list[Measurement]:
 
 def latest_checkpoint(directory: Path) -> Path | None:
     """Model Analyzer writes `0.ckpt`, `1.ckpt`, ... (one per run); the highest index is the newest."""
-    if not directory.is_dir():
-        return None
-    found = [(int(m.group(1)), p) for p in directory.iterdir() if (m := _CKPT.match(p.name))]
+    found = [(int(m.group(1)), p) for p in directory.glob("*.ckpt") if (m := _CKPT.match(p.name))]
     return max(found)[1] if found else None
 
 
@@ -125,9 +123,8 @@ def read_results(export_dir: Path, checkpoint_dir: Path, model: str) -> TuneResu
     if csv_path.is_file():
         rows = parse_inference_csv(csv_path.read_text())
         verdicts = {(m.variant, m.concurrency): m.satisfies for m in rows}
-        results.measurements = [
-            Measurement(m.variant, m.concurrency, m.throughput, m.p99_ms, m.composing,
-                        verdicts.get((m.variant, m.concurrency))) for m in results.measurements]
+        results.measurements = [replace(m, satisfies=verdicts.get((m.variant, m.concurrency)))
+                                for m in results.measurements]
         if not results.measurements:  # a CSV without checkpoint (copied results): use its rows as they are
             results.measurements = rows
     return results

@@ -60,16 +60,19 @@ def _is_wrapped_binary(pid: int) -> bool:
     return exe.endswith((b"tritonserver", b"perf_analyzer"))
 
 
+def _pid_in(pid_file: Path) -> int:
+    """The pid a wrapper recorded in `pid_file`; 0 when it cannot be read."""
+    try:
+        return int(pid_file.read_text().strip())
+    except (OSError, ValueError):
+        return 0
+
+
 def stop_leftovers(tune_dir: TuneDir) -> list[int]:
     """Stops every tritonserver/perf_analyzer a wrapper recorded that still runs (with its process group)."""
     stopped: list[int] = []
-    if not tune_dir.pids.is_dir():
-        return stopped
-    for pid_file in sorted(tune_dir.pids.glob("*.pid")):
-        try:
-            pid = int(pid_file.read_text().strip())
-        except (OSError, ValueError):
-            pid = 0
+    for pid_file in sorted(tune_dir.pids.glob("*.pid")):  # none when the folder is missing
+        pid = _pid_in(pid_file)
         if pid > 1 and process.is_alive(pid) and _is_wrapped_binary(pid):
             try:
                 pgid = os.getpgid(pid)
@@ -87,19 +90,9 @@ _STARTUP_STAGES = ("starting Triton", "measuring the idle server")
 SERVER_GONE_S = 5.0
 
 
-def _recorded_pids(tune_dir: TuneDir, kind: str) -> list[int]:
-    pids = []
-    for pid_file in tune_dir.pids.glob(f"{kind}-*.pid"):
-        try:
-            pids.append(int(pid_file.read_text().strip()))
-        except (OSError, ValueError):
-            continue
-    return pids
-
-
 def server_gone(tune_dir: TuneDir) -> bool:
     """A tritonserver was started (its wrapper wrote a pid) and none of them runs any more."""
-    pids = _recorded_pids(tune_dir, "tritonserver")
+    pids = [pid for pid_file in tune_dir.pids.glob("tritonserver-*.pid") if (pid := _pid_in(pid_file))]
     return bool(pids) and not any(process.is_alive(pid) for pid in pids)
 
 

@@ -19,14 +19,9 @@ from tritonkit.spec.tuned import TunedModel
 HEADER = "# Written by `tritonkit tune`: measured settings that override the models' own (re-run tune to refresh)."
 
 
-def _flow(items: list) -> CommentedSeq:
-    seq = CommentedSeq(items)
-    seq.fa.set_flow_style()
-    return seq
-
-
-def _flow_map(mapping: dict) -> CommentedMap:
-    out = CommentedMap(mapping)
+def _flow(value: list | dict) -> CommentedSeq | CommentedMap:
+    """`value` written on one line: `[1, 2]`, `{kind: KIND_CPU, count: 2}`."""
+    out = CommentedSeq(value) if isinstance(value, list) else CommentedMap(value)
     out.fa.set_flow_style()
     return out
 
@@ -40,21 +35,21 @@ def entry_data(tuned: TunedModel) -> CommentedMap:
         groups = []
         for group in tuned.instance_group:
             data = group.model_dump(mode="json", by_alias=True, exclude_defaults=True)
-            groups.append(_flow_map({"kind": group.kind, "count": group.count, **data}))
+            groups.append(_flow({"kind": group.kind, "count": group.count, **data}))
         out["instance_group"] = _flow(groups)
     if tuned.dynamic_batching is not None:
         db = tuned.dynamic_batching
         rest = db.model_dump(mode="json", exclude_defaults=True,
                              exclude={"preferred_batch_size", "max_queue_delay_microseconds"})
-        out["dynamic_batching"] = _flow_map({"preferred_batch_size": _flow(list(db.preferred_batch_size)),
+        out["dynamic_batching"] = _flow({"preferred_batch_size": _flow(list(db.preferred_batch_size)),
                                              "max_queue_delay_microseconds": db.max_queue_delay_microseconds, **rest})
     if tuned.parameters:
-        out["parameters"] = _flow_map(dict(tuned.parameters))
+        out["parameters"] = _flow(dict(tuned.parameters))
     if tuned.sequence_batching is not None:
         out["sequence_batching"] = tuned.sequence_batching.model_dump(mode="json", by_alias=True, exclude_defaults=True)
     prov = tuned.provenance.model_dump(mode="json", exclude_none=True)
     if "constraints" in prov:
-        prov["constraints"] = _flow_map(prov["constraints"])
+        prov["constraints"] = _flow(prov["constraints"])
     if not prov.get("notes"):
         prov.pop("notes", None)
     out["provenance"] = CommentedMap(prov)
@@ -100,13 +95,8 @@ def _tuned_line(text: str, shown: str) -> int | None:
 def updated_spec_text(text: str, new: dict[str, TunedModel], shown: str) -> str:
     """The spec text with `new` merged into its `tuned:` block (other models' entries are kept)."""
     existing = (yaml.safe_load(text) or {}).get("tuned") or {}
-    entries: dict[str, Any] = {}
-    for name, value in existing.items():
-        if name not in new:
-            entries[name] = entry_data(TunedModel.model_validate(value))
-    for name, tuned in new.items():
-        entries[name] = entry_data(tuned)
-    block = _dump_block(dict(sorted(entries.items())))
+    merged = {**{name: TunedModel.model_validate(v) for name, v in existing.items() if name not in new}, **new}
+    block = _dump_block({name: entry_data(tuned) for name, tuned in sorted(merged.items())})
     lines = text.splitlines(keepends=True)
     start = _tuned_line(text, shown)
     if start is None:
