@@ -48,10 +48,6 @@ def _fingerprint(repository: Path, fallbacks: list[Fallback], gpu: bool) -> str:
     return digest.hexdigest()[:16]
 
 
-def _link(source: Path, target: Path) -> None:
-    target.symlink_to(source.resolve())
-
-
 def _mirror(source: Path, target: Path, skip: frozenset[str] = frozenset()) -> None:
     """Real folders holding symlinked files: Python writes its `__pycache__` here, not into the source.
 
@@ -64,7 +60,7 @@ def _mirror(source: Path, target: Path, skip: frozenset[str] = frozenset()) -> N
         if entry.is_dir():
             _mirror(entry, target / entry.name)
         else:
-            _link(entry, target / entry.name)
+            (target / entry.name).symlink_to(entry.resolve())
 
 
 def _write_fallback(model_dir: Path, target: Path, config_text: str) -> None:

@@ -40,8 +40,10 @@ class Client(Protocol):
     def close(self) -> None: ...
 
 
-def _config_from_json(payload: dict[str, Any]) -> pb.ModelConfig:
-    return json_format.ParseDict(payload, pb.ModelConfig(), ignore_unknown_fields=True)
+def _infer_inputs(module: Any, inputs: Tensors) -> list[Any]:
+    """`inputs` as `module`'s (tritonclient.http or .grpc) InferInput list (HTTP sends binary tensor data)."""
+    return [module.InferInput(name, list(value.shape), np_to_triton_dtype(value.dtype)).set_data_from_numpy(value)
+            for name, value in inputs.items()]
 
 
 class HttpClient:
@@ -66,20 +68,16 @@ class HttpClient:
         return self.client.is_model_ready(model)
 
     def config(self, model: str) -> pb.ModelConfig:
-        return _config_from_json(self.client.get_model_config(model))
+        return json_format.ParseDict(self.client.get_model_config(model), pb.ModelConfig(), ignore_unknown_fields=True)
 
     def metadata(self, model: str) -> dict[str, Any]:
         return self.client.get_model_metadata(model)
 
     def infer(self, model: str, inputs: Tensors, outputs: list[str], sequence: Sequence | None = None) -> Tensors:
-        tensors = []
-        for name, value in inputs.items():
-            tensor = httpclient.InferInput(name, list(value.shape), np_to_triton_dtype(value.dtype))
-            tensor.set_data_from_numpy(value, binary_data=True)
-            tensors.append(tensor)
-        kwargs = _sequence_kwargs(sequence)
-        result = self.client.infer(model, tensors, model_version=str(self.versions.get(model, "")),
-                                   outputs=[httpclient.InferRequestedOutput(o) for o in outputs], **kwargs)
+        result = self.client.infer(model, _infer_inputs(httpclient, inputs),
+                                   model_version=str(self.versions.get(model, "")),
+                                   outputs=[httpclient.InferRequestedOutput(o) for o in outputs],
+                                   **_sequence_kwargs(sequence))
         return {o: result.as_numpy(o) for o in outputs}
 
     def stream(self, model: str, inputs: Tensors, outputs: list[str], timeout: float = 60.0) -> list[Tensors]:
@@ -131,17 +129,9 @@ class GrpcClient:
         metadata = self.client.get_model_metadata(model, client_timeout=self.timeout)
         return json_format.MessageToDict(metadata, preserving_proto_field_name=True)
 
-    def _inputs(self, inputs: Tensors) -> list[grpcclient.InferInput]:
-        tensors = []
-        for name, value in inputs.items():
-            tensor = grpcclient.InferInput(name, list(value.shape), np_to_triton_dtype(value.dtype))
-            tensor.set_data_from_numpy(value)
-            tensors.append(tensor)
-        return tensors
-
     def infer(self, model: str, inputs: Tensors, outputs: list[str], sequence: Sequence | None = None) -> Tensors:
         result = self.client.infer(
-            model, self._inputs(inputs), outputs=[grpcclient.InferRequestedOutput(o) for o in outputs],
+            model, _infer_inputs(grpcclient, inputs), outputs=[grpcclient.InferRequestedOutput(o) for o in outputs],
             client_timeout=self.timeout, **_sequence_kwargs(sequence),
         )
         return {o: result.as_numpy(o) for o in outputs}
@@ -152,7 +142,7 @@ class GrpcClient:
         self.client.start_stream(callback=lambda result, error: events.put((result, error)))
         try:
             self.client.async_stream_infer(
-                model, self._inputs(inputs), outputs=[grpcclient.InferRequestedOutput(o) for o in outputs],
+                model, _infer_inputs(grpcclient, inputs), outputs=[grpcclient.InferRequestedOutput(o) for o in outputs],
                 enable_empty_final_response=True,
             )
             responses: list[Tensors] = []
