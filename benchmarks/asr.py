@@ -1,7 +1,7 @@
 """ASR pipeline: accuracy, decoder speed, real-time factor in process vs served, streaming latency and throughput.
 
 Usage: python benchmarks/asr.py [--threads 2] [--rounds 3] [--utterances 30] [--passes 5] [--stream-utterances 30]
-[--keep DIR]
+[--tune-budget 8] [--retune | --tuned SPEC] [--keep DIR]
 
 Builds the asr starter (`tritonkit init --pipeline asr`: the shipped command-word CTC model over
 tritonkit:ensembles/asr.yaml; examples/asr/project.py) in a work folder, with the acoustic model's onnxruntime
@@ -21,11 +21,22 @@ used in training) it measures, in one run:
   - the serving floor: ensemble `floor` (added to the project by add_floor) has asr's three steps as Python models
     that compute nothing but return tensors of the real shapes, so its served time is what the hops, the ensemble
     and the gRPC client cost alone; in-process time + floor, over in-process time, is the lowest served/in-process
-    ratio that any pipeline code could reach on this server.
+    ratio that any pipeline code could reach on this server;
+  - throughput at 8 concurrent clients (benchmarks/asr_c8.py), audio seconds transcribed per wall second: the same
+    project built a second time in its TUNED configuration (`tritonkit tune asr --joint` run here with at most
+    --tune-budget configurations, instances and threads at 8 clients; the winners cached under
+    .tritonkit/bench/asr/ and reused by reruns) served to 8 threads with their own gRPC clients, each sending every
+    held-out clip --passes times, against 8 Python threads running the same steps in process (one onnxruntime
+    session with the tuned acoustic model's session options, one WfstDecoder), and the floor ensemble at 8 clients;
+    per-step Triton statistics (queue vs compute per request) say where the served time goes. Nothing is pinned:
+    every side has the machine's cores, one side at a time.
 Timed sides alternate over --rounds rounds; each figure is the median over rounds. Prints a table; the LAST line is
 {"wer_wfst", "wer_greedy", "rtf_served", "rtf_inprocess", "stream_final_latency_ms", "streams8_over_streams1",
-"floor_over_inprocess", "served_over_inprocess_10s", "floor_over_inprocess_10s"} (the last three: that lowest
-reachable ratio on the commands, and served RTF over in-process RTF and the lowest reachable ratio on ~10 s audio).
+"floor_over_inprocess", "served_over_inprocess_10s", "floor_over_inprocess_10s", "asr_served_over_inprocess_c8",
+"floor_over_inprocess_c8"} (floor_over_inprocess: that lowest reachable ratio on the commands; then served RTF over
+in-process RTF and the lowest reachable ratio on ~10 s audio; then the tuned served audio throughput at 8 clients over
+the in-process one at 8 threads, and the highest such ratio reachable when serving costs only the floor's hops:
+F / (I + F) for floor and in-process throughputs F and I, both sides keeping the cores busy).
 """
 
 from __future__ import annotations
@@ -51,6 +62,7 @@ from google.protobuf import json_format
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))
 
+from benchmarks.asr_c8 import CLIENTS, STEPS, Search, step_statistics, throughput, tuned_build, where_time_goes  # noqa: E402
 from benchmarks.report import print_report  # noqa: E402
 from examples.asr.client import CHUNK_MS  # noqa: E402
 from examples.asr.heldout import read_heldout, read_wav, word_error_rate  # noqa: E402
@@ -59,7 +71,7 @@ from tritonkit.pipelines.asr.commands_ctc.model import greedy_decode  # noqa: E4
 from tritonkit.pipelines.asr.runtime.decoder import Graph, WfstDecoder  # noqa: E402
 from tritonkit.pipelines.asr.runtime.features import compute_fbank  # noqa: E402
 from tritonkit.pipelines.asr.runtime.serving import decoder_config, parameters  # noqa: E402
-from tritonkit.serve.onnx_runner import OnnxRunner, options_from_config  # noqa: E402
+from tritonkit.serve.onnx_runner import OnnxRunner, instance_count, options_from_config  # noqa: E402
 from tritonkit.triton.layout import read_config  # noqa: E402
 
 STREAM_RATE = 16000   # the held-out clips' rate, streamed without SAMPLE_RATE (asr_stream's default)
@@ -101,11 +113,17 @@ def add_floor(root: Path) -> None:
     spec_path.write_text(yaml.safe_dump(spec, sort_keys=False))
 
 
-def build_project(root: Path, threads: int) -> Path:
-    """The example project with the acoustic model's thread count pinned and the serving floor added; returns the
-    built repository."""
-    write_project(root, threads)
+def write_spec(root: Path, threads: int) -> Path:
+    """The example project with the acoustic model's thread count pinned and the serving floor added; returns its
+    spec."""
+    spec = write_project(root, threads)
     add_floor(root)
+    return spec
+
+
+def build_project(root: Path, threads: int) -> Path:
+    """`write_spec`'s project built; returns the repository."""
+    write_spec(root, threads)
     subprocess.run([sys.executable, "-m", "tritonkit", "build"], cwd=root, check=True, stdout=subprocess.DEVNULL)
     return root / "model_repository"
 
@@ -202,6 +220,57 @@ class Streamer:
         return streams * sum(c.seconds for c in clips) / (time.perf_counter() - started)
 
 
+def compare_c8(work: Path, clips: list[Clip], args: argparse.Namespace) -> tuple[dict, list[tuple[str, str, str]], int]:
+    """Tuned served `asr`, in process and `floor` at 8 clients, alternating over rounds: the JSON keys, the table
+    rows and how many served transcripts differ from the in-process ones."""
+    from tritonkit.serve.server import EmbeddedServer
+
+    def say(line: str) -> None:
+        print(line, file=sys.stderr, flush=True)
+
+    folder = work / "tuned"
+    repository, source = tuned_build(write_spec(folder, args.threads), Search(args.tune_budget), args.tuned,
+                                     args.retune, say)
+    local = InProcess(repository)
+    configs = {step: built_config(repository / step) for step in STEPS}
+    sides = ["in-process", "served", "floor"]
+    rates: dict[str, list[float]] = {side: [] for side in sides}
+    with EmbeddedServer(repository, work_dir=folder / ".tritonkit", startup_timeout=300) as server:
+        clients = [grpcclient.InferenceServerClient(server.grpc_url) for _ in range(CLIENTS)]
+        mismatched = sum(served_transcribe(clients[0], c) != local.transcribe(c) for c in clips)   # also warms up
+        for clip in clips:
+            served_transcribe(clients[0], clip, "floor")
+        before = step_statistics(clients[0])
+        for round_ in range(args.rounds):
+            for side in (sides if round_ % 2 == 0 else sides[::-1]):
+                def transcribe(k: int, clip: Clip, side: str = side) -> str:
+                    if side == "in-process":
+                        return local.transcribe(clip)
+                    return served_transcribe(clients[k], clip, "asr" if side == "served" else "floor")
+
+                rates[side].append(throughput(transcribe, clips, args.passes))
+                say(f"[c={CLIENTS} round {round_ + 1}/{args.rounds}] {side}: {rates[side][-1]:.1f} audio s/s")
+        after = step_statistics(clients[0])
+    med = {side: statistics.median(values) for side, values in rates.items()}
+    result = {"asr_served_over_inprocess_c8": round(med["served"] / med["in-process"], 3),
+              "floor_over_inprocess_c8": round(med["floor"] / (med["in-process"] + med["floor"]), 3)}
+    settings = ", ".join(f"{step} {instance_count(configs[step])}" for step in STEPS)
+    threads = options_from_config(configs["acoustic"]).intra_op_threads
+    rows = [
+        (f"audio s/s, {CLIENTS} threads in process", f"{med['in-process']:.1f}",
+         f"one onnxruntime session ({threads} intra-op threads) and one WfstDecoder; {args.passes} passes/round"),
+        (f"audio s/s, {CLIENTS} clients served", f"{med['served']:.1f}",
+         f"asr tuned (instances: {settings}; acoustic {threads} threads), "
+         f"{result['asr_served_over_inprocess_c8']:.2f}x in process"),
+        ("  tuned settings", "", source),
+        *where_time_goes(before, after, {step: instance_count(configs[step]) for step in STEPS}),
+        (f"audio s/s, {CLIENTS} clients floor", f"{med['floor']:.1f}",
+         f"floor ensemble; in process with the floor's cost = {result['floor_over_inprocess_c8']:.2f}x in process, "
+         "the most served can be"),
+    ]
+    return result, rows, mismatched
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description="ASR pipeline benchmark: WER, decoder speed, RTF in process vs "
                                                  "served, streaming.",
@@ -213,6 +282,12 @@ def main() -> None:
     parser.add_argument("--passes", type=int, default=5, help="passes over the utterances per RTF measurement")
     parser.add_argument("--stream-utterances", type=int, default=30,
                         help="utterances each stream sends per throughput measurement")
+    parser.add_argument("--tune-budget", type=int, default=Search.budget,
+                        help="configurations `tune asr --joint` measures for the c=8 comparison (cached by settings)")
+    which = parser.add_mutually_exclusive_group()
+    which.add_argument("--retune", action="store_true", help="search again instead of reusing the cached winners")
+    which.add_argument("--tuned", type=Path, metavar="SPEC",
+                       help="take the tuned: block of this spec (written by tritonkit tune asr --joint) instead")
     parser.add_argument("--keep", type=Path, help="work in this folder and keep it")
     args = parser.parse_args()
     from tritonkit.serve.server import EmbeddedServer
@@ -264,6 +339,7 @@ def main() -> None:
             for streams in ([1, 8] if round_ % 2 == 0 else [8, 1]):
                 tput[streams].append(streamer.throughput(stream_set, streams))
 
+    c8, c8_rows, c8_mismatched = compare_c8(work, clips, args)
     result = {
         "wer_wfst": round(word_error_rate(refs, wfst_hyps), 4),
         "wer_greedy": round(word_error_rate(refs, greedy_hyps), 4),
@@ -279,6 +355,7 @@ def main() -> None:
     result["floor_over_inprocess"] = round((short["in-process"] + short["floor"]) / short["in-process"], 2)
     result["served_over_inprocess_10s"] = round(long["served"] / long["in-process"], 2)
     result["floor_over_inprocess_10s"] = round((long["in-process"] + long["floor"]) / long["in-process"], 2)
+    result.update(c8)
     per_request = {side: 1000 * value * audio / len(clips) for side, value in short.items()}
     long_audio = sum(c.seconds for c in long_clips) / len(long_clips)
     print(f"\nASR benchmark: {len(clips)} held-out utterances ({audio:.1f} s audio, voices never used in training), "
@@ -309,7 +386,9 @@ def main() -> None:
          f"{len(stream_set)} utterances per stream"),
         ("stream throughput, 8 streams", f"{statistics.median(tput[8]):.1f} audio s/s",
          f"{result['streams8_over_streams1']:.2f}x 1 stream"),
-        ("served/streamed != in process", f"{len(mismatched)}", "transcripts that differ (should be 0)"),
+        *c8_rows,
+        ("served/streamed != in process", f"{len(mismatched) + c8_mismatched}",
+         "transcripts that differ (should be 0)"),
     ]
     if not args.keep:
         shutil.rmtree(work, ignore_errors=True)
