@@ -59,17 +59,13 @@ COMMANDS = {name: LazyCommand(f"{_MODULES.get(name, name)}:{name}_command", text
 
 
 class LazyGroup(click.Group):
-    """A group that imports a command's module only when that command runs or shows its own help."""
-
-    def __init__(self, *args: Any, lazy_commands: dict[str, LazyCommand], **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.lazy_commands = lazy_commands
+    """A group of the COMMANDS that imports a command's module only when that command runs or shows its own help."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted(self.lazy_commands)
+        return sorted(COMMANDS)
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        entry = self.lazy_commands.get(cmd_name)
+        entry = COMMANDS.get(cmd_name)
         return entry.load() if entry is not None else None
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
@@ -97,16 +93,15 @@ class LazyGroup(click.Group):
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         """The `Commands:` section as click writes it, from the stored short help: nothing is imported."""
-        limit = formatter.width - 6 - max(map(len, self.lazy_commands))
+        limit = formatter.width - 6 - max(map(len, COMMANDS))
         # A help-only stand-in shortens the text exactly as click shortens the real command's docstring.
-        rows = [(name, click.Command(name, help=self.lazy_commands[name].short_help).get_short_help_str(limit))
+        rows = [(name, click.Command(name, help=COMMANDS[name].short_help).get_short_help_str(limit))
                 for name in self.list_commands(ctx)]
         with formatter.section("Commands"):
             formatter.write_dl(rows)
 
 
-@click.group(cls=LazyGroup, lazy_commands=COMMANDS,
-             context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name="tritonkit", message=f"%(prog)s %(version)s (Triton {TRITON_VERSION})")
 def cli() -> None:
     """Turn models into NVIDIA Triton Inference Server deployments from one spec file.

@@ -25,11 +25,6 @@ def gpu_reservation() -> dict[str, Any]:
     return {"resources": {"reservations": {"devices": [{"driver": "nvidia", "count": "all", "capabilities": ["gpu"]}]}}}
 
 
-def needs_gpu(plan: BuildPlan) -> bool:
-    """True when some model asks for GPU instances (then the service reserves NVIDIA GPUs)."""
-    return any(g.kind == "KIND_GPU" for spec in plan.project.models.values() for g in spec.instance_group)
-
-
 def python_requirements(project: Project) -> list[str]:
     """pip packages the Python models need beyond the image, deduplicated in spec order."""
     return list(dict.fromkeys(req for spec in project.models.values() for req in spec.requirements))
@@ -98,7 +93,7 @@ def compose_document(plan: BuildPlan, repository: Path, compose_path: Path) -> d
     if python_requirements(plan.project) or system_packages(plan.project):
         service["build"] = {"context": ".", "dockerfile": DOCKERFILE_NAME}
         service["image"] = f"tritonkit-{compose_path.absolute().parent.name.lower() or 'project'}-triton:latest"
-    if needs_gpu(plan):
+    if any(g.kind == "KIND_GPU" for spec in plan.project.models.values() for g in spec.instance_group):
         service["deploy"] = gpu_reservation()
     services: dict[str, Any] = {}
     script = deferred_engine_script(plan)

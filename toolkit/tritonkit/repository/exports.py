@@ -5,7 +5,6 @@ backend from the export format, and its model files and golden samples from the 
 in `.tritonkit/exports/<model>/` first and reach the repository through the same atomic write as
 everything else, so a failed export leaves the previous repository untouched.
 """
-from pathlib import Path
 from typing import Any
 
 from tritonkit.errors import shown_path
@@ -21,18 +20,13 @@ from tritonkit.spec.project import Project
 FORMAT_BACKEND = {"onnx": "onnxruntime", "tensorrt": "tensorrt", "torch_tensorrt": "pytorch"}
 
 
-def export_dir(project: Project) -> Path:
-    """Where exported artifacts wait for the repository write."""
-    return project.root / ".tritonkit" / "exports"
-
-
 def run_exports(project: Project, progress: Progress | None = None) -> dict[str, ExportResult]:
     """Exports every model with a `source`, in spec order, and updates `project.models` in place."""
     results: dict[str, ExportResult] = {}
     for name, spec in list(project.models.items()):
         if spec.source is None:
             continue
-        staging = export_dir(project) / name
+        staging = project.root / ".tritonkit" / "exports" / name
         graph_io = spec.export is None or spec.export.config_io == "graph"
         origin = project.origin(name)
         job = ExportJob(name, spec.source, spec.export or ExportSpec(), spec.max_batch_size, origin.parent,
@@ -60,8 +54,3 @@ def exported_spec(spec: ModelSpec, result: ExportResult) -> ModelSpec:
     if spec.platform is None and spec.backend is None:
         update["backend"] = backend  # each backend's default file name is the one the export writes
     return ModelSpec.model_validate({**spec.model_dump(by_alias=True), **update})
-
-
-def golden_copies(result: ExportResult) -> dict[str, Path]:
-    """Golden samples of an export, as paths inside the model directory."""
-    return {f"golden/{p.name}": p for p in result.golden_files}

@@ -7,7 +7,6 @@ from tritonkit.export.api import ExportResult
 from tritonkit.golden import GoldenCase
 from tritonkit.package_files import resolve_spec_path
 from tritonkit.render.model_config import render_model_config
-from tritonkit.repository.exports import golden_copies
 from tritonkit.repository.smoke_cases import golden_from_spec
 from tritonkit.spec.loader import shown_path
 from tritonkit.spec.model import ModelSpec
@@ -84,8 +83,8 @@ def make_plan(project: Project, exports: dict[str, ExportResult] | None = None,
         model = ModelPlan(name, text, config)
         model.copies, copy_problems = _collect_copies(name, spec, origin, project.root, shown)
         problems += copy_problems
-        if name in plan.exports:
-            model.copies.update(golden_copies(plan.exports[name]))
+        if name in plan.exports:  # the export's golden samples
+            model.copies.update({f"golden/{p.name}": p for p in plan.exports[name].golden_files})
         model.golden, golden_problems = golden_from_spec(name, config, project.smoke_cases(name))
         problems += golden_problems
         plan.models[name] = model

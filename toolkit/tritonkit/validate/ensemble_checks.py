@@ -246,15 +246,13 @@ def _check_decoupled(name: str, ens: pb.ModelConfig, configs: dict[str, pb.Model
     tritonkit asks the config to say so (a warning), since clients must know whether to stream.
     """
     tensors: dict[str, _Node] = {t.name: _Node(f"ensemble input '{t.name}'") for t in ens.input}
-    for t in ens.output:
-        tensors.setdefault(t.name, _Node(f"ensemble output '{t.name}'"))
     sink = _Node(f"ensemble '{name}'")
     for t in ens.output:
-        sink.prev.append(tensors[t.name])
-        tensors[t.name].next.append(sink)
-    steps = list(ens.ensemble_scheduling.step)
+        node = tensors.setdefault(t.name, _Node(f"ensemble output '{t.name}'"))
+        sink.prev.append(node)
+        node.next.append(sink)
     decoupled_steps = []
-    for step in steps:
+    for step in ens.ensemble_scheduling.step:
         is_decoupled = configs[step.model_name].model_transaction_policy.decoupled
         if is_decoupled:
             decoupled_steps.append(step.model_name)

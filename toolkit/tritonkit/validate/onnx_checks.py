@@ -55,7 +55,7 @@ class _Check:
                          f"({_names('inputs', self.graph.inputs)})",
                          f"name a graph input, {_REEXPORT}")
                 continue
-            shape = self._unbatched(tensor.shape)
+            shape = tensor.shape[1:] if tensor.shape is not None and self.c.max_batch_size > 0 else tensor.shape
             if shape is not None and shape != (1,):
                 self.add(f"{where}.name", f"sequence control '{control_input.name}' has shape {list(shape)} in "
                          f"{self.rel} (batch dimension left out); controls must be [1]",
@@ -171,9 +171,6 @@ class _Check:
         shown = f"{said} (with the batch dimension: {full})" if batching else said
         self.add(field, f"{kind} '{t.name}' has {shown} but {self.rel} gives shape {list(model)}",
                  f"write {'reshape: {shape: ' + str(expected) + '}' if reshaped else f'dims: {expected}'}, {_REEXPORT}")
-
-    def _unbatched(self, shape: tuple[int, ...] | None) -> tuple[int, ...] | None:
-        return shape[1:] if shape is not None and self.c.max_batch_size > 0 else shape
 
     @staticmethod
     def _rename(wanted: str,
