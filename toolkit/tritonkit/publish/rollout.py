@@ -48,10 +48,6 @@ class RolloutFailed(TritonkitError):
     report: RolloutReport | None = None
 
 
-def _live_configs(manifest: Manifest) -> dict[str, pb.ModelConfig]:
-    return {name: text_format.Parse(entry.live.config, pb.ModelConfig()) for name, entry in manifest.models.items()}
-
-
 def _materialize(dest: Destination, manifest: Manifest, model: str, into: Path) -> Path:
     """The model's golden samples as the candidate (or the live model, when there is none) has them."""
     entry = manifest.models[model]
@@ -173,7 +169,7 @@ def rollout(dest: Destination, servers: list[str], *, models: list[str] | None =
     if unknown:
         raise TritonkitError(dest.url, "--models", f"not published here: {', '.join(unknown)}",
                              f"choose among {', '.join(sorted(manifest.models))}")
-    live = _live_configs(manifest)
+    live = {name: text_format.Parse(entry.live.config, pb.ModelConfig()) for name, entry in manifest.models.items()}
     todo = [m for m in load_order(live) if manifest.models[m].candidate and (not models or m in models)]
     report = RolloutReport(servers=servers)
     report.models = {m: {"from": manifest.models[m].live.versions,

@@ -1,5 +1,5 @@
 """What the user asked `tritonkit tune` for: objective, constraints, search mode, budget and measurement window."""
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Literal
 
@@ -21,8 +21,7 @@ class Constraints:
 
     def as_dict(self) -> dict[str, float]:
         """The provenance form: only the limits that were set."""
-        names = ("max_p99_ms", "min_throughput", "max_ttft_ms", "max_itl_ms")
-        return {name: float(getattr(self, name)) for name in names if getattr(self, name) is not None}
+        return {name: float(value) for name, value in asdict(self).items() if value is not None}
 
 
 @dataclass(frozen=True)

@@ -64,16 +64,10 @@ def rank(results: TuneResults, objective: Objective, constraints: Constraints) -
 
 def describe_limits(constraints: Constraints) -> str:
     """`p99 <= 50 ms and throughput >= 200 infer/s`; empty without constraints."""
-    parts = []
-    if constraints.max_p99_ms is not None:
-        parts.append(f"p99 <= {constraints.max_p99_ms:g} ms")
-    if constraints.min_throughput is not None:
-        parts.append(f"throughput >= {constraints.min_throughput:g} infer/s")
-    if constraints.max_ttft_ms is not None:
-        parts.append(f"p99 time to first token <= {constraints.max_ttft_ms:g} ms")
-    if constraints.max_itl_ms is not None:
-        parts.append(f"p99 inter-token gap <= {constraints.max_itl_ms:g} ms")
-    return " and ".join(parts)
+    limits = ((constraints.max_p99_ms, "p99 <= {:g} ms"), (constraints.min_throughput, "throughput >= {:g} infer/s"),
+              (constraints.max_ttft_ms, "p99 time to first token <= {:g} ms"),
+              (constraints.max_itl_ms, "p99 inter-token gap <= {:g} ms"))
+    return " and ".join(text.format(bound) for bound, text in limits if bound is not None)
 
 
 def _relax_fix(measurements: list[Measurement], constraints: Constraints) -> str:
@@ -105,4 +99,4 @@ def choose(results: TuneResults, objective: Objective, constraints: Constraints,
             f"none of the {len(ranking)} configurations measured meets {describe_limits(constraints)}",
             _relax_fix(results.measurements, constraints))
     default = next((r for r in ranking if r.is_default), None)
-    return Choice(ranking[0], default, [r for r in ranking[1:4]], ranking)
+    return Choice(ranking[0], default, ranking[1:4], ranking)

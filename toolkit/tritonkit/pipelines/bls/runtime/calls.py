@@ -73,9 +73,7 @@ class Callees:
         if timeout_s is not None and timeout_s <= 0:
             raise ValueError(f"timeout_s must be positive, got {timeout_s}")
         tensors = [self.pb.Tensor(name, np.asarray(value)) for name, value in inputs.items()]
-        options: dict[str, Any] = {}
-        if timeout_s is not None:
-            options["timeout"] = max(1, round(timeout_s * 1_000_000))  # Triton counts microseconds
+        options = {} if timeout_s is None else {"timeout": max(1, round(timeout_s * 1_000_000))}  # microseconds
         return self.pb.InferenceRequest(model_name=model, inputs=tensors, requested_output_names=list(outputs),
                                         **options)
 
