@@ -49,21 +49,20 @@ def _run(target: str, out: Path | None, as_json: bool, **kwargs: Any) -> None:
     from tritonkit.deploy.manifests import write
 
     module = {"k8s": k8s, "kserve": kserve}[target]
-    make, next_steps = module.manifests, module.next_steps
     folder = out or t.project.root / "deploy" / target
-    written = write(folder, make(t, shown_path(folder)), t.options.kubernetes_version, module.OPTIONAL)
+    shown = shown_path(folder)
+    written = write(folder, module.manifests(t, shown), t.options.kubernetes_version, module.OPTIONAL)
     if as_json:
         emit_json({"ok": True, "target": target, "out": str(folder), "files": [p.name for p in written],
-                   "models": t.models,
-                   "kubernetes_version": t.options.kubernetes_version, "load_seconds": t.load_time.seconds,
-                   "load_source": t.load_time.source,
-                   "next": next_steps(t, shown_path(folder))})
+                   "models": t.models, "kubernetes_version": t.options.kubernetes_version,
+                   "load_seconds": t.load_time.seconds, "load_source": t.load_time.source,
+                   "next": module.next_steps(t, shown)})
         return
-    click.echo(f"wrote {len(written)} files to {shown_path(folder)} (schema-checked against Kubernetes "
+    click.echo(f"wrote {len(written)} files to {shown} (schema-checked against Kubernetes "
                f"{t.options.kubernetes_version})")
     click.echo(f"startup probe sized from a {t.load_time.seconds:g} s load ({t.load_time.source})")
     click.echo("next (NAMESPACE: yours):")
-    for step in next_steps(t, shown_path(folder)):
+    for step in module.next_steps(t, shown):
         click.echo(f"  {step}")
 
 

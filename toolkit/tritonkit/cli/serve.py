@@ -57,8 +57,8 @@ def _startup_line(line: StatusLine) -> Callable[[Progress], None]:
                                  else "starting Triton" + (f": {p.total} models to load" if p.total else ""))
 
 
-def _serve_foreground(server: EmbeddedServer, as_json: bool, gateway_port: int | None = None, gateway: bool = False,
-                      line: StatusLine | None = None) -> None:
+def _serve_foreground(server: EmbeddedServer, as_json: bool, gateway_port: int | None, gateway: bool,
+                      line: StatusLine) -> None:
     """Runs until Ctrl-C, SIGTERM or `tritonkit stop`; a server that dies is reported with its log tail."""
     signal.signal(signal.SIGTERM, signal.default_int_handler)  # stops as Ctrl-C does
     existing = running_state(server.work_dir)
@@ -68,7 +68,7 @@ def _serve_foreground(server: EmbeddedServer, as_json: bool, gateway_port: int |
                              "stop it: tritonkit stop")
     front: subprocess.Popen | None = None
     try:
-        with line or StatusLine(enabled=False):
+        with line:
             server.start()
         write_state(server.work_dir, server.state())  # lets `tritonkit stop` and `tritonkit perf` find it
         front = _start_gateway(server, gateway_port) if gateway else None

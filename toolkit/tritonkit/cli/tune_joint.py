@@ -80,10 +80,10 @@ def run_joint(target: str, spec: Path, objective: str, constraints: Constraints,
     if dry_run:
         return _print_space(options, as_json)
     done = tune_pipeline(options, report)
-    if as_json:
-        emit_json(done.summary())
-        return
     summary = done.summary()
+    if as_json:
+        emit_json(summary)
+        return
     click.echo(f"\n{done.target.name}: {summary['measured']} of {summary['grid_size']} configurations measured end "
                f"to end ({options.search}, concurrency {options.concurrency}, objective {objective})")
     click.echo(table(done.choice, done.results, done.target.as_tune_target()))

@@ -42,11 +42,6 @@ class S3Url:
         return f"s3://{'https://' if scheme == 'https' else ''}{host}/{self.bucket}/{self.prefix}".rstrip("/")
 
 
-def env_endpoint() -> str | None:
-    """The custom S3 endpoint the environment sets for boto3, if any."""
-    return next((os.environ[name] for name in ENDPOINT_ENV if os.environ.get(name)), None)
-
-
 def parse_s3_url(url: str, endpoint_url: str | None = None) -> S3Url:
     """`url` in either spelling; an endpoint both in the URL and in `endpoint_url` must be the same one."""
     triton = _TRITON_FORM.fullmatch(url)
@@ -59,7 +54,8 @@ def parse_s3_url(url: str, endpoint_url: str | None = None) -> S3Url:
             raise TritonkitError(url, "--endpoint-url", f"the URL names the endpoint {endpoint}, --endpoint-url "
                                  f"{endpoint_url}", "give the endpoint once: s3://BUCKET/PREFIX --endpoint-url URL")
     else:
-        rest, endpoint = url[len("s3://"):], endpoint_url or env_endpoint()
+        rest = url[len("s3://"):]
+        endpoint = endpoint_url or next((os.environ[name] for name in ENDPOINT_ENV if os.environ.get(name)), None)
     bucket, _, prefix = rest.partition("/")
     if not bucket:
         raise TritonkitError(url, "", "no bucket in the S3 URL", "write it as s3://BUCKET/PREFIX")
