@@ -45,10 +45,16 @@ def make_decoder(hf_model: Any) -> Any:
     heads, kv_heads = config.num_attention_heads, config.num_key_value_heads
     head_dim = getattr(config, "head_dim", None) or config.hidden_size // heads
     groups = heads // kv_heads
+    inner = config.intermediate_size
     tied = bool(getattr(config, "tie_word_embeddings", False))
     act = getattr(config, "hidden_act", "silu")
     if act != "silu":
         raise ValueError(f"hidden_act '{act}' is not supported by this wrapper (only silu)")
+
+    rotation = _rotation(head_dim)  # a constant of the graph
+
+    def const(*dims: int) -> Any:
+        return torch.tensor(dims, dtype=torch.int64)  # a constant of the graph (the tracer warns, rightly)
 
     def fused(*linears: Any) -> Any:
         """One Linear computing `linears` side by side (no bias: Llama's projections have none)."""
@@ -71,7 +77,6 @@ def make_decoder(hf_model: Any) -> Any:
             self.gate_up = nn.ModuleList(fused(layer.mlp.gate_proj, layer.mlp.up_proj) for layer in self.model.layers)
             inv_freq = 1.0 / (theta ** (torch.arange(0, head_dim, 2, dtype=torch.float32) / head_dim))
             self.register_buffer("inv_freq", inv_freq, persistent=False)
-            self.register_buffer("rotation", _rotation(head_dim), persistent=False)
 
         def forward(self, input_ids, past_key, past_value, past_length, input_length):
             batch, seq = input_ids.shape
@@ -82,7 +87,6 @@ def make_decoder(hf_model: Any) -> Any:
             cos, sin = angles.cos(), angles.sin()
             mask = mask.repeat(1, 1, groups, 1)  # [B, 1, G * S, P + S]: a kv head's G query heads, one after another
             bs = operators.shape_as_tensor(input_ids)  # [B, S]
-            const = lambda *dims: torch.tensor(dims, dtype=torch.int64)  # noqa: E731
             heads_shape = torch.cat([bs, const(heads + 2 * kv_heads, head_dim)])  # [B, S, Hq + 2 Hkv, D]
             grouped_shape = torch.cat([bs[:1], const(kv_heads, -1, head_dim)])  # [B, Hkv, G * S, D]
             split_shape = torch.cat([bs[:1], const(heads, -1, head_dim)])  # [B, Hq, S, D]
@@ -93,7 +97,7 @@ def make_decoder(hf_model: Any) -> Any:
                 h = layer.input_layernorm(x)
                 qkv = operators.reshape_from_tensor_shape(self.qkv[i](h), heads_shape).transpose(1, 2)
                 qk, v = qkv[:, :heads + kv_heads], qkv[:, heads + kv_heads:]
-                qk = qk * cos + (qk @ self.rotation) * sin
+                qk = qk * cos + (qk @ rotation) * sin
                 q, k = qk[:, :heads], qk[:, heads:]
                 k = torch.cat([past_key[:, i], k], dim=2)
                 v = torch.cat([past_value[:, i], v], dim=2)
@@ -105,7 +109,8 @@ def make_decoder(hf_model: Any) -> Any:
                 out = operators.reshape_from_tensor_shape(torch.softmax(scores, dim=-1) @ v, split_shape)
                 out = operators.reshape_from_tensor_shape(out.transpose(1, 2), hidden_shape)
                 x = x + layer.self_attn.o_proj(out)
-                gate, up = self.gate_up[i](layer.post_attention_layernorm(x)).chunk(2, dim=-1)
+                gate_up = self.gate_up[i](layer.post_attention_layernorm(x))
+                gate, up = gate_up[..., :inner], gate_up[..., inner:]  # constant bounds: chunk() computes them
                 x = x + layer.mlp.down_proj(torch.nn.functional.silu(gate) * up)
             last = self.model.norm(x[:, -1])
             head = self.model.embed_tokens.weight if self.lm_head is None else self.lm_head.weight
