@@ -4,10 +4,9 @@ A stream counts as a terminal when it is a TTY and neither NO_COLOR (no-color.or
 not `dumb`; everything else (a pipe, a file, a CI log) gets plain lines without escape codes. `--json` commands
 show no progress at all, so their stdout stays one document and their stderr stays quiet.
 """
-from __future__ import annotations
-
 import os
 import sys
+from contextlib import AbstractContextManager
 from typing import IO
 
 import click
@@ -38,7 +37,7 @@ def echo_report(text: str) -> None:
     Console(highlight=False, soft_wrap=True).print(painted)
 
 
-class StatusLine:
+class StatusLine(AbstractContextManager["StatusLine"]):
     """One stderr line updated in place on a terminal (a spinner and the latest text).
 
     Off a terminal, `every=True` prints each update as its own line (progress a log should keep) and
@@ -75,9 +74,6 @@ class StatusLine:
         if self._status is not None:
             self._status.stop()
             self._status = None
-
-    def __enter__(self) -> StatusLine:
-        return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()

@@ -13,12 +13,10 @@ _ENTRY_POINT = re.compile(r"^[^:\s]+:[A-Za-z_][A-Za-z0-9_]*$")
 
 def _number_from_text(value: object) -> object:
     """PyYAML reads `1e-4` (no dot) as a string; accept numeric text for tolerances, reject anything else."""
-    if isinstance(value, str):
-        try:
-            return float(value)
-        except ValueError:
-            return value
-    return value
+    try:
+        return float(value) if isinstance(value, str) else value
+    except ValueError:
+        return value
 
 
 Number = Annotated[float, BeforeValidator(_number_from_text)]
