@@ -93,10 +93,7 @@ def _leftovers(folder: Path, config: pb.ModelConfig) -> list[str]:
     """Files of the model folder outside its version folders that the config does not name as data or label files."""
     named = {f"warmup/{d.input_data_file}" for w in config.model_warmup for d in w.inputs.values()}
     named |= {f"initial_state/{i.data_file}" for s in config.sequence_batching.state for i in s.initial_state}
-    named |= {output.label_filename for output in config.output}
-    out = []
-    for rel in sorted(p.relative_to(folder) for p in folder.rglob("*") if p.is_file()):
-        if rel.as_posix() not in {"config.pbtxt", *named} and not rel.parts[0].isdigit() and all(
-                _is_content(Path(p)) for p in rel.parts):
-            out.append(rel.as_posix())
-    return out
+    named |= {"config.pbtxt", *(output.label_filename for output in config.output)}
+    files = sorted(p.relative_to(folder) for p in folder.rglob("*") if p.is_file())
+    return [rel.as_posix() for rel in files if rel.as_posix() not in named and not rel.parts[0].isdigit()
+            and all(_is_content(Path(p)) for p in rel.parts)]
