@@ -20,10 +20,8 @@ ADAPTER, RUNNER = _HERE / "onnx_model.py", _HERE / "onnx_runner.py"
 RUNNER_MODULE_FILE = "tritonkit_onnx_runner.py"
 #: Backend/platform names (and the file they load by default) that the fallback replaces.
 FALLBACK_KINDS = {p: PLATFORMS[p] for p in ("onnxruntime_onnx", "tensorrt_plan", "pytorch_libtorch")}
-_NATIVE_BACKENDS = {"python"}
 #: The stand-in backend directory for a published repository, under the server's work directory.
 STAND_IN_BACKENDS = "backends"
-_NATIVE_PLATFORMS = {"ensemble"}
 
 
 @dataclass(frozen=True)
@@ -68,7 +66,7 @@ def kind_of(model_dir: Path, config: mc.ModelConfig | None) -> str | None:
     folders = read_versions(model_dir).folders  # unset fields: Triton fills them in from the first folder's files
     c = complete_backend_fields(model_dir.name, model_dir / folders[0] if folders else None, config)
     kind = next((k for k, (backend, _) in FALLBACK_KINDS.items() if c.platform == k or c.backend == backend), None)
-    if kind or c.backend in _NATIVE_BACKENDS or c.platform in _NATIVE_PLATFORMS:
+    if kind or c.backend == "python" or c.platform == "ensemble":  # the embedded server runs these itself
         return kind
     return config.backend or config.platform or c.backend or None  # as written, else as Triton fills it in
 

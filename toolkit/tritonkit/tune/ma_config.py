@@ -33,12 +33,9 @@ def objectives(options: TuneOptions) -> dict[str, int]:
 
 
 def constraints(options: TuneOptions) -> dict[str, dict[str, float]]:
-    out: dict[str, dict[str, float]] = {}
-    if options.constraints.max_p99_ms is not None:
-        out["perf_latency_p99"] = {"max": float(options.constraints.max_p99_ms)}
-    if options.constraints.min_throughput is not None:
-        out["perf_throughput"] = {"min": float(options.constraints.min_throughput)}
-    return out
+    limits = {"perf_latency_p99": ("max", options.constraints.max_p99_ms),
+              "perf_throughput": ("min", options.constraints.min_throughput)}
+    return {metric: {side: float(bound)} for metric, (side, bound) in limits.items() if bound is not None}
 
 
 def perf_flags(options: TuneOptions, inputs: dict[str, object]) -> dict[str, object]:

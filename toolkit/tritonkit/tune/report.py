@@ -8,7 +8,7 @@ from tritonkit.serve.fallback import gpu_available
 from tritonkit.tune.layout import TuneDir
 from tritonkit.tune.mapping import describe, variant_settings
 from tritonkit.tune.options import Constraints, Objective
-from tritonkit.tune.results import Measurement, TuneResults
+from tritonkit.tune.results import INFERENCE_CSV, Measurement, TuneResults
 from tritonkit.tune.target import TuneTarget
 from tritonkit.tune.winner import Choice, Ranked, describe_limits, meets, sort_key
 
@@ -48,11 +48,8 @@ def table(choice: Choice, results: TuneResults, target: TuneTarget) -> str:
             for role, r in rows(choice)]
     widths = [max(len(str(c)) for c in col) for col in zip(header, *body)]
     right = {3, 4, 5}
-    lines = []
-    for cells in (header, *body):
-        lines.append("  ".join(c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths)))
-                     .rstrip())
-    return "\n".join(lines)
+    return "\n".join("  ".join(c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths)))
+                     .rstrip() for cells in (header, *body))
 
 
 @dataclass(frozen=True)
@@ -106,7 +103,7 @@ def comparison(choice: Choice, results: TuneResults, objective: Objective,
 def report_paths(tune_dir: TuneDir, plot: Path, model: str) -> dict[str, Path]:
     """The outputs worth opening that exist (a run stopped by its budget writes no results CSV nor reports)."""
     paths = {"plot": plot, "html report": tune_dir.reports / "summaries" / model / "result_summary.html",
-             "reports": tune_dir.reports, "results": tune_dir.results / "metrics-model-inference.csv",
+             "reports": tune_dir.reports, "results": tune_dir.results / INFERENCE_CSV,
              "summary": tune_dir.summary}
     return {name: path for name, path in paths.items() if path.exists()}
 

@@ -51,20 +51,13 @@ class SearchSpace:
 
 def default_max_instances(gpu: bool) -> int:
     """CPU instances beyond the core count only fight over cores; GPUs take a few copies well."""
-    if gpu:
-        return 4
-    return max(2, min(4, os.cpu_count() or 1))
+    return 4 if gpu else max(2, min(4, os.cpu_count() or 1))
 
 
 def powers_of_two(low: int, high: int) -> tuple[int, ...]:
-    values, v = [], 1
-    while v <= high:
-        if v >= low:
-            values.append(v)
-        v *= 2
-    if high not in values and high >= low:
-        values.append(high)
-    return tuple(values)
+    """The powers of two from `low` up to `high`, then `high` itself."""
+    values = [2**k for k in range(high.bit_length()) if 2**k >= low]
+    return tuple(values + [high] if high not in values and high >= low else values)
 
 
 def default_max_batch(spec: ModelSpec) -> int:
@@ -89,11 +82,9 @@ def model_space(name: str, spec: ModelSpec, mode: str, gpu: bool, max_instances:
         return ModelSpace(name, counts, powers_of_two(1, top_batch), (spec_delay(spec),), ((),))
     sizes = powers_of_two(4 if top_batch >= 4 else 1, top_batch)
     delays = tuple(sorted({*BRUTE_DELAYS_US, spec_delay(spec)}))
-    smallest = min(sizes)
-    preferred: list[tuple[int, ...]] = [()]
-    if smallest >= 4:  # a preferred size must not exceed any max batch size tried with it
-        preferred.append((smallest,))
-    return ModelSpace(name, counts, sizes, delays, tuple(preferred))
+    # a preferred size must not exceed any max batch size tried with it
+    preferred: tuple[tuple[int, ...], ...] = ((), (min(sizes),)) if min(sizes) >= 4 else ((),)
+    return ModelSpace(name, counts, sizes, delays, preferred)
 
 
 def _trim(space: ModelSpace) -> ModelSpace:
