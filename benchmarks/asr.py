@@ -62,7 +62,16 @@ from google.protobuf import json_format
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))
 
-from benchmarks.asr_c8 import CLIENTS, STEPS, Search, step_statistics, throughput, tuned_build, where_time_goes  # noqa: E402
+from benchmarks.asr_c8 import (  # noqa: E402
+    CLIENTS,
+    STEPS,
+    Search,
+    read_overlay,
+    step_statistics,
+    throughput,
+    tuned_build,
+    where_time_goes,
+)
 from benchmarks.report import print_report  # noqa: E402
 from examples.asr.client import CHUNK_MS  # noqa: E402
 from examples.asr.heldout import read_heldout, read_wav, word_error_rate  # noqa: E402
@@ -292,6 +301,8 @@ def main() -> None:
     args = parser.parse_args()
     from tritonkit.serve.server import EmbeddedServer
 
+    if args.tuned:
+        read_overlay(args.tuned)   # a bad file fails now, not after the other measurements
     clips = [Clip(*read_wav(u.path), u.words) for u in read_heldout()[:args.utterances]]
     if any(c.rate != STREAM_RATE for c in clips):
         raise SystemExit(f"held-out clips must be {STREAM_RATE} Hz for streaming")

@@ -22,6 +22,7 @@ from typing import Any, Protocol, TypeVar
 import tritonclient.grpc as grpcclient
 import yaml
 
+from tritonkit.errors import TritonkitError
 from tritonkit.spec.tuned import TunedModel
 from tritonkit.tune.api import write_back_spec
 from tritonkit.tune.joint_api import JointOptions, tune_pipeline
@@ -73,7 +74,10 @@ def tuned_build(spec: Path, search: Search, overlay: Path | None, retune: bool,
                 say: Callable[[str], None]) -> tuple[Path, str]:
     """Builds `spec` with asr's tuned settings; returns the repository and where the settings came from."""
     if overlay is not None:
-        return write_back_spec(spec, read_overlay(overlay)).repository, f"from {overlay}"
+        try:
+            return write_back_spec(spec, read_overlay(overlay)).repository, f"from {overlay}"
+        except TritonkitError as exc:   # e.g. settings for a model this project does not have
+            raise SystemExit(f"{overlay}: {exc.line()}") from None
     cache = _cache_file(spec, search)
     if cache.is_file() and not retune:
         return write_back_spec(spec, read_overlay(cache)).repository, f"cached {cache.relative_to(REPO_ROOT)}"
