@@ -26,11 +26,6 @@ def resolve_spec_path(source: str, base: Path) -> Path:
     return package_path(source[len(PACKAGE_PREFIX):]) if source.startswith(PACKAGE_PREFIX) else base / source
 
 
-def package_roots() -> list[Path]:
-    """The folders `tritonkit:` paths may reach: the package and its data folders (apart in a checkout)."""
-    return [Path(str(files("tritonkit"))).resolve(), *(package_path(folder).resolve() for folder in DATA_FOLDERS)]
-
-
 def escapes(path: Path, project_root: Path) -> bool:
     """Whether `path`, symlinks followed, lies outside both the project folder and the tritonkit package.
 
@@ -38,4 +33,6 @@ def escapes(path: Path, project_root: Path) -> bool:
     repository) a file such as `/etc/passwd` or `../../secrets`.
     """
     real = path.resolve()
-    return not any(real.is_relative_to(root) for root in (project_root.resolve(), *package_roots()))
+    # `tritonkit:` paths reach the package and its data folders (apart in a checkout)
+    roots = (project_root, Path(str(files("tritonkit"))), *(package_path(folder) for folder in DATA_FOLDERS))
+    return not any(real.is_relative_to(root.resolve()) for root in roots)

@@ -97,10 +97,7 @@ def emit_json(payload: Any) -> None:
     click.echo(json.dumps(payload, indent=2, default=str))
 
 
-def json_option(func: F) -> F:
-    return click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON on stdout.")(func)
-
-
+json_option = click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON on stdout.")
 spec_option = click.option("-f", "--file", "spec", default="tritonkit.yaml", show_default=True,
                            type=click.Path(path_type=Path), help="Spec file.")
 

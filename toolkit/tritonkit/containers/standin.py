@@ -49,11 +49,6 @@ def recipe_hash() -> str:
     return hashlib.sha256(repr((_DEBOOTSTRAP, CONTAINERFILE)).encode()).hexdigest()[:12]
 
 
-def image_tag() -> str:
-    """`localhost/tritonkit-standin:2.51.0-<recipe hash>`."""
-    return f"localhost/tritonkit-standin:{TRITON_VERSION}-{recipe_hash()}"
-
-
 def debian_mirror() -> str:
     """The Debian mirror apt is configured with here (deb822 or one-line sources), else deb.debian.org."""
     sources = [Path("/etc/apt/sources.list"), *sorted(Path("/etc/apt/sources.list.d").glob("*"))]
@@ -84,7 +79,7 @@ def _rootfs_tarball(work: Path, log: Path) -> Path:
 
 def ensure_image(progress: Callable[[str], None] = lambda _: None) -> str:
     """The stand-in image's tag, building it first when podman does not have it (once per machine)."""
-    tag = image_tag()
+    tag = f"localhost/tritonkit-standin:{TRITON_VERSION}-{recipe_hash()}"
     if image_exists(tag):
         return tag
     work = cache_root() / "standin"

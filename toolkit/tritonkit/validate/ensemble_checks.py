@@ -260,11 +260,10 @@ def _check_decoupled(name: str, ens: pb.ModelConfig, configs: dict[str, pb.Model
         for dst in step.output_map.values():
             node = tensors.setdefault(dst, _Node(f"output of step '{step.model_name}'"))
             node.origin, node.decoupled, node.sibling = f"step '{step.model_name}'", is_decoupled, sibling
-        for dst in step.output_map.values():
             for src in step.input_map.values():
                 prev = tensors.setdefault(src, _Node(src))
-                tensors[dst].prev.append(prev)
-                prev.next.append(tensors[dst])
+                node.prev.append(prev)
+                prev.next.append(node)
     label = 0
     queue = [tensors[t.name] for t in ens.input]
     for node in queue:
