@@ -43,12 +43,9 @@ def probes(t: Target, http_port: int) -> dict[str, Any]:
 def resources(t: Target) -> dict[str, Any]:
     """Requests and limits (sizing.py says how each is derived); GPUs only when an instance group is KIND_GPU."""
     s = t.sizing
-    requests: dict[str, Any] = {"cpu": f"{s.cpu_millis}m", "memory": mebibytes(s.memory_bytes),
-                                "ephemeral-storage": mebibytes(s.tmp_bytes)}
-    limits: dict[str, Any] = {"memory": mebibytes(s.memory_bytes), "ephemeral-storage": mebibytes(s.tmp_bytes)}
-    if s.gpus:
-        limits["nvidia.com/gpu"] = s.gpus
-    return {"requests": requests, "limits": limits}
+    sized = {"memory": mebibytes(s.memory_bytes), "ephemeral-storage": mebibytes(s.tmp_bytes)}  # requested = limit
+    gpus = {"nvidia.com/gpu": s.gpus} if s.gpus else {}
+    return {"requests": {"cpu": f"{s.cpu_millis}m", **sized}, "limits": {**sized, **gpus}}
 
 
 def user_ids(t: Target) -> tuple[int, int]:

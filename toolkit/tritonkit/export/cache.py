@@ -12,7 +12,6 @@ import ast
 import functools
 import hashlib
 import json
-import os
 import shutil
 import sys
 from collections.abc import Iterator
@@ -22,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from tritonkit.export.job import ExportOutcome, read
-from tritonkit.files import sha256_file
+from tritonkit.files import sha256_file, write_text_atomically
 
 CACHE_FORMAT = 1
 TOOLS = ("torch", "onnx", "onnxruntime", "onnxscript", "numpy", "tensorrt", "torch_tensorrt")
@@ -159,25 +158,20 @@ class ExportCache:
             manifest = json.loads(entry.file("manifest.json").read_text())
         except (OSError, ValueError):
             return None
-        if manifest.get("format") != CACHE_FORMAT or not entry.file("result.json").is_file():
-            return None
-        if not all(dep_unchanged(dep) for dep in manifest.get("deps", [])):
-            return None
-        return entry
+        whole = manifest.get("format") == CACHE_FORMAT and entry.file("result.json").is_file()
+        return entry if whole and all(dep_unchanged(dep) for dep in manifest.get("deps", [])) else None
 
     def prepare(self, key: str) -> Entry:
         """An empty slot for a fresh export (an old manifest and artifacts are removed first)."""
         entry = self.entry(key)
-        entry.file("manifest.json").unlink(missing_ok=True)
-        shutil.rmtree(entry.artifacts, ignore_errors=True)
-        for name in ("error.json", "progress.jsonl"):
+        for name in ("manifest.json", "error.json", "progress.jsonl"):  # the manifest first: no hit from here on
             entry.file(name).unlink(missing_ok=True)
+        shutil.rmtree(entry.artifacts, ignore_errors=True)
         entry.artifacts.mkdir(parents=True, exist_ok=True)
         return entry
 
     def commit(self, entry: Entry, payload: dict[str, Any], deps: list[dict[str, str]]) -> None:
         """Writes manifest.json last and atomically: an entry without it is never a hit."""
         manifest = {"format": CACHE_FORMAT, "key": entry.key, "payload": payload, "deps": deps}
-        tmp = entry.file("manifest.json").with_suffix(".tmp")
-        tmp.write_text(json.dumps(manifest, indent=2, sort_keys=True, default=str) + "\n")
-        os.replace(tmp, entry.file("manifest.json"))
+        text = json.dumps(manifest, indent=2, sort_keys=True, default=str) + "\n"
+        write_text_atomically(entry.file("manifest.json"), text)
