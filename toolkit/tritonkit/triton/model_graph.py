@@ -16,10 +16,8 @@ BLS_CALLS_PARAMETER = "bls_calls"
 
 def bls_calls(config: pb.ModelConfig) -> list[str]:
     """The models a BLS model declares it calls (the `bls_calls` parameter), in declaration order."""
-    if BLS_CALLS_PARAMETER not in config.parameters:
-        return []
-    text = config.parameters[BLS_CALLS_PARAMETER].string_value
-    return [c.strip() for c in text.split(",") if c.strip()]
+    param = config.parameters.get(BLS_CALLS_PARAMETER)
+    return [c.strip() for c in param.string_value.split(",") if c.strip()] if param is not None else []
 
 
 def model_calls(config: pb.ModelConfig) -> list[str]:
