@@ -171,15 +171,20 @@ async def _events(responses: AsyncGenerator[Any, None], first: Step, shape: Shap
         return event(body)
 
     async with aclosing(responses):  # leaving early (the client went away) cancels the Triton request
-        if shape.chat:
-            yield chunk(shape.choice("", None, role=True))
+        # chat's role delta goes out with the first text (or the finish) when the first response has one: one write
+        # before the first token, not two; else alone at once
+        role = chunk(shape.choice("", None, role=True)) if shape.chat else b""
+        if role and not first.text and first.finish_reason is None:
+            yield role
+            role = b""
         totals, step = Totals(), first
         while True:
             totals.add(step)
             if step.text:
-                yield chunk(shape.choice(step.text, None))
+                yield role + chunk(shape.choice(step.text, None))
+                role = b""
             if step.finish_reason is not None:
-                yield chunk(shape.choice(None if shape.chat else "", step.finish_reason))
+                yield role + chunk(shape.choice(None if shape.chat else "", step.finish_reason))
                 break
             step = Step.of(await anext(responses))
         if include_usage:

@@ -10,13 +10,13 @@ from typing import Any
 
 import numpy as np
 from starlette.requests import Request
-from starlette.responses import Response, StreamingResponse
+from starlette.responses import Response
 from starlette.routing import Route
 
 from tritonkit.gateway.app import gateway_of
 from tritonkit.gateway.audio import MEDIA_TYPES, STREAMED_FORMATS, WHOLE_FORMATS, encode_whole, pcm16, wav_stream_header
 from tritonkit.gateway.catalog import GatewayPipeline
-from tritonkit.gateway.disconnect import unless_disconnected
+from tritonkit.gateway.disconnect import StreamedResponse, unless_disconnected
 from tritonkit.gateway.errors import bad_request
 from tritonkit.gateway.params import Body, refused_unless
 
@@ -63,7 +63,7 @@ async def speech(request: Request) -> Response:
     responses = gateway.triton.stream(served.model, inputs)
     if response_format in STREAMED_FORMATS:
         first = await unless_disconnected(request, anext(responses))   # a refused request is a 400 before any audio
-        return StreamingResponse(_streamed(responses, first, response_format), media_type=MEDIA_TYPES[response_format])
+        return StreamedResponse(_streamed(responses, first, response_format), media_type=MEDIA_TYPES[response_format])
 
     async def whole() -> tuple[np.ndarray, int]:
         parts: list[np.ndarray] = []
