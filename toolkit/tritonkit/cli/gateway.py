@@ -44,16 +44,13 @@ def _with_options(section: GatewaySpec, api_key_env: str | None, max_request_byt
                   models: tuple[str, ...]) -> GatewaySpec:
     """The spec section with the command line's settings over it, checked by the same schema."""
     changes: dict = {k: v for k, v in (("api_key_env", api_key_env), ("max_request_bytes", max_request_bytes)) if v}
-    if models:
-        parsed = {}
-        for item in models:
-            name, _, target = item.partition("=")
-            pipeline, _, model = target.partition(":")
-            if not name or not pipeline:
-                raise TritonkitError("", "--model", f"'{item}' is not ID=PIPELINE[:TRITON_MODEL]",
-                                     "e.g. --model smollm2=llm")
-            parsed[name] = {"pipeline": pipeline, **({"model": model} if model else {})}
-        changes["models"] = parsed
+    for item in models:
+        name, _, target = item.partition("=")
+        pipeline, _, model = target.partition(":")
+        if not name or not pipeline:
+            raise TritonkitError("", "--model", f"'{item}' is not ID=PIPELINE[:TRITON_MODEL]",
+                                 "e.g. --model smollm2=llm")
+        changes.setdefault("models", {})[name] = {"pipeline": pipeline, **({"model": model} if model else {})}
     if not changes:
         return section
     try:

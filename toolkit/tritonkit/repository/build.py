@@ -61,7 +61,6 @@ def build(spec_path: Path, out_dir: Path | None = None, compose_path: Path | Non
     repository = (out_dir or project.root / "model_repository").absolute()
     compose = (compose_path or project.root / "docker-compose.yml").absolute()
     made: dict[str, dict[str, Made]] = {key: {} for key in step_keys()}
-    model_files: dict[str, dict[str, str]] = {}
     if dry_run:
         model_files = model_references(project)
         plan = make_plan(project, pending=frozenset(n for n, spec in project.models.items() if spec.source is not None))
