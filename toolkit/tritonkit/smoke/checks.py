@@ -100,10 +100,8 @@ def check_config(client: Client, model: str, expected: pb.ModelConfig) -> tuple[
 
 
 def check_metadata(client: Client, model: str, expected: pb.ModelConfig) -> CheckResult:
-    def body() -> str | None:
-        diffs = metadata_differences(expected, client.metadata(model))
-        return "FAIL: " + "; ".join(diffs) if diffs else None
-    return timed("metadata", model, client.protocol, body)
+    return timed("metadata", model, client.protocol,
+                 lambda: _verdict(metadata_differences(expected, client.metadata(model)), "ok"))
 
 
 Tolerance = Callable[[str], dict[str, float]]
