@@ -35,8 +35,10 @@ Timed sides alternate over --rounds rounds; each figure is the median over round
 "floor_over_inprocess", "served_over_inprocess_10s", "floor_over_inprocess_10s", "asr_served_over_inprocess_c8",
 "floor_over_inprocess_c8"} (floor_over_inprocess: that lowest reachable ratio on the commands; then served RTF over
 in-process RTF and the lowest reachable ratio on ~10 s audio; then the tuned served audio throughput at 8 clients over
-the in-process one at 8 threads, and the highest such ratio reachable when serving costs only the floor's hops:
-F / (I + F) for floor and in-process throughputs F and I, both sides keeping the cores busy).
+the in-process one at 8 threads, and the ratio served would reach if serving added only the floor's cost to the
+in-process work: F / (I + F) for floor and in-process throughputs F and I; an estimate that assumes both sides keep
+the cores busy, not a bound: a side that leaves cores idle (threads waiting on the GIL, a floor step's one instance)
+breaks it).
 """
 
 from __future__ import annotations
@@ -274,8 +276,8 @@ def compare_c8(work: Path, clips: list[Clip], args: argparse.Namespace) -> tuple
         ("  tuned settings", "", source),
         *where_time_goes(before, after, {step: instance_count(configs[step]) for step in STEPS}),
         (f"audio s/s, {CLIENTS} clients floor", f"{med['floor']:.1f}",
-         f"floor ensemble; in process with the floor's cost = {result['floor_over_inprocess_c8']:.2f}x in process, "
-         "the most served can be"),
+         f"floor ensemble (1 instance a step); in process + the floor's cost = "
+         f"{result['floor_over_inprocess_c8']:.2f}x in process (estimate: both sides CPU-bound)"),
     ]
     return result, rows, mismatched
 
