@@ -54,7 +54,7 @@ def is_alive(pid: int) -> bool:
     return stat is not None and stat.state != "Z"
 
 
-def _program(pid: int) -> bytes:
+def program(pid: int) -> bytes:
     """The program `pid` runs (argv[0]); empty when it is gone or a zombie."""
     try:
         return Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0]
@@ -64,16 +64,17 @@ def _program(pid: int) -> bytes:
 
 def is_tritonserver(pid: int) -> bool:
     """Guards against a recycled pid: the process must still be a tritonserver."""
-    return _program(pid).endswith(TRITONSERVER)
+    return program(pid).endswith(TRITONSERVER)
 
 
-def _pids() -> list[int]:
+def pids() -> list[int]:
+    """Every process on the machine."""
     return [int(entry.name) for entry in Path("/proc").iterdir() if entry.name.isdigit()]
 
 
 def tritonserver_pids() -> list[int]:
     """Every running tritonserver process on the machine (`tritonkit status --all`)."""
-    return [pid for pid in _pids() if is_tritonserver(pid) and is_alive(pid)]
+    return [pid for pid in pids() if is_tritonserver(pid) and is_alive(pid)]
 
 
 def start_time(pid: int) -> float | None:
@@ -94,9 +95,9 @@ def kill_triton_leftovers(pgid: int) -> list[int]:
     killed: list[int] = []
     if is_alive(pgid):
         return killed
-    for pid in _pids():
+    for pid in pids():
         stat = proc_stat(pid)
-        if stat is None or stat.pgid != pgid or not _program(pid).endswith((TRITONSERVER, STUB_BINARY)):
+        if stat is None or stat.pgid != pgid or not program(pid).endswith((TRITONSERVER, STUB_BINARY)):
             continue
         try:
             os.kill(pid, signal.SIGKILL)

@@ -147,8 +147,7 @@ def _build(server: Path, libs: Path, root: Path) -> None:
         shutil.copy2(stub_path(server), tmp / "tree" / "backends" / "python" / "triton_python_backend_stub")
         _alias_libraries(libs, tmp / "tree" / "lib")
         (tmp / "tree" / _MARKER).write_text(f"{server}\n")
-        if root.exists():
-            shutil.rmtree(root, ignore_errors=True)
+        shutil.rmtree(root, ignore_errors=True)
         try:
             os.replace(tmp / "tree", root)
         except OSError:
@@ -161,10 +160,7 @@ def _build(server: Path, libs: Path, root: Path) -> None:
 def environment(root: Path, libs: Path) -> dict[str, str]:
     """The process environment for tritonserver, its stubs and perf_analyzer."""
     env = dict(os.environ)
-    own = libpython_dir()
-    ld = [str(p) for p in (own, libs, root / "lib") if p is not None]
-    if env.get("LD_LIBRARY_PATH"):
-        ld.append(env["LD_LIBRARY_PATH"])
+    ld = [str(p) for p in (libpython_dir(), libs, root / "lib", env.get("LD_LIBRARY_PATH")) if p]
     env["LD_LIBRARY_PATH"] = os.pathsep.join(ld)
     # The stub embeds Python and finds its packages through the first `python3` on PATH.
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])

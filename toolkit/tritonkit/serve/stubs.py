@@ -35,13 +35,7 @@ def events_path(log_path: Path) -> Path:
 
 
 def _children(pid: int) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            stat = process.proc_stat(int(entry.name))
-            if stat is not None and stat.ppid == pid:
-                found.append(int(entry.name))
-    return found
+    return [child for child in process.pids() if (stat := process.proc_stat(child)) is not None and stat.ppid == pid]
 
 
 def stub_pids(server_pid: int) -> dict[int, str]:

@@ -52,14 +52,6 @@ def format_elapsed(seconds: float) -> str:
     return f"{minutes}:{secs:02d}"
 
 
-def _is_wrapped_binary(pid: int) -> bool:
-    try:
-        exe = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0]
-    except OSError:
-        return False
-    return exe.endswith((b"tritonserver", b"perf_analyzer"))
-
-
 def _pid_in(pid_file: Path) -> int:
     """The pid a wrapper recorded in `pid_file`; 0 when it cannot be read."""
     try:
@@ -73,7 +65,7 @@ def stop_leftovers(tune_dir: TuneDir) -> list[int]:
     stopped: list[int] = []
     for pid_file in sorted(tune_dir.pids.glob("*.pid")):  # none when the folder is missing
         pid = _pid_in(pid_file)
-        if pid > 1 and process.is_alive(pid) and _is_wrapped_binary(pid):
+        if pid > 1 and process.is_alive(pid) and process.program(pid).endswith((b"tritonserver", b"perf_analyzer")):
             try:
                 pgid = os.getpgid(pid)
             except ProcessLookupError:
