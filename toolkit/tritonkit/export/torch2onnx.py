@@ -10,9 +10,8 @@ from typing import Any
 
 from tritonkit.export.reproducible import strip_locations
 
-TWO_GB = 2 * 1024**3
 #: Initializer bytes above which weights go to model.onnx.data (protobuf's hard limit is 2 GB in all).
-EXTERNAL_THRESHOLD = TWO_GB - 64 * 1024**2
+EXTERNAL_THRESHOLD = 2 * 1024**3 - 64 * 1024**2
 DATA_FILE = "model.onnx.data"
 
 

@@ -177,11 +177,6 @@ def _foreign_live(dest: Destination, name: str, highest: int) -> Release | None:
     return Release([highest], text.decode(), "") if text is not None and highest else None
 
 
-def _stale(name: str, roots: list[str], listing: dict[str, Stored], planned: set[str]) -> list[tuple[str, str]]:
-    """Keys under the reused folders `roots` that this publish does not write (an interrupted publish's others)."""
-    return [(name, key) for key in listing if key not in planned and key.startswith(tuple(roots))]
-
-
 def plan_publish(local: dict[str, LocalModel], dest: Destination, listing: dict[str, Stored],
                  manifest: Manifest | None) -> Plan:
     """Chooses each changed model's version numbers and the objects that carry it.
@@ -226,7 +221,8 @@ def plan_publish(local: dict[str, LocalModel], dest: Destination, listing: dict[
         for path in model.extras:
             inside = path.relative_to(model.root)
             items.append(_item(model, f"{extra_root}/{inside.as_posix()}", path, inside.parts[0] not in NOT_LOADED))
-        stale += _stale(name, roots, listing, {item.key for item in items})
+        planned = {item.key for item in items}  # other keys under the reused folders: an interrupted publish's
+        stale += [(name, key) for key in listing if key not in planned and key.startswith(tuple(roots))]
         files += items
         if entry:
             manifest.models[name] = ModelEntry(live=entry.live, candidate=release)
