@@ -81,12 +81,8 @@ def trtexec_command(onnx_path: str, engine_path: str, profiles: list[ShapeProfil
         if profile.min:
             argv += [f"--minShapes={_shapes_arg(profile.min)}", f"--optShapes={_shapes_arg(profile.opt)}",
                      f"--maxShapes={_shapes_arg(profile.max)}"]
-    if fp16:
-        argv.append("--fp16")
-    if int8:
-        argv.append("--int8")
-    argv.append(f"--memPoolSize=workspace:{workspace_mb}M")
-    return argv
+    precision = [flag for flag, wanted in (("--fp16", fp16), ("--int8", int8)) if wanted]
+    return [*argv, *precision, f"--memPoolSize=workspace:{workspace_mb}M"]
 
 
 def deferred_plan(result: ExportOutcome, options: Any, max_batch_size: int) -> dict[str, Any]:
