@@ -42,11 +42,8 @@ def _content(value: np.ndarray) -> list:
 
 def input_data_json(sample: dict[str, np.ndarray], batched: bool) -> dict:
     """perf_analyzer's `--input-data` document for one request of batch size 1 (first row of a batched sample)."""
-    entry = {}
-    for name, value in sample.items():
-        row = value[0] if batched and value.ndim > 0 else value
-        entry[name] = {"content": _content(np.asarray(row)), "shape": list(np.asarray(row).shape)}
-    return {"data": [entry]}
+    rows = {name: np.asarray(value[0] if batched and value.ndim > 0 else value) for name, value in sample.items()}
+    return {"data": [{name: {"content": _content(row), "shape": list(row.shape)} for name, row in rows.items()}]}
 
 
 def perf_inputs(name: str, spec: ModelSpec, built_model_dir: Path, out_dir: Path) -> PerfInputs:

@@ -54,15 +54,10 @@ def grpc_inputs(values: dict[str, Any]) -> list[Any]:
 
     tensors = []
     for name, value in values.items():
-        dtype = TYPES[name]
-        if dtype is object:
-            items = value if isinstance(value, list) else [value]
-            array = np.array([[v.encode() for v in items]], dtype=object)
-        else:
-            array = np.array([value if isinstance(value, list) else [value]], dtype=dtype)
-        tensor = grpcclient.InferInput(name, list(array.shape), np_to_triton_dtype(array.dtype))
-        tensor.set_data_from_numpy(array)
-        tensors.append(tensor)
+        items = value if isinstance(value, list) else [value]
+        array = np.array([[v.encode() for v in items]] if TYPES[name] is object else [items], dtype=TYPES[name])
+        tensors.append(grpcclient.InferInput(name, list(array.shape), np_to_triton_dtype(array.dtype))
+                       .set_data_from_numpy(array))
     return tensors
 
 

@@ -15,7 +15,7 @@ from tritonkit.spec.tuned import Provenance, TunedModel
 from tritonkit.triton.instance_counts import group_count, instance_groups
 from tritonkit.triton.model_config import pb as mc
 from tritonkit.tune.results import TuneResults
-from tritonkit.tune.target import TuneTarget
+from tritonkit.tune.target import TuneTarget, is_ensemble
 
 
 def parse_variant(config: dict[str, Any]) -> mc.ModelConfig:
@@ -31,7 +31,7 @@ def instance_count(config: mc.ModelConfig) -> int:
 def tuned_for(spec: ModelSpec, config: mc.ModelConfig, provenance: Provenance) -> TunedModel:
     """The tuned entry that makes `spec` render with the variant's searched settings."""
     update: dict[str, Any] = {"provenance": provenance}
-    if spec.ensemble_scheduling is not None or spec.platform == "ensemble":
+    if is_ensemble(spec):
         return TunedModel(max_batch_size=config.max_batch_size, **update)
     template = spec.instance_group[0] if spec.instance_group else InstanceGroup()
     update["instance_group"] = [template.model_copy(update={"count": instance_count(config)})]
