@@ -77,9 +77,7 @@ def _run(bench: Bench, url: str) -> list[dict[str, float | int]]:
 
 def measure(repository: Path, bench: Bench, work_dir: Path, log: Path) -> Sample:
     """Serves `repository` and measures the pipeline `bench.repeats` times; raises a one-line error on failure."""
-    server = EmbeddedServer(repository, work_dir=work_dir, log_path=log, startup_timeout=300.0)
-    server.start()
-    try:
+    with EmbeddedServer(repository, work_dir=work_dir, log_path=log, startup_timeout=300.0) as server:
         points = []
         for _ in range(bench.repeats):
             rows = _run(bench, server.grpc_url)
@@ -88,6 +86,4 @@ def measure(repository: Path, bench: Bench, work_dir: Path, log: Path) -> Sample
                                      "read the server log")
             row = rows[0]
             points.append((float(row["throughput_infer_per_sec"]), float(row["p99_latency_us"]) / 1000.0))
-    finally:
-        server.stop()
     return Sample(statistics.median(p[0] for p in points), statistics.median(p[1] for p in points), tuple(points))

@@ -29,10 +29,6 @@ class Trace:
     budget_hit: bool = False
     passes: int = 0
 
-    def score_of(self, point: Point) -> Measurement | None:
-        wanted = point_id(point)
-        return next((s for p, s in self.measured if point_id(p) == wanted), None)
-
 
 def better(a: Measurement | None, b: Measurement | None, objective: Objective, constraints: Constraints,
            margin: float = NOISE_MARGIN) -> bool:

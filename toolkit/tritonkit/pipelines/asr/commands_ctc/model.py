@@ -60,11 +60,6 @@ class CommandCTC(nn.Module):
         return torch.log_softmax(x, dim=-1)
 
 
-def output_frames(frames: int) -> int:
-    """How many output frames `frames` input frames give (the stride-2 front end)."""
-    return (frames + 1) // SUBSAMPLING
-
-
 def greedy_decode(log_probs: np.ndarray) -> list[str]:
     """Best token per frame, repeats merged, blanks dropped, split into words at `|`."""
     best = np.asarray(log_probs).argmax(axis=-1)
