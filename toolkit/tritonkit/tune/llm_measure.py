@@ -43,17 +43,14 @@ def prompts(concurrency: int) -> list[str]:
 def measure_llm(repository: Path, bench: LlmBench, work_dir: Path, log: Path) -> LlmSample:
     """Serves `repository` and runs the streams `bench.repeats` times after a short warm-up; one-line error when a
     stream fails or returns fewer tokens than asked."""
-    server = EmbeddedServer(repository, work_dir=work_dir, log_path=log, startup_timeout=300.0)
-    server.start()
-    try:
-        text_run(server.grpc_url, bench.model, prompts(2), 4, bench.ids_output)  # warm-up
-        runs = [text_run(server.grpc_url, bench.model, prompts(bench.concurrency), bench.max_tokens, bench.ids_output)
-                for _ in range(bench.repeats)]
-    except RuntimeError as exc:
-        raise TritonkitError(str(log), f"model '{bench.model}'", f"a stream failed ({exc})",
-                             "read the server log") from None
-    finally:
-        server.stop()
+    with EmbeddedServer(repository, work_dir=work_dir, log_path=log, startup_timeout=300.0) as server:
+        try:
+            text_run(server.grpc_url, bench.model, prompts(2), 4, bench.ids_output)  # warm-up
+            runs = [text_run(server.grpc_url, bench.model, prompts(bench.concurrency), bench.max_tokens,
+                             bench.ids_output) for _ in range(bench.repeats)]
+        except RuntimeError as exc:
+            raise TritonkitError(str(log), f"model '{bench.model}'", f"a stream failed ({exc})",
+                                 "read the server log") from None
     short = [len(t) for run in runs for t in run.tokens if len(t) < bench.max_tokens]
     if short:
         raise TritonkitError(str(log), f"model '{bench.model}'", f"a stream returned {min(short)} of "
