@@ -3,6 +3,7 @@
 `--dry-run` stops here: the config and the command are written into the tuning directory and printed, and
 nothing is measured or written to the spec.
 """
+import contextlib
 import importlib.util
 import json
 import shutil
@@ -78,11 +79,8 @@ def _stable_ports(tune_dir: TuneDir) -> dict[str, int]:
     """The ports of the previous run when they are free: Model Analyzer keys its checkpointed measurements by
     the perf_analyzer command line, which contains the metrics URL, so new ports would void a resume."""
     saved: dict[str, int | None] = {"http": None, "grpc": None, "metrics": None}
-    if tune_dir.ports.is_file():
-        try:
-            saved |= {k: int(v) for k, v in json.loads(tune_dir.ports.read_text()).items() if k in saved}
-        except (ValueError, TypeError, AttributeError):
-            pass
+    with contextlib.suppress(OSError, ValueError, TypeError, AttributeError):  # none saved, or not readable
+        saved |= {k: int(v) for k, v in json.loads(tune_dir.ports.read_text()).items() if k in saved}
     try:
         ports = choose_ports("127.0.0.1", saved)
     except TritonkitError:  # taken meanwhile: fresh ports (the checkpoint's measurements will be redone)

@@ -14,14 +14,11 @@ from tritonkit.tune.results import Measurement
 
 def cpu_description() -> str:
     """`Intel(R) Xeon(R) ... (2 cores)` from /proc/cpuinfo, else the platform's processor name."""
-    name = ""
     try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.lower().startswith("model name"):
-                name = line.split(":", 1)[1].strip()
-                break
+        lines = Path("/proc/cpuinfo").read_text().splitlines()
     except OSError:
-        pass
+        lines = []
+    name = next((line.split(":", 1)[1].strip() for line in lines if line.lower().startswith("model name")), "")
     return f"{name or platform.processor() or platform.machine()} ({os.cpu_count() or 1} cores)"
 
 
@@ -29,11 +26,8 @@ def gpu_description() -> str | None:
     """The GPU names from the driver's /proc entries; None on a host without an NVIDIA GPU."""
     if not gpu_available():
         return None
-    names = []
-    for info in sorted(Path("/proc/driver/nvidia/gpus").glob("*/information")):
-        for line in info.read_text(errors="replace").splitlines():
-            if line.startswith("Model:"):
-                names.append(line.split(":", 1)[1].strip())
+    names = [line.split(":", 1)[1].strip() for info in sorted(Path("/proc/driver/nvidia/gpus").glob("*/information"))
+             for line in info.read_text(errors="replace").splitlines() if line.startswith("Model:")]
     return ", ".join(names) or "NVIDIA GPU"
 
 
