@@ -1,0 +1,102 @@
+"""The Llama wrapper (export/llama.py) on a small random Llama: the exported graph is the lean one (fused q/k/v and
+gate/up projections, no per-layer copy of the cache for the query heads) and still decodes exactly like
+transformers, in PyTorch and through onnxruntime. SmolLM2 itself is checked served in test_smollm2.py (slow)."""
+from __future__ import annotations
+
+import importlib.util
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+
+from tests.conftest import missing
+
+if importlib.util.find_spec("transformers") is None:
+    missing("needs: pip install 'tritonkit[llm]'")
+
+LAYERS, HEADS, KV_HEADS, HEAD_DIM, VOCAB = 2, 6, 2, 16, 97
+
+
+def _hf_model():
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    torch.manual_seed(0)
+    config = LlamaConfig(vocab_size=VOCAB, hidden_size=HEADS * HEAD_DIM, intermediate_size=160,
+                         num_hidden_layers=LAYERS, num_attention_heads=HEADS, num_key_value_heads=KV_HEADS,
+                         max_position_embeddings=64, tie_word_embeddings=True)
+    return LlamaForCausalLM(config).eval()
+
+
+def _greedy(step, prompt: list[int], tokens: int) -> list[int]:
+    """Prefill then decode one token at a time through a decoder-contract callable (batch 1, no padding)."""
+    past_key = past_value = np.zeros((1, LAYERS, KV_HEADS, 0, HEAD_DIM), np.float32)
+    ids, out = prompt, []
+    for _ in range(tokens):
+        logits, past_key, past_value = step(np.array([ids], np.int64), past_key, past_value,
+                                            np.array([[past_key.shape[3]]], np.int64),
+                                            np.array([[len(ids)]], np.int64))
+        ids = [int(np.argmax(logits[0]))]
+        out += ids
+    return out
+
+
+def test_the_exported_graph_is_lean_and_decodes_like_transformers(tmp_path: Path) -> None:
+    import onnx
+    import onnxruntime as ort
+    import torch
+
+    from tritonkit.export.torch2onnx import export_torchscript
+    from tritonkit.pipelines.llm.export import kv_graph, llama
+
+    hf = _hf_model()
+    decoder = llama.make_decoder(hf)
+    prompt = [5, 17, 42, 8, 77, 3]
+    with torch.no_grad():
+        expected = hf.generate(torch.tensor([prompt]), max_new_tokens=8, do_sample=False, min_new_tokens=8)
+    expected_ids = expected[0, len(prompt):].tolist()
+
+    def torch_step(*arrays):
+        with torch.no_grad():
+            out = decoder(*(torch.from_numpy(a) for a in arrays))
+        return out["logits"].numpy(), out["present_key"].numpy(), out["present_value"].numpy()
+
+    assert _greedy(torch_step, prompt, 8) == expected_ids
+
+    example = kv_graph.example_inputs(VOCAB, LAYERS, KV_HEADS, HEAD_DIM)
+    axes = {name: {0: "batch", **kv_graph.DYNAMIC_AXES.get(name, {})} for name in kv_graph.INPUT_NAMES}
+
+    class Outputs(torch.nn.Module):  # the exporter's adapter turns the dict into the named outputs the same way
+        def __init__(self) -> None:
+            super().__init__()
+            self.decoder = decoder
+
+        def forward(self, *args):
+            out = self.decoder(*args)
+            return out["logits"], out["present_key"], out["present_value"]
+
+    path = tmp_path / "model.onnx"
+    with torch.no_grad():
+        export_torchscript(Outputs(), tuple(example[n] for n in kv_graph.INPUT_NAMES), kv_graph.INPUT_NAMES,
+                           kv_graph.OUTPUT_NAMES, axes, 18, path)
+    ops = Counter(node.op_type for node in onnx.load(str(path)).graph.node)
+    # a layer: one MatMul each for q/k/v, o, gate/up, down (7 before), 2 for attention, 1 for rotary; + the tied head
+    assert ops["MatMul"] == 7 * LAYERS + 1, ops
+    assert ops["Tile"] + ops["Expand"] < 2 * LAYERS, ops  # no per-layer repeat of the cache for the query heads
+
+    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+
+    def onnx_step(*arrays):
+        return tuple(session.run(kv_graph.OUTPUT_NAMES, dict(zip(kv_graph.INPUT_NAMES, arrays))))
+
+    assert _greedy(onnx_step, prompt, 8) == expected_ids
+    # a left-padded mixed batch gives each row the logits it gets alone
+    logits, _, _ = onnx_step(*(example[n].numpy() for n in kv_graph.INPUT_NAMES))
+    for row in range(logits.shape[0]):
+        p, n = int(example["past_length"][row, 0]), int(example["input_length"][row, 0])
+        past = example["past_key"].shape[3]
+        alone = onnx_step(example["input_ids"][row:row + 1, -n:].numpy(),
+                          example["past_key"][row:row + 1, :, :, past - p:].numpy(),
+                          example["past_value"][row:row + 1, :, :, past - p:].numpy(),
+                          np.array([[p]], np.int64), np.array([[n]], np.int64))[0]
+        np.testing.assert_allclose(logits[row], alone[0], atol=1e-4)
