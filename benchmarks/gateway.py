@@ -42,7 +42,7 @@ import threading
 import time
 import urllib.parse
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
@@ -59,6 +59,24 @@ PROMPTS = ["The capital of France is", "Once upon a time", "Write a haiku about 
            "A recipe for pancakes: first,", "Translate to French: good morning"]
 FOLDER = REPO_ROOT / ".tritonkit" / "bench" / "gateway"
 JSON = {"Content-Type": "application/json"}
+
+
+def _events(reply: Iterable[bytes]) -> list[tuple[float, dict]]:
+    """(arrival time, event) of each data: line until [DONE] or the end."""
+    events = []
+    for line in reply:
+        if line.startswith(b"data:"):
+            data = line[5:].strip()
+            if data == b"[DONE]":
+                break
+            events.append((time.perf_counter(), json.loads(data)))
+    return events
+
+
+def _sse(request: urllib.request.Request) -> list[tuple[float, dict]]:
+    """The events of one request on a connection of its own (llm_peers' llama.cpp client)."""
+    with urllib.request.urlopen(request, timeout=600) as reply:
+        return _events(reply)
 
 
 class KeptOpen:
@@ -84,14 +102,8 @@ class KeptOpen:
             connection.connect()
         started = time.perf_counter()
         connection.request("POST", where.path, json.dumps(body).encode(), JSON)
-        events = []
         with connection.getresponse() as reply:
-            for line in reply:
-                if line.startswith(b"data:"):
-                    data = line[5:].strip()
-                    if data == b"[DONE]":
-                        break
-                    events.append((time.perf_counter(), json.loads(data)))
+            events = _events(reply)
             reply.read()   # the rest of the answer, so the connection can carry the next request
         with self.lock:
             self.idle[where.netloc].append((time.monotonic(), connection))

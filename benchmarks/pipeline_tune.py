@@ -39,7 +39,8 @@ sys.path.insert(0, str(REPO_ROOT))
 from benchmarks.report import print_report  # noqa: E402
 from examples.asr.project import write_project as write_asr  # noqa: E402
 from examples.tts.project import write_project as write_tts  # noqa: E402
-from tritonkit.tune.joint_api import JointOptions, JointOutcome, baseline_configs, tune_pipeline  # noqa: E402
+from tritonkit.triton.layout import read_config  # noqa: E402
+from tritonkit.tune.joint_api import JointOptions, JointOutcome, tune_pipeline  # noqa: E402
 from tritonkit.tune.joint_measure import measure, write_candidate  # noqa: E402
 from tritonkit.tune.joint_space import Point, default_point, describe_point, point_configs  # noqa: E402
 from tritonkit.tune.llm_measure import LlmBench, measure_llm  # noqa: E402
@@ -64,7 +65,7 @@ def _final(tuned: JointOutcome, points: dict[str, Point], rounds: int) -> dict[s
     """Each configuration served and measured once per round, the order rotating: infer/s (an LLM: tokens/s) per
     round."""
     target = tuned.target
-    configs = baseline_configs(tuned.tune_dir.built, (*target.models, *target.followers))
+    configs = {m: read_config(tuned.tune_dir.built / m) for m in (*target.models, *target.followers)}
     bench = replace(tuned.bench, repeats=1)
     out: dict[str, list[float]] = {name: [] for name in points}
     names = list(points)
