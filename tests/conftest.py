@@ -14,8 +14,8 @@ import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 # server_marker: a test that starts Triton without `@pytest.mark.server` fails; module_marks: under -m, a module whose
-# pytestmark deselects it is not imported
-pytest_plugins = ["tests.server_marker", "tests.module_marks"]
+# pytestmark deselects it is not imported; scoped_tmp: a fixture's mktemp folders go when its scope ends
+pytest_plugins = ["tests.server_marker", "tests.module_marks", "tests.scoped_tmp"]
 
 
 def missing(reason: str) -> NoReturn:
