@@ -50,6 +50,7 @@ def test_killed_stub_fails_the_request_then_the_model_is_reloaded_and_smoke_show
     _write_python_model(tmp_path / "model_repository", "victim", SLEEP_MODEL, extra_config="")
     _write_python_model(tmp_path / "model_repository", "double")
     proc, info = start_foreground(tmp_path)
+    failed: AssertionError | None = None
     try:
         stub = _stub_of(info["pid"], "victim")
         outcome: dict[str, object] = {}
@@ -86,9 +87,12 @@ def test_killed_stub_fails_the_request_then_the_model_is_reloaded_and_smoke_show
             "smoke", "--protocol", "http", "--verbose", cwd=tmp_path, timeout=180
         ).stdout  # the per-check table
         assert "stub restart" in in_table and f"stub of model 'victim' (pid {stub}) died" in in_table
+    except AssertionError as failure:
+        failed = failure
     finally:
         tree = descendants(proc.pid)
         _, stderr = interrupt(proc)
+    assert failed is None, f"{failed}\nserve's stderr:\n{stderr[-3000:]}"  # what the watch said, if anything
     assert proc.returncode == 0, stderr
     assert f"warning: stub of model 'victim' (pid {stub}) died" in stderr
     assert wait_gone(tree) == [] and alive([info["pid"]]) == []

@@ -72,14 +72,18 @@ class StubWatch:
 
         A stub that died unasked stays a zombie (Triton does not reap it); stubs Triton stops itself, while
         unloading or shutting down, are reaped and vanish, so they are not mistaken for crashes."""
-        dead = {pid: model for pid, model in self.known.items() if _is_zombie(pid)}
+        # listed before the zombies are looked for: a stub that dies in between stays known and is found next poll
+        # (listed after, it was dropped unseen, a zombie no later poll looked at, and its model was never reloaded)
+        listed = stub_pids(self.server_pid)
+        dead = {pid: model for pid, model in self.known.items() if pid not in listed and _is_zombie(pid)}
         restarts = []
         for model in sorted(set(dead.values())):
             pid = min(p for p, m in dead.items() if m == model)
             started = time.monotonic()
             ok, detail = health.reload_model(self.http_url, model, key_env=self.key_env)
             restarts.append(StubRestart(model, pid, time.time(), ok, round(time.monotonic() - started, 2), detail))
-        self.known = stub_pids(self.server_pid)  # every poll: stubs of models loaded since (rollout, reloads) too
+        # every poll: stubs of models loaded since (rollout, reloads) too
+        self.known = {**listed, **stub_pids(self.server_pid)} if restarts else listed
         if restarts:
             self.events.parent.mkdir(parents=True, exist_ok=True)
             with self.events.open("a") as out:
