@@ -3,8 +3,9 @@ package or test), not at the end of the session.
 
 pytest keeps every temporary folder of a session until it ends, so the suite's disk use was the sum of every module's
 builds (a wheel's virtualenv, SmolLM2's exports, Kokoro copies: 6 GB by the middle of the run) and CI ran out of disk
-on a machine whose disk is shared. A fixture owns the folders that appear under the base temporary folder while its
-own code runs (the fixtures it depends on are set up before it, so theirs are theirs). They are removed once every
+on a machine whose disk is shared. A fixture that asks for `tmp_path_factory` owns the folders that appear under the
+base temporary folder while its own code runs (the fixtures it depends on are set up before it, so theirs are theirs;
+a folder a session fixture's lazy factory makes for it stays the session's). They are removed once every
 fixture of that scope is torn down, so a server another fixture of the scope started in them has been stopped.
 Session fixtures keep theirs; `tmp_path` follows `tmp_path_retention_policy` (pyproject.toml: a failed test's folder
 is kept to look at).
@@ -15,7 +16,10 @@ from pathlib import Path
 
 import pytest
 
-KEEP = {"tmp_path", "tmpdir", "tmp_path_factory", "tmpdir_factory"}
+#: a fixture that asks for one of these owns what it makes (one that calls a session fixture's lazy factory does not)
+FACTORIES = {"tmp_path_factory", "tmpdir_factory"}
+#: pytest's per-test folders: kept or not by tmp_path_retention_policy
+RETAINED = {"tmp_path", "tmpdir"}
 #: (folder, the node whose end removes it): the module, class, package or test the owning fixture is scoped to
 OWNED: list[tuple[Path, pytest.Item | pytest.Collector]] = []
 
@@ -23,7 +27,7 @@ OWNED: list[tuple[Path, pytest.Item | pytest.Collector]] = []
 @pytest.hookimpl(wrapper=True)
 def pytest_fixture_setup(fixturedef: pytest.FixtureDef, request: pytest.FixtureRequest) -> Generator[None, object,
                                                                                                         object]:
-    if fixturedef.argname in KEEP or fixturedef.scope == "session":
+    if fixturedef.scope == "session" or fixturedef.argname in RETAINED or not FACTORIES & set(fixturedef.argnames):
         return (yield)
     base = request.getfixturevalue("tmp_path_factory").getbasetemp()
     before = set(base.iterdir())

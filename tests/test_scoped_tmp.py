@@ -1,5 +1,6 @@
 """tests/scoped_tmp.py: a fixture's mktemp folders are gone once its scope ends, a server-like fixture of the same
-scope torn down first; session folders stay; a passed test's tmp_path goes, a failed one's stays.
+scope torn down first; session folders stay, also one a session's lazy factory made for a module fixture; a passed
+test's tmp_path goes, a failed one's stays.
 
 An inner pytest session over two modules, which write what they saw to a record file."""
 import json
@@ -29,6 +30,16 @@ def shared(tmp_path_factory):
     record("shared", str(folder))
     return folder
 
+@pytest.fixture(scope="session")
+def lazy(tmp_path_factory):  # a session's lazy factory: what it makes stays the session's, whoever calls it
+    return lambda: tmp_path_factory.mktemp("lazy")
+
+@pytest.fixture(scope="module")
+def made_lazily(lazy):
+    folder = lazy()
+    record("lazy", str(folder))
+    return folder
+
 @pytest.fixture(scope="module")
 def stopper():
     started = []
@@ -48,8 +59,8 @@ def built(stopper, tmp_path_factory):
 FIRST = '''
 from conftest import record
 
-def test_uses_the_build(built, shared):
-    assert (built / "log").is_file() and shared.is_dir()
+def test_uses_the_build(built, shared, made_lazily):
+    assert (built / "log").is_file() and shared.is_dir() and made_lazily.is_dir()
 
 def test_passes(tmp_path):
     record("passed_tmp", str(tmp_path))
@@ -68,7 +79,7 @@ def test_after_the_first_module(shared):
     assert not Path(seen["built"]).exists()
     assert not Path(seen["passed_tmp"]).exists()
     assert Path(seen["failed_tmp"]).is_dir()
-    assert shared.is_dir()
+    assert shared.is_dir() and Path(seen["lazy"]).is_dir()
 '''
 
 
