@@ -2,7 +2,7 @@
 package or test), not at the end of the session.
 
 pytest keeps every temporary folder of a session until it ends, so the suite's disk use was the sum of every module's
-builds (a wheel's virtualenv, SmolLM2's exports, Kokoro copies: 6 GB by the middle of the run) and CI ran out of disk
+builds (a wheel's virtualenv, SmolLM2's exports, Kokoro copies: 7 GB by the middle of the run) and CI ran out of disk
 on a machine whose disk is shared. A fixture that asks for `tmp_path_factory` owns the folders that appear under the
 base temporary folder while its own code runs (the fixtures it depends on are set up before it, so theirs are theirs;
 a folder a session fixture's lazy factory makes for it stays the session's). They are removed once every
@@ -42,6 +42,6 @@ def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> 
     """After the teardown that ends a scope (nextitem is outside it, or there is none), its folders go."""
     yield
     going_on = set(nextitem.listchain()) if nextitem is not None else set()
-    for entry in [entry for entry in OWNED if entry[1] not in going_on]:
-        OWNED.remove(entry)
-        shutil.rmtree(entry[0], ignore_errors=True)
+    for folder, _ in [entry for entry in OWNED if entry[1] not in going_on]:
+        shutil.rmtree(folder, ignore_errors=True)
+    OWNED[:] = [entry for entry in OWNED if entry[1] in going_on]
