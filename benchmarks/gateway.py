@@ -6,8 +6,10 @@ LLM: SmolLM2-135M-Instruct (examples/llm/smollm2, built under .tritonkit/bench/g
 Triton; the same raw prompts (greedy, so all ways generate the same tokens) streamed through the gateway's
 /v1/completions (SSE, usage from stream_options), straight to Triton's HTTP /v2/models/llm/generate_stream, and
 straight to the `llm` ensemble as one gRPC ModelStreamInfer call with the gateway's inputs and flags, made with
-grpcio's asyncio stubs and nothing else (RawGrpc): its TTFT over generate_stream's is the floor of any gateway that
-talks gRPC to Triton (ttft_floor_raw_grpc_over_http_c1). c=1 and c=8 requests at once, each way going first in turn
+grpcio's asyncio stubs and nothing else (RawGrpc), on a stream of its own (ttft_floor_raw_grpc_over_http_c1: its TTFT
+over generate_stream's) and on a stream an earlier request left open, as the gateway sends them
+(ttft_floor_raw_grpc_kept_over_http_c1: the floor of a gateway that talks gRPC to Triton). c=1 and c=8 requests at
+once, each way going first in turn
 round by round; both HTTP ways over kept-open connections (KeptOpen: the `openai` client's pool keeps them, so
 neither way's TTFT includes a TCP connect), the gRPC way on one kept-open channel. Reported per way and concurrency:
 medians over rounds of output tokens/s (all tokens of the round over its wall time) and mean time to first text (TTFT);
@@ -22,7 +24,7 @@ kinds of audio: 8 held-out command clips (~1.4 s, ~8 ms to transcribe, so any HT
 them: the length of a spoken request). (floor + direct) / direct is the least ratio any gateway on this HTTP stack
 could reach.
 The last line is {"gateway_over_direct_tokens_s_c8", "gateway_ttft_over_direct_c1", "gateway_ttft_over_direct_grpc_c1",
-"ttft_floor_raw_grpc_over_http_c1", "transcription_gateway_over_direct",
+"ttft_floor_raw_grpc_over_http_c1", "ttft_floor_raw_grpc_kept_over_http_c1", "transcription_gateway_over_direct",
 "transcription_floor_over_direct", "transcription_gateway_over_direct_short", "transcription_floor_over_direct_short",
 "tokens_s_c8_floor"}: the unsuffixed transcription ratios are on the ~10 s recordings, the _short ones on the command
 clips.
@@ -46,6 +48,7 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -58,6 +61,9 @@ PROMPTS = ["The capital of France is", "Once upon a time", "Write a haiku about 
            "The three primary colors are", "In 1969, the first person to walk on the Moon was",
            "A recipe for pancakes: first,", "Translate to French: good morning"]
 FOLDER = REPO_ROOT / ".tritonkit" / "bench" / "gateway"
+WAYS = {"gateway": "gateway /v1/completions", "direct": "Triton's HTTP generate_stream",
+        "direct gRPC": "a gRPC stream of its own, grpcio's asyncio stub alone",
+        "direct gRPC kept": "a gRPC stream kept open from an earlier request, grpcio's stub alone"}
 JSON = {"Content-Type": "application/json"}
 
 
@@ -134,9 +140,11 @@ class RawGrpc:
     """The same request as one ModelStreamInfer call to the `llm` ensemble through grpcio's asyncio stubs
     (tritonclient.grpc's generated service_pb2_grpc, no tritonclient code on the way), on one kept-open channel and
     event loop: the least a Python gRPC client waits for Triton's first response, so its TTFT over HTTP
-    generate_stream's is the floor of any gateway that talks gRPC to Triton."""
+    generate_stream's is the floor of any gateway that talks gRPC to Triton. `kept`: each request goes on a stream
+    an earlier request left open (as the gateway keeps them), else on a stream of its own."""
 
-    def __init__(self, grpc_url: str) -> None:
+    def __init__(self, grpc_url: str, kept: bool) -> None:
+        self.kept, self.idle = kept, []
         self.loop = asyncio.new_event_loop()
         threading.Thread(target=self.loop.run_forever, daemon=True).start()
         self.stub = self._run(self._connect(grpc_url))
@@ -153,6 +161,27 @@ class RawGrpc:
     def __call__(self, _: str, prompt: str, tokens: int) -> tuple[float, int, float]:
         return self._run(self._stream(prompt, tokens))
 
+    def close(self) -> None:
+        """Cancels the kept streams (their calls would otherwise be left to the garbage collector)."""
+        for _, call in self.idle:
+            self.loop.call_soon_threadsafe(call.cancel)
+
+    def _open(self, request) -> tuple[asyncio.Queue | None, Any]:
+        """(the queue its later requests go in, the call) of a stream that `request` goes first on."""
+        if not self.kept:
+            return None, self.stub.ModelStreamInfer(iter([request]))
+        if self.idle:
+            queue, call = self.idle.pop()
+        else:
+            queue = asyncio.Queue()
+
+            async def written():
+                while True:
+                    yield await queue.get()
+            call = self.stub.ModelStreamInfer(written())
+        queue.put_nowait(request)
+        return queue, call
+
     async def _stream(self, prompt: str, tokens: int) -> tuple[float, int, float]:
         from tritonclient.grpc import service_pb2
 
@@ -166,7 +195,9 @@ class RawGrpc:
             request.raw_input_contents.append(data)
         arrivals, count = [], 0
         started = time.perf_counter()
-        async for reply in self.stub.ModelStreamInfer(iter([request])):
+        queue, call = self._open(request)
+        replies = call.__aiter__()   # the call's one iterator: a kept stream's next request reads on from it
+        async for reply in replies:
             response, now = reply.infer_response, time.perf_counter()
             names = [o.name for o in response.outputs]
             if "text_output" in names:
@@ -176,6 +207,8 @@ class RawGrpc:
             final = response.parameters.get("triton_final_response")
             if final is not None and final.bool_param:
                 break
+        if queue is not None:
+            self.idle.append((queue, call))
         return arrivals[0] - started, count, arrivals[-1]
 
 
@@ -222,18 +255,19 @@ def bench_llm(rounds: int, tokens: int) -> tuple[dict[str, dict[int, tuple[float
 
     repository = _built("smollm2", lambda f: write_project(f, "smollm2",
                                                            write_assets("smollm2", f / "prepared_assets")))
-    medians: dict[str, dict[int, tuple[float, float]]] = {"gateway": {}, "direct": {}, "direct gRPC": {}}
+    medians: dict[str, dict[int, tuple[float, float]]] = {name: {} for name in WAYS}
     with EmbeddedServer(repository, work_dir=repository.parent / ".tritonkit", startup_timeout=600) as server, \
             gateway(repository.parent, server, "--repository", str(repository)) as base:
+        kept = RawGrpc(server.grpc_url, kept=True)
         ways = {"gateway": (via_gateway, base), "direct": (direct, server.http_url),
-                "direct gRPC": (RawGrpc(server.grpc_url), "")}
+                "direct gRPC": (RawGrpc(server.grpc_url, kept=False), ""), "direct gRPC kept": (kept, "")}
         pid, shares = _gateway_pid(), []
         for way in ways.values():   # warm-up: both ways once
             llm_round(way[0], way[1], 2, 4)
         for c in (1, 8):
             runs: dict[str, list[tuple[float, float]]] = {name: [] for name in ways}
             for r in range(rounds):
-                for name in list(ways)[r % 3:] + list(ways)[:r % 3]:   # each way goes first in turn
+                for name in list(ways)[r % len(ways):] + list(ways)[:r % len(ways)]:   # each way first in turn
                     cpu, started = _cpu_seconds(pid), time.perf_counter()
                     runs[name].append(llm_round(*ways[name], c, tokens))
                     if name == "gateway" and c == 8:
@@ -244,6 +278,7 @@ def bench_llm(rounds: int, tokens: int) -> tuple[dict[str, dict[int, tuple[float
                 tokens_s, ttft = medians[name][c]
                 print(f"llm c={c} {name:8s} tokens/s {tokens_s:7.1f}  TTFT {ttft * 1000:7.1f} ms  "
                       f"(rounds: {', '.join(f'{v[0]:.1f}' for v in values)})", file=sys.stderr)
+        kept.close()
     share = statistics.median(shares)
     print(f"llm c=8 the gateway process used {share:.1%} of the machine's CPU ({os.cpu_count()} cores; rounds: "
           f"{', '.join(f'{v:.1%}' for v in shares)})", file=sys.stderr)
@@ -355,10 +390,8 @@ def bench_asr(rounds: int) -> tuple[dict[str, dict[str, float]], dict[str, int]]
 
 def _rows(llm: dict[str, dict[int, tuple[float, float]]], gateway_cpu: float, asr: dict[str, dict[str, float]],
           counts: dict[str, int]) -> list[tuple[str, str, str]]:
-    how = {"gateway": "gateway /v1/completions", "direct": "Triton's HTTP generate_stream",
-           "direct gRPC": "Triton's gRPC stream, grpcio's asyncio stub alone"}
-    rows = [(f"llm c={c} {name}: tokens/s, TTFT", f"{llm[name][c][0]:.1f}, {llm[name][c][1] * 1000:.0f} ms", how[name])
-            for c in (1, 8) for name in how]
+    rows = [(f"llm c={c} {name}: tokens/s, TTFT", f"{llm[name][c][0]:.1f}, {llm[name][c][1] * 1000:.0f} ms", how)
+            for c in (1, 8) for name, how in WAYS.items()]
     rows.append(("llm c=8 gateway process CPU", f"{gateway_cpu:.1%}", f"of the machine's {os.cpu_count()} cores"))
     what = {"short": "command clips (~1.4 s)", "long": "~10 s recordings"}
     notes = {"gateway": "/v1/audio/transcriptions", "floor": "the gateway's HTTP, multipart, decode; fixed transcript",
@@ -386,6 +419,8 @@ def main(argv: list[str] | None = None) -> int:
         # TTFT over HTTP generate_stream's (the floor of a gateway on gRPC)
         "gateway_ttft_over_direct_grpc_c1": round(llm["gateway"][1][1] / llm["direct gRPC"][1][1], 3),
         "ttft_floor_raw_grpc_over_http_c1": round(llm["direct gRPC"][1][1] / llm["direct"][1][1], 3),
+        # the same over a stream kept open from an earlier request, as the gateway sends them
+        "ttft_floor_raw_grpc_kept_over_http_c1": round(llm["direct gRPC kept"][1][1] / llm["direct"][1][1], 3),
         # on ~10 s recordings; the least any gateway on this HTTP stack could reach: (floor + direct) / direct
         "transcription_gateway_over_direct": round(long["gateway"] / long["direct"], 3),
         "transcription_floor_over_direct": round((long["floor"] + long["direct"]) / long["direct"], 3),

@@ -22,6 +22,7 @@ from tests.conftest import run_cli
 from tests.gateway.conftest import free_port, gateway, served, starter
 from tritonkit.pipelines.llm.runtime.assets import GenerationConfig
 from tritonkit.pipelines.llm.runtime.chat import format_chat
+from tritonkit.serve.server import EmbeddedServer
 
 pytestmark = pytest.mark.server
 KEY = "test-key-not-a-secret"
@@ -266,3 +267,57 @@ def test_serve_with_gateway_runs_both_and_stops_both(stack):
         serve.wait(timeout=60)
     with pytest.raises(openai.APIConnectionError):
         client.models.list()
+
+
+def test_streams_are_kept_for_the_next_request_and_replaced_after_triton_restarts(stack):
+    """The gateway's Triton client keeps a finished request's gRPC stream and writes the next request on it; one
+    left early is cancelled, not kept; after Triton restarts on the same port the dead kept stream is replaced and
+    the request answered alike. A second Triton on fixed ports over the stack's repository."""
+    from tritonkit.gateway.triton import Triton
+    from tritonkit.pipelines.llm.gateway.model import Sampling, request_inputs
+
+    project = stack[0]
+    ports = {"http_port": free_port(), "grpc_port": free_port(), "metrics_port": free_port()}
+    inputs = request_inputs("Hello there", Sampling(max_tokens=4, temperature=0.0))
+
+    async def answer(triton: Triton) -> list[int]:
+        return [int(i) for r in [r async for r in triton.stream("llm", inputs)]
+                for i in r.as_numpy("output_ids").reshape(-1)]
+
+    async def left_early(triton: Triton) -> None:
+        responses = triton.stream("llm", inputs)
+        await anext(responses)
+        await responses.aclose()
+
+    async def scenario() -> tuple[list[int], list[int], list[int]]:
+        triton = Triton(f"127.0.0.1:{ports['grpc_port']}")
+        first = await answer(triton)
+        kept = list(triton._idle)
+        assert len(kept) == 1
+        second = await answer(triton)
+        assert triton._idle == kept   # the same stream carried it, and is kept again
+        await left_early(triton)
+        assert triton._idle == []     # the stream of a request left early is cancelled with it
+        await answer(triton)
+        kept = list(triton._idle)
+        await asyncio.to_thread(restart)
+        third = await answer(triton)
+        assert len(triton._idle) == 1 and triton._idle != kept
+        await triton.close()
+        return first, second, third
+
+    servers: list[EmbeddedServer] = []
+
+    def restart() -> None:
+        servers.pop().stop()
+        servers.append(EmbeddedServer(project / "model_repository", work_dir=project / ".tritonkit-restart",
+                                      startup_timeout=240, **ports).start())
+
+    servers.append(EmbeddedServer(project / "model_repository", work_dir=project / ".tritonkit-restart",
+                                  startup_timeout=240, **ports).start())
+    try:
+        first, second, third = asyncio.run(scenario())
+    finally:
+        for server in servers:
+            server.stop()
+    assert len(first) == 4 and first == second == third
