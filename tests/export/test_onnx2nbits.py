@@ -9,7 +9,7 @@ import pytest
 onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
 
-from tritonkit.export.onnx2nbits import quantize_graph, quantize_rows  # noqa: E402
+from tritonkit.export.onnx2nbits import grid_blocks, quantize_graph, quantize_rows  # noqa: E402
 
 
 def q4_1_blocks(rows: int, k: int, seed: int = 0) -> np.ndarray:
@@ -61,13 +61,13 @@ def test_blocks_stay_within_half_a_step(bits: int, symmetric: bool) -> None:
 
 def test_the_quantized_graph_runs_in_onnxruntime_as_its_dequantized_weights(tmp_path: Path) -> None:
     rng = np.random.default_rng(1)
-    weight = q4_1_blocks(48, 64)
+    weight = rng.standard_normal((64, 48)).astype(np.float32)
     q = rng.integers(-127, 128, (40, 2, 32))
     q[..., 0] = 127
     table = (q * rng.uniform(0.001, 0.01, (40, 2, 1))).astype(np.float32).reshape(40, 64)   # GGUF Q8_0 rows
     src = graph(weight, table, tmp_path / "float.onnx")
     counts = quantize_graph(src, tmp_path / "q.onnx", bits=4, block_size=32, symmetric=False, embedding_bits=8)
-    assert (counts.matmuls, counts.embeddings, counts.tied_heads) == (1, 1, 1)
+    assert (counts.matmuls, counts.embeddings, counts.tied_heads, counts.exact_4bit) == (1, 1, 1, 0)
     ops = [n.op_type for n in onnx.load(str(tmp_path / "q.onnx")).graph.node]
     assert sorted(ops) == ["GatherBlockQuantized", "MatMulNBits", "MatMulNBits"]
     ids = np.array([0, 7, 39, 3], np.int64)
@@ -76,6 +76,35 @@ def test_the_quantized_graph_runs_in_onnxruntime_as_its_dequantized_weights(tmp_
     # int8 activations (accuracy_level 4) add ~1% to the dequantized weights' product
     np.testing.assert_allclose(y, x @ dequantized(weight, 4, False), rtol=0.05, atol=0.03 * np.abs(y).max())
     np.testing.assert_allclose(logits, x @ table.T, rtol=0.05, atol=0.03 * np.abs(logits).max())
+
+
+def test_weights_already_in_4bit_blocks_are_found_and_put_back_exactly() -> None:
+    weight = q4_1_blocks(48, 64)
+    found = grid_blocks(weight.T, 32)
+    assert found is not None
+    blocks, offsets = found
+    put_back = (blocks.values.astype(np.float32) - 8) * blocks.scales[..., None] + offsets[..., None]
+    np.testing.assert_allclose(put_back.reshape(48, 64).T, weight, rtol=0, atol=1e-6)
+    assert grid_blocks(weight.T, 64) is None   # two blocks of 32 on different grids are no block of 64
+    assert grid_blocks(np.random.default_rng(4).standard_normal((48, 64)).astype(np.float32), 32) is None
+    assert grid_blocks(weight.T[:, :48], 32) is None   # K not a whole number of blocks
+
+
+def test_4bit_blocks_are_carried_over_exactly_at_int4(tmp_path: Path) -> None:
+    """A Q4_1 weight at int4: symmetric MatMulNBits of its levels plus its blocks' offsets, so the product equals the
+    float weight's up to the int8 activations; re-quantizing it onto an integer grid (as before) moved it more."""
+    rng = np.random.default_rng(5)
+    weight, table = q4_1_blocks(48, 64), rng.standard_normal((40, 64)).astype(np.float32)
+    src = graph(weight, table, tmp_path / "float.onnx")
+    counts = quantize_graph(src, tmp_path / "q.onnx", bits=4, block_size=32, symmetric=False, embedding_bits=None)
+    assert (counts.matmuls, counts.exact_4bit) == (1, 1)
+    ops = sorted(n.op_type for n in onnx.load(str(tmp_path / "q.onnx")).graph.node)
+    assert ops == ["Add", "Gather", "MatMul", "MatMul", "MatMul", "MatMulNBits"]   # block sums, offsets; float head
+    ids = np.arange(40, dtype=np.int64)
+    (y, _), x = run(tmp_path / "q.onnx", ids), table[ids]
+    exact = np.linalg.norm(y - x @ weight) / np.linalg.norm(x @ weight)
+    regridded = np.linalg.norm(x @ dequantized(weight, 4, False) - x @ weight) / np.linalg.norm(x @ weight)
+    assert exact < 0.01 and exact < regridded / 3, (exact, regridded)
 
 
 def test_plain_int4_rounding_moves_weights_that_are_not_on_a_grid(tmp_path: Path) -> None:

@@ -5,9 +5,14 @@ Weights are quantized block by block here rather than by onnxruntime's `MatMulNB
 tied LM head at the weights' bits and offers no 8-bit embedding: SmolLM2's head (its Q8_0 embedding) at int4 moved
 the logits by up to 14. MatMulNBits runs with accuracy_level 4 (activations to int8 per block, int8 dot products):
 the fast CPU path. Measured (one [1, 576] x [576, 1536] MatMul, one thread, loaded machine): float32 128 us, int4
-symmetric 71 us, int4 with integer zero points 117 us, int4 with float zero points 6,011 us. Float zero points would
-put a GGUF Q4_1 block back exactly (d * q + m), but onnxruntime 1.32 runs them on a slow reference path, so
-they are not used: re-quantizing a Q4_1 block onto an integer grid adds up to half a step of error per weight.
+symmetric 71 us, int4 with integer zero points 117 us, int4 with float zero points 6,011 us.
+
+Weights that already are 4-bit blocks (a GGUF Q4_1 model dequantized: each block d * q + m, q in 0..15, its least
+value at q = 0 and its greatest at q = 15) are carried over exactly at int4 instead of being re-quantized onto
+another grid (which adds up to half a step of error per weight: SmolLM2's greedy agreement fell to 0.64-0.71).
+Float zero points would hold them, but onnxruntime 1.32 runs those on a slow reference path; so q goes to a
+symmetric MatMulNBits (the fast path: d * (q - 8)) and each block's offset m + 8d is added as a small float
+product, x's block sums times the offsets: two MatMuls and an Add beside each MatMulNBits.
 """
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +22,9 @@ import numpy as np
 
 #: MatMulNBits' compute: 4 = int8 activations and dot products (see above).
 ACCURACY_LEVEL = 4
+#: A weight is on its blocks' 16 levels when each value is within this share of a level step of one (float32
+#: rounding; a weight quantized afresh is up to half a step off).
+GRID_TOLERANCE = 1e-3
 #: Above this the graph keeps its weights in model.onnx.data (protobuf's 2 GB limit, with headroom).
 INLINE_LIMIT = 1_900_000_000
 
@@ -60,6 +68,23 @@ def pack(values: np.ndarray, bits: int) -> np.ndarray:
     return (values[..., 0::2] | (values[..., 1::2] << 4)).astype(np.uint8)
 
 
+def grid_blocks(rows: np.ndarray, block_size: int) -> tuple[Blocks, np.ndarray] | None:
+    """When every block of [rows, K] along K already holds only the 16 levels min + i * (max - min) / 15 (weights
+    dequantized from 4-bit blocks), those levels as symmetric 4-bit blocks and each block's offset (its value at
+    level 8) [rows, blocks], so that value = scale * (level - 8) + offset exactly; else None."""
+    count, k = rows.shape
+    if k % block_size:
+        return None
+    blocks = rows.reshape(count, -1, block_size).astype(np.float32)
+    low, high = blocks.min(-1), blocks.max(-1)
+    step = (high - low) / 15
+    levels = np.round((blocks - low[..., None]) / np.where(step == 0, 1, step)[..., None])
+    off_grid = np.abs(levels * step[..., None] + low[..., None] - blocks) > GRID_TOLERANCE * step[..., None]
+    if off_grid.any():
+        return None
+    return Blocks(levels.astype(np.uint8), step, None), low + 8 * step
+
+
 @dataclass
 class Counts:
     """What was quantized, for the build's report."""
@@ -67,6 +92,8 @@ class Counts:
     matmuls: int = 0
     embeddings: int = 0
     tied_heads: int = 0
+    #: of `matmuls`, those whose weights already were 4-bit blocks, carried over exactly (see the module's docstring)
+    exact_4bit: int = 0
 
 
 def _matmul_nbits(node: Any, weight: np.ndarray, bits: int, block_size: int, symmetric: bool, add: Any) -> Any:
@@ -80,6 +107,26 @@ def _matmul_nbits(node: Any, weight: np.ndarray, bits: int, block_size: int, sym
         inputs.append(add(f"{node.name}_z", pack(blocks.zero_points, bits).reshape(-1)))
     return helper.make_node("MatMulNBits", inputs, list(node.output), name=node.name, domain="com.microsoft",
                             K=k, N=n, bits=bits, block_size=block_size, accuracy_level=ACCURACY_LEVEL)
+
+
+def _exact_4bit(node: Any, weight: np.ndarray, block_size: int, add: Any, block_sums: Any) -> list[Any] | None:
+    """`node` as MatMulNBits of `weight`'s 4-bit blocks plus the blocks' offsets (x's block sums times them), when
+    its weight already is 4-bit blocks of `block_size` (see grid_blocks); else None."""
+    from onnx import helper
+
+    found = grid_blocks(weight.T, block_size)
+    if found is None:
+        return None
+    blocks, offsets = found
+    k, n = weight.shape
+    main, extra = f"{node.name}_levels_out", f"{node.name}_offsets_out"
+    return [helper.make_node("MatMulNBits", [node.input[0], add(f"{node.name}_q", pack(blocks.values, 4)),
+                                             add(f"{node.name}_s", blocks.scales.reshape(-1))],
+                             [main], name=node.name, domain="com.microsoft", K=k, N=n, bits=4,
+                             block_size=block_size, accuracy_level=ACCURACY_LEVEL),
+            helper.make_node("MatMul", [block_sums(node.input[0], k), add(f"{node.name}_offsets", offsets.T.copy())],
+                             [extra], name=f"{node.name}_offsets"),
+            helper.make_node("Add", [main, extra], list(node.output), name=f"{node.name}_add")]
 
 
 def _gather_block(node: Any, table: np.ndarray, bits: int, block_size: int, add: Any) -> Any:
@@ -98,10 +145,11 @@ def _gather_block(node: Any, table: np.ndarray, bits: int, block_size: int, add:
 
 
 def quantize_graph(src: Path, dst: Path, bits: int, block_size: int, symmetric: bool,
-                   embedding_bits: int | None, always_external: bool = False) -> Counts:
+                   embedding_bits: int | None, always_external: bool = False, exact_4bit: bool = True) -> Counts:
     """Writes `dst` with every MatMul by a 2-D float initializer as MatMulNBits (`bits`) and every Gather from a
     2-D float initializer (a token embedding) as GatherBlockQuantized (`embedding_bits`, None: kept float); a MatMul
-    by the embedding's transpose (a tied LM head) gets `embedding_bits` too. Other nodes are left as they are."""
+    by the embedding's transpose (a tied LM head) gets `embedding_bits` too. Other nodes are left as they are.
+    `exact_4bit=False` re-quantizes weights that already are 4-bit blocks too (benchmarks/llm_weights.py)."""
     import onnx
     from onnx import helper, numpy_helper
 
@@ -122,24 +170,42 @@ def quantize_graph(src: Path, dst: Path, bits: int, block_size: int, symmetric: 
 
     tables = [float_2d(n.input[0]) for n in graph.node if n.op_type == "Gather"]
     embeddings = [t for t in tables if t is not None]
-    counts, nodes, replaced = Counts(), [], set[str]()
+    counts, nodes, replaced = Counts(), list[Any](), set[str]()
+    sums, ones = dict[str, str](), dict[int, str]()
+
+    def block_sums(name: str, k: int) -> str:
+        """x's sums over each block of `block_size` along its last axis (one MatMul by 0/1 columns, made once)."""
+        if k not in ones:
+            columns = np.zeros((k, k // block_size), np.float32)
+            columns[np.arange(k), np.arange(k) // block_size] = 1
+            ones[k] = add(f"block_ones_{k}", columns)
+        if name not in sums:
+            sums[name] = f"{name}_block_sums"
+            nodes.append(helper.make_node("MatMul", [name, ones[k]], [sums[name]], name=sums[name]))
+        return sums[name]
+
     for node in graph.node:
-        new = None
+        new: list[Any] | None = None
         weight = float_2d(node.input[1]) if node.op_type == "MatMul" and node.input[0] not in weights else None
         if weight is not None:
             tied = any(e.shape == weight.shape[::-1] and np.array_equal(e, weight.T) for e in embeddings)
             node_bits = embedding_bits if tied else bits
-            if node_bits is not None:
-                new = _matmul_nbits(node, weight, node_bits, block_size, symmetric or tied, add)
+            if node_bits == 4 and not tied and exact_4bit:
+                new = _exact_4bit(node, weight, block_size, add, block_sums)
+                counts.exact_4bit += new is not None
+            if new is None and node_bits is not None:
+                new = [_matmul_nbits(node, weight, node_bits, block_size, symmetric or tied, add)]
+            if new is not None:
                 counts.tied_heads += tied
                 counts.matmuls += not tied
         elif (node.op_type == "Gather" and embedding_bits is not None and (table := float_2d(node.input[0])) is not None
               and all(a.i == 0 for a in node.attribute if a.name == "axis")):
-            new = _gather_block(node, table, embedding_bits, block_size, add)
+            gathered = _gather_block(node, table, embedding_bits, block_size, add)
+            new = None if gathered is None else [gathered]
             counts.embeddings += new is not None
         if new is not None:
             replaced.update(name for name in node.input if name in weights)
-        nodes.append(new or node)
+        nodes.extend(new or [node])
     still_used = {name for n in nodes for name in n.input}
     keep = [t for t in graph.initializer if t.name not in replaced or t.name in still_used]
     del graph.node[:]

@@ -197,7 +197,8 @@ def _quantize(job: ExportJob, made: dict[str, Any], out_dir: Path, progress: Pro
     size = lambda folder: sum(p.stat().st_size for p in folder.glob("model.onnx*"))  # noqa: E731
     made["quantized"] = {"weights": spec.weights, "block_size": spec.block_size, "symmetric": spec.symmetric,
                          "embedding": spec.embedding, "matmuls": counts.matmuls, "embeddings": counts.embeddings,
-                         "tied_heads": counts.tied_heads, "bytes_float": size(float_dir),
+                         "tied_heads": counts.tied_heads, "exact_4bit": counts.exact_4bit,
+                         "bytes_float": size(float_dir),
                          "bytes_quantized": size(out_dir), "lm": None,
                          "max_errors": {n: asdict(e) for n, e in made["report"].errors.items()}}
     deps: list[dict[str, str]] = []

@@ -166,7 +166,9 @@ class LMQualitySpec(StrictModel):
 class QuantizeSpec(StrictModel):
     """Weight-only quantization of an ONNX export (onnxruntime's MatMulNBits and GatherBlockQuantized)."""
 
-    weights: Literal["int4", "int8"] = Field(default="int4", description="Bits of every MatMul weight.")
+    weights: Literal["int4", "int8"] = Field(default="int4", description=(
+        "Bits of every MatMul weight. At int4, weights that already are 4-bit blocks of block_size (a GGUF Q4_1 "
+        "model dequantized) are carried over exactly, whatever `symmetric` says."))
     block_size: Literal[16, 32, 64, 128, 256] = Field(
         default=32, description="Weights per block (one scale, one zero point), along the reduced axis.")
     symmetric: bool = Field(
