@@ -58,7 +58,8 @@ def _search(spec: Path, model: str, args: argparse.Namespace, search: str, budge
     bound = Constraints(max_p99_ms=args.max_p99_ms)
     options = JointOptions(model, spec, "throughput", bound, search, budget,  # type: ignore[arg-type]
                            args.repeats, args.concurrency, args.measurement_requests,
-                           max_instances=args.max_instances, knobs=tuple(args.knobs.split(",")), write=False)
+                           max_instances=args.max_instances, knobs=tuple(args.knobs.split(",")), write=False,
+                           confirm_rounds=args.confirm_rounds if search == "descent" else 0)
     return tune_pipeline(options, _say)
 
 
@@ -120,7 +121,7 @@ def run_llm(work: Path, args: argparse.Namespace) -> tuple[dict[str, Any], list[
     bound = Constraints(max_ttft_ms=args.max_ttft_ms, max_itl_ms=args.max_itl_ms)
     options = JointOptions("llm", spec, "throughput", bound, "descent", args.llm_budget, args.repeats,
                            args.concurrency, knobs=tuple(args.llm_knobs.split(",")), max_tokens=args.llm_tokens,
-                           write=False)
+                           write=False, confirm_rounds=args.confirm_rounds)
     tuned = tune_pipeline(options, _say)
     default = default_point(tuned.knobs)
     points = {"default": default, "tuned": tuned.points[tuned.choice.winner.variant]}
@@ -151,6 +152,9 @@ def main() -> None:
     parser.add_argument("--llm-knobs", default="max_batch_size,queue_delay_us,kv_cache_bytes,threads")
     parser.add_argument("--max-ttft-ms", type=float, default=None, help="LLM: p99 time to first token bound")
     parser.add_argument("--max-itl-ms", type=float, default=None, help="LLM: p99 inter-token gap bound")
+    parser.add_argument("--confirm-rounds", type=int, default=2,
+                        help="the search's confirmation of its winner against the default (tune --joint's; the grid "
+                             "gets none: the final rounds compare them all)")
     parser.add_argument("--grid", default="asr,tts",
                         help="pipelines whose grid is measured too [default: asr,tts; '' for none: the TTS grid alone "
                              "is 12 configurations of ~9 min each at 100-request windows]")

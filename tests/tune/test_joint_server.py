@@ -40,6 +40,13 @@ def test_joint_search_writes_each_step_and_the_rebuild_serves_it(tmp_path: Path)
     assert summary["default"] is not None
     assert summary["winner"]["throughput_infer_per_s"] >= summary["default"]["throughput_infer_per_s"]
     assert summary["winner"]["meets_constraints"] and summary["constraints"] == {"max_p99_ms": 1000.0}
+    # a winner the descent moved to was measured again against the default before being written (joint_confirm)
+    confirmations = [n for n in summary["notes"] if n.startswith("measured again in 2 alternating rounds")]
+    if summary["winner_settings"] != "default":
+        assert len(confirmations) == 1 and confirmations[0].endswith("the search's winner stands")
+    else:   # the descent stayed at the spec's settings, or its winner gave way to them when measured again
+        assert confirmations in ([], [c for c in confirmations if c.endswith("the spec's own settings are kept")])
+    assert done.stderr.count("[confirm ") == 4 * len(confirmations)
 
     overlay = yaml.safe_load(spec.read_text())["tuned"]
     assert spec.read_text().startswith(before) and sorted(overlay) == ["classifier", "classify", "preprocess"]

@@ -23,6 +23,9 @@ joint_options = options(
                  help="--joint: perf_analyzer runs per configuration; the median counts (raise on a noisy host)."),
     click.option("--concurrency", type=int, default=4, show_default=True,
                  help="--joint: concurrent requests every configuration is measured at."),
+    click.option("--confirm-rounds", type=int, default=2, show_default=True,
+                 help="--joint: a winner other than the spec's own settings is measured again against them in this "
+                 "many alternating rounds and written only if it still wins (0: the search alone decides)."),
     click.option("--knobs", default=",".join(KNOB_CHOICES), show_default=True,
                  help="--joint: which settings to search, comma-separated (max_batch_size, kv_cache_bytes: "
                  "the LLM engine's)."),
@@ -72,11 +75,14 @@ def run_joint(target: str, spec: Path, objective: str, constraints: Constraints,
         if joint[name] <= 0:
             option = "--" + name.replace("_", "-")
             raise TritonkitError("", option, f"must be positive, got {joint[name]}", f"pass a positive {option}")
+    if joint["confirm_rounds"] < 0:
+        raise TritonkitError("", "--confirm-rounds", f"must be 0 or more, got {joint['confirm_rounds']}",
+                             "pass 0 to skip the confirmation, or a positive number of rounds")
     constraints = replace(constraints, max_ttft_ms=joint["max_ttft_ms"], max_itl_ms=joint["max_itl_ms"])
     options = JointOptions(target, spec.absolute(), objective, constraints,  # type: ignore[arg-type]
                            "grid" if mode == "brute" else "descent", joint["budget"], joint["repeats"],
                            joint["concurrency"], requests, stability, max_instances, _knobs(joint["knobs"]),
-                           max_tokens=joint["max_tokens"])
+                           max_tokens=joint["max_tokens"], confirm_rounds=joint["confirm_rounds"])
     if dry_run:
         return _print_space(options, as_json)
     done = tune_pipeline(options, report)

@@ -6,6 +6,7 @@ the embedded Triton and measured with perf_analyzer against the pipeline itself.
 (`tuned:` per step with provenance, then a rebuild that must carry the values) are the Model Analyzer path's own.
 """
 import json
+import re
 import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -25,6 +26,7 @@ from tritonkit.tune import report as report_mod
 from tritonkit.tune.api import write_back_spec
 from tritonkit.tune.baseline import build_baseline
 from tritonkit.tune.inputs import perf_inputs
+from tritonkit.tune.joint_confirm import confirmed
 from tritonkit.tune.joint_measure import Bench, measure, write_candidate
 from tritonkit.tune.joint_search import Trace, coordinate_descent, grid_search
 from tritonkit.tune.joint_space import (
@@ -35,6 +37,7 @@ from tritonkit.tune.joint_space import (
     default_point,
     describe_point,
     grid_size,
+    normalize,
     pipeline_knobs,
     point_configs,
     point_id,
@@ -73,6 +76,9 @@ class JointOptions:
     max_tokens: int = 32
     #: False: measure and report only, the spec untouched (the benchmark's grid).
     write: bool = True
+    #: Alternating rounds in which a winner other than the spec's own configuration is measured again against it
+    #: before it is written (joint_confirm.py); 0: the search's measurements decide alone.
+    confirm_rounds: int = 2
 
 
 @dataclass
@@ -148,20 +154,11 @@ class _Recorder:
     def __call__(self, point: Point) -> Measurement | None:
         index = len(self.points) + len(self.notes) + 1
         suffix = DEFAULT_SUFFIX if point_id(point) == point_id(self.default) else f"_config_{index}"
+        label = f"[joint {index}/{self.budget}] {describe_point(point, self.default)}"
         configs = point_configs(point, self.configs, self.target.engine)
-        # a folder per candidate: the serving directory is keyed by the repository's path
-        repository = write_candidate(self.tune_dir.built, self.tune_dir.root / "candidates" / str(index), configs)
-        what = describe_point(point, self.default)
-        log = self.tune_dir.logs / f"server{suffix}.log"
-        try:
-            found = self._measure(repository, log, self.target.name + suffix,
-                                  tuple(m + suffix for m in self.target.models[1:]))
-        except TritonkitError as exc:
-            self.notes.append(f"{what}: not measured ({exc})")
-            self.report(f"[joint {index}/{self.budget}] {what}: failed ({exc})")
+        found = self._served(point, configs, str(index), suffix, label)
+        if found is None:
             return None
-        finally:
-            shutil.rmtree(repository, ignore_errors=True)
         variant, composing = found.variant, found.composing
         for name, variant_name in zip(self.target.models, (variant, *composing)):
             self.results.configs[variant_name] = json_format.MessageToDict(configs[name])
@@ -169,8 +166,32 @@ class _Recorder:
         self.results.measurements.append(found)
         self.points[variant] = point
         spread = "" if self.bench.repeats < 2 else f" (median of {self.bench.repeats})"
-        self.report(f"[joint {index}/{self.budget}] {what}: {describe_measurement(found)}{spread}")
+        self.report(f"{label}: {describe_measurement(found)}{spread}")
         return found
+
+    def remeasure(self, point: Point, label: str) -> Measurement | None:
+        """`point` served and measured again, not recorded (joint_confirm's rounds)."""
+        slug = re.sub(r"\W+", "-", label).strip("-")   # "[confirm 1/2] winner" -> confirm-1-2-winner
+        found = self._served(point, point_configs(point, self.configs, self.target.engine), slug, f"_{slug}", label)
+        if found is not None:
+            self.report(f"{label}: {describe_measurement(found)}")
+        return found
+
+    def _served(self, point: Point, configs: dict[str, mc.ModelConfig], folder: str, suffix: str,
+                label: str) -> Measurement | None:
+        """`point` served from a candidate repository of its own and measured; None (noted) when that fails."""
+        # a folder per candidate: the serving directory is keyed by the repository's path
+        repository = write_candidate(self.tune_dir.built, self.tune_dir.root / "candidates" / folder, configs)
+        log = self.tune_dir.logs / f"server{suffix}.log"
+        try:
+            return self._measure(repository, log, self.target.name + suffix,
+                                 tuple(m + suffix for m in self.target.models[1:]))
+        except TritonkitError as exc:
+            self.notes.append(f"{describe_point(point, self.default)}: not measured ({exc})")
+            self.report(f"{label}: failed ({exc})")
+            return None
+        finally:
+            shutil.rmtree(repository, ignore_errors=True)
 
     def _measure(self, repository: Path, log: Path, variant: str, composing: tuple[str, ...]) -> Measurement:
         """An LLM pipeline: tokens/s, p99 is the time to first token; any other: infer/s and p99 latency."""
@@ -249,6 +270,13 @@ def tune_pipeline(options: JointOptions, report: Report) -> JointOutcome:
     report(f"searching {len(knobs)} knobs ({grid_size(knobs)} configurations in all) by {options.search}, "
            f"at most {options.budget} measured, each at concurrency {options.concurrency}")
     found, trace = search(knobs, recorder, options.budget, options.objective, options.constraints)
+    default = normalize(default_point(knobs), knobs)
+    if options.confirm_rounds > 0 and recorder.results.measurements and point_id(found) != point_id(default):
+        held, line = confirmed(found, default, recorder.remeasure, options.confirm_rounds, options.objective,
+                               options.constraints)
+        report(line)
+        notes.append(line)
+        found = found if held else default
     notes += recorder.notes
     if not recorder.results.measurements:
         raise TritonkitError(str(tune_dir.logs), "", f"no configuration of '{target.name}' could be measured "
