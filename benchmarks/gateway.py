@@ -9,8 +9,9 @@ straight to the `llm` ensemble as one gRPC ModelStreamInfer call with the gatewa
 grpcio's asyncio stubs and nothing else (RawGrpc), on a stream of its own (ttft_floor_raw_grpc_over_http_c1: its TTFT
 over generate_stream's) and on a stream an earlier request left open, as the gateway sends them
 (ttft_floor_raw_grpc_kept_over_http_c1: the floor of a gateway that talks gRPC to Triton). c=1 and c=8 requests at
-once, each way going first in turn round by round; both HTTP ways over kept-open connections (KeptOpen: the `openai` client's pool keeps them, so
-neither way's TTFT includes a TCP connect), the gRPC way on one kept-open channel. Reported per way and concurrency:
+once, each way going first in turn round by round; both HTTP ways over kept-open connections (KeptOpen: the
+`openai` client's pool keeps them, so neither way's TTFT includes a TCP connect), the gRPC ways on one kept-open
+channel each. Reported per way and concurrency:
 medians over rounds of output tokens/s (all tokens of the round over its wall time) and mean time to first text (TTFT);
 and the share of the machine's CPU the gateway process used in its c=8 rounds: with the model CPU-bound, 1 - that
 share (tokens_s_c8_floor) is the c=8 ratio a gateway that cost nothing but its own CPU would reach.

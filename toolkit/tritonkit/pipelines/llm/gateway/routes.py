@@ -185,6 +185,8 @@ async def _events(responses: AsyncGenerator[Any, None], first: Step, shape: Shap
                 role = b""
             if step.finish_reason is not None:
                 yield role + chunk(shape.choice(None if shape.chat else "", step.finish_reason))
+                async for _ in responses:   # on to Triton's final response: its gRPC stream is then kept for reuse
+                    pass
                 break
             step = Step.of(await anext(responses))
         if include_usage:
