@@ -107,7 +107,11 @@ def test_tune_llm_joint_writes_a_served_winner(starter: Path) -> None:
     winner, measured = summary["winner"], summary["llm_measurements"]
     assert winner["meets_constraints"] and winner["ttft_p99_ms"] <= 20000 and winner["itl_p99_ms"] <= 10000
     assert len(measured) == summary["measured"] and measured[0]["settings"] == "default"  # the spec's, first
-    assert winner["tokens_per_s"] >= max(m["tokens_per_s"] for m in measured) / 1.03 - 1e-9  # within descent's margin
+    kept = [n for n in summary["notes"] if n.endswith("the spec's own settings are kept")]
+    if kept:   # the search's winner gave way when measured again against the spec's settings (joint_confirm)
+        assert summary["winner_settings"] == "default" and winner["configuration"] == measured[0]["configuration"]
+    else:      # the search's own pick: within descent's margin of the best measured
+        assert winner["tokens_per_s"] >= max(m["tokens_per_s"] for m in measured) / 1.03 - 1e-9
     spec = yaml.safe_load(starter.read_text())
     entry = spec["tuned"]["generate"]
     prov = entry["provenance"]
