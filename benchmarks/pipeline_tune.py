@@ -9,45 +9,68 @@ For each pipeline (the asr starter's offline `asr` ensemble, the tts starter's `
   2. the brute-force grid over exactly the same space, each configuration measured the same way (only for the
      pipelines --grid names);
   3. the default (the spec's own settings), the search's winner and the grid's best measured again in --rounds
-     alternating rounds; the ratios are of the medians over rounds.
+     alternating rounds; the ratios are of the medians over rounds;
+  4. in the same rounds, the ceiling: the pipeline's own steps run in this process, no serving, at the same
+     concurrency (Python threads) on perf_analyzer's request (asr: benchmarks/asr.py's InProcess; tts:
+     benchmarks/tts.py's Synthesizer), from the default build and from the default build with each value the
+     search gives a threads knob; `<pipeline>_inprocess_over_default` is the best of them over the default, what
+     settings that only change how the steps are served could reach at most (batching across requests aside).
 The LLM (`--llm-model`, the example project examples/llm/<model>; `--pipelines` without llm skips it): the joint
 search of `llm` (generate's max_batch_size, queue delay, kv_cache_bytes, threads; at most --llm-budget
 configurations) for output tokens/s under --max-ttft-ms and --max-itl-ms (p99s, tune's streaming clients,
 --llm-tokens tokens a stream, --concurrency streams), then the default and the winner measured again in --rounds
-alternating rounds: `llm_tuned_over_default_tokens_s` is the ratio of the medians (no grid). --quick: instance counts
+alternating rounds: `llm_tuned_over_default_tokens_s` is the ratio of the medians (no grid); its ceiling is the
+default build's generate engine (and one per threads value) stepping the same prompts together in this process
+(benchmarks/llm.py's in-process batched run), `llm_inprocess_over_default_tokens_s`. --quick: instance counts
 only, at most 2 per step, 30-request windows, 1 repeat, 1 round, asr and the tiny LLM starter model only.
 Time on 2 cores: --quick ~10 min (two acoustic exports of ~80 s, 5 + 8 configurations, measured under a
 load average of 21, when the numbers are noise); a full run (instances and threads, 2 instances at most: a grid
 of 24 ASR and 12 TTS configurations, 3 repeats, 3 final rounds) is estimated at 1 to 1.5 h on a quiet machine.
 Adding queue_delay_us multiplies each batching step's share of the grid by 6 (ASR: 5184), so it is left out of
 the grid comparison. Prints a table; the LAST line is {"asr_tuned_over_default", "asr_tuned_over_grid_best",
-"asr_measurements_tune", "asr_measurements_grid", "tts_tuned_over_default", "llm_tuned_over_default_tokens_s"}.
+"asr_measurements_tune", "asr_measurements_grid", "tts_tuned_over_default", "llm_tuned_over_default_tokens_s",
+"asr_inprocess_over_default", "tts_inprocess_over_default", "llm_inprocess_over_default_tokens_s"}.
 """
 from __future__ import annotations
 
 import argparse
+import json
 import shutil
 import statistics
 import sys
 import tempfile
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))
 
+from benchmarks.asr import Clip, InProcess  # noqa: E402
+from benchmarks.llm import generate_parameters, inprocess_batched_run  # noqa: E402
 from benchmarks.report import print_report  # noqa: E402
+from benchmarks.tts import in_process as tts_in_process  # noqa: E402
 from examples.asr.project import write_project as write_asr  # noqa: E402
 from examples.tts.project import write_project as write_tts  # noqa: E402
+from tritonkit.pipelines.llm.runtime.loading import load_engine  # noqa: E402
 from tritonkit.triton.layout import read_config  # noqa: E402
 from tritonkit.tune.joint_api import JointOptions, JointOutcome, tune_pipeline  # noqa: E402
-from tritonkit.tune.joint_measure import measure, write_candidate  # noqa: E402
+from tritonkit.tune.joint_measure import Bench, measure, write_candidate  # noqa: E402
 from tritonkit.tune.joint_space import Point, default_point, describe_point, point_configs  # noqa: E402
 from tritonkit.tune.llm_measure import LlmBench, measure_llm  # noqa: E402
+from tritonkit.tune.llm_measure import prompts as llm_prompts  # noqa: E402
 from tritonkit.tune.options import Constraints  # noqa: E402
 
 PIPELINES = {"asr": (write_asr, "asr"), "tts": (write_tts, "tts")}
+IN_PROCESS = "in process"
+#: Requests each in-process thread sends a round: asr ~1 s at 8 threads, tts ~10 s at 4 (a paragraph ~0.5 s each).
+IN_PROCESS_REQUESTS = {"asr": 60, "tts": 6}
 
 
 def _say(line: str) -> None:
@@ -63,16 +86,23 @@ def _search(spec: Path, model: str, args: argparse.Namespace, search: str, budge
     return tune_pipeline(options, _say)
 
 
-def _final(tuned: JointOutcome, points: dict[str, Point], rounds: int) -> dict[str, list[float]]:
-    """Each configuration served and measured once per round, the order rotating: infer/s (an LLM: tokens/s) per
-    round."""
+def _final(tuned: JointOutcome, points: dict[str, Point], rounds: int,
+           sides: dict[str, Callable[[], float]] | None = None) -> dict[str, list[float]]:
+    """Each configuration served and measured once per round, and each of `sides` (measured by its callable), the
+    order rotating: infer/s (an LLM: tokens/s) per round."""
     target = tuned.target
     configs = {m: read_config(tuned.tune_dir.built / m) for m in (*target.models, *target.followers)}
     bench = replace(tuned.bench, repeats=1)
-    out: dict[str, list[float]] = {name: [] for name in points}
-    names = list(points)
+    sides = sides or {}
+    out: dict[str, list[float]] = {name: [] for name in [*points, *sides]}
+    names = list(out)
     for index in range(rounds):
         for name in names[index % len(names):] + names[:index % len(names)]:
+            if name in sides:
+                out[name].append(sides[name]())
+                unit = "tokens/s" if isinstance(bench, LlmBench) else "infer/s"
+                _say(f"[final {index + 1}/{rounds}] {name}: {out[name][-1]:.1f} {unit}")
+                continue
             folder = tuned.tune_dir.root / "final" / name.replace(" ", "-")
             repo = write_candidate(tuned.tune_dir.built, folder, point_configs(points[name], configs, target.engine))
             log = tuned.tune_dir.logs / f"final-{folder.name}.log"
@@ -88,6 +118,91 @@ def _final(tuned: JointOutcome, points: dict[str, Point], rounds: int) -> dict[s
     return out
 
 
+def _threads_rate(one: Callable[[], object], threads: int, each: int) -> Callable[[], float]:
+    """A side measured by `threads` Python threads calling `one` `each` times: infer/s (after one warm-up round)."""
+    def rate() -> float:
+        def run(_: int) -> None:
+            for _ in range(each):
+                one()
+
+        started = time.perf_counter()
+        with ThreadPoolExecutor(threads) as pool:
+            list(pool.map(run, range(threads)))
+        return threads * each / (time.perf_counter() - started)
+
+    rate()
+    return rate
+
+
+def _request(tuned: JointOutcome) -> dict[str, np.ndarray]:
+    """The one request perf_analyzer sends the pipeline (its --input-data: the pipeline's golden request)."""
+    assert isinstance(tuned.bench, Bench) and tuned.bench.input_data, "measured on the pipeline's golden request"
+    data = json.loads(Path(tuned.bench.input_data).read_text())["data"][0]
+    return {name: np.asarray(value["content"]).reshape(value["shape"]) for name, value in data.items()}
+
+
+def _settings_builds(tuned: JointOutcome) -> dict[str, Path]:
+    """The default build, and for each value the search gives a threads knob, the default build with that one
+    setting changed (written like a candidate): the in-process ceiling takes the best of them, since a step's threads
+    change its compute, not only how it is served."""
+    target, built = tuned.target, tuned.tune_dir.built
+    configs = {m: read_config(built / m) for m in (*target.models, *target.followers)}
+    builds = {IN_PROCESS: built}
+    for knob in tuned.knobs:
+        for value in knob.values if knob.name == "threads" else ():
+            if value != knob.default:
+                point = default_point(tuned.knobs) | {knob.key: value}
+                folder = tuned.tune_dir.root / "in-process" / f"{knob.step}-threads-{value}"
+                builds[f"{IN_PROCESS}, {knob.step} threads {value}"] = write_candidate(
+                    built, folder, point_configs(point, configs, target.engine))
+    return builds
+
+
+def _in_process(name: str, tuned: JointOutcome, args: argparse.Namespace) -> dict[str, Callable[[], float]]:
+    """The ceiling of what serving settings can reach: the pipeline's own steps run in this process at the same
+    concurrency (Python threads) on perf_analyzer's request, once per build of `_settings_builds`: asr through
+    benchmarks/asr.py's InProcess (fbank, one onnxruntime session, one WfstDecoder), tts through benchmarks/tts.py's
+    Synthesizer (the frontend with espeak-ng, one Kokoro session); infer/s."""
+    request = _request(tuned)
+    sides: dict[str, Callable[[], float]] = {}
+    for label, built in _settings_builds(tuned).items():
+        if name == "asr":
+            local = InProcess(built)
+            clip = Clip(request["PCM"].astype(np.float32).reshape(-1), int(request["SAMPLE_RATE"].reshape(-1)[0]), [])
+            sides[label] = _threads_rate(partial(local.transcribe, clip), args.concurrency, IN_PROCESS_REQUESTS[name])
+            continue
+        text = str(request["text"].reshape(-1)[0])
+        voice = str(request["voice"].reshape(-1)[0]) if "voice" in request else None
+        speed = float(request["speed"].reshape(-1)[0]) if "speed" in request else 1.0
+        sides[label] = _threads_rate(partial(tts_in_process(built).synthesize, text, voice, speed), args.concurrency,
+                                     IN_PROCESS_REQUESTS[name])
+    return sides
+
+
+def _in_process_llm(tuned: JointOutcome, args: argparse.Namespace) -> dict[str, Callable[[], float]]:
+    """The LLM's ceiling: each build's generate engine loaded in this process (benchmarks/llm.py's in-process
+    batched run: the same prompts admitted at once and stepped together, no serving), output tokens/s."""
+    sides: dict[str, Callable[[], float]] = {}
+    for label, built in _settings_builds(tuned).items():
+        loaded = load_engine(built / "generate" / "1", generate_parameters(built))
+        inprocess_batched_run(loaded, llm_prompts(2), 4)   # warm-up
+        sides[label] = partial(_tokens_s, loaded, llm_prompts(args.concurrency), args.llm_tokens)
+    return sides
+
+
+def _tokens_s(loaded: Any, prompts: list[str], tokens: int) -> float:
+    return float(inprocess_batched_run(loaded, prompts, tokens).summary()["tok_s"])
+
+
+def _ceiling(name: str, runs: dict[str, list[float]], default: float) -> tuple[float, list[tuple[str, str, str]]]:
+    """The best in-process side's median over the default's, and a table row per in-process side."""
+    inside = {label: statistics.median(values) for label, values in runs.items() if label.startswith(IN_PROCESS)}
+    best = max(inside, key=inside.__getitem__)
+    rows = [(f"{name} {label}", f"{value:.1f}", f"median of {len(runs[label])}: the steps in this process, no serving"
+             f"{'; the best: the ceiling' if label == best else ''}") for label, value in inside.items()]
+    return round(inside[best] / default, 3), rows
+
+
 def run_pipeline(name: str, work: Path, args: argparse.Namespace) -> tuple[dict[str, Any], list[tuple[str, str, str]]]:
     write, model = PIPELINES[name]
     spec = write(work / name)
@@ -97,12 +212,14 @@ def run_pipeline(name: str, work: Path, args: argparse.Namespace) -> tuple[dict[
     points = {"default": default, "tuned": tuned.points[tuned.choice.winner.variant]}
     if grid is not None:
         points["grid best"] = grid.points[grid.choice.winner.variant]
-    runs = _final(tuned, points, args.rounds)
+    runs = _final(tuned, points, args.rounds, _in_process(name, tuned, args))
     med = {k: statistics.median(v) for k, v in runs.items()}
     rows = [(f"{name} {k}", f"{med[k]:.1f}", f"infer/s median of {len(runs[k])} ({describe_point(points[k], default)})")
             for k in points]
-    found = {"tuned_over_default": round(med["tuned"] / med["default"], 3),
+    found: dict[str, Any] = {"tuned_over_default": round(med["tuned"] / med["default"], 3),
              "measurements_tune": len(tuned.trace.measured)}
+    found["inprocess_over_default"], inside = _ceiling(name, runs, med["default"])
+    rows += inside
     if grid is not None:
         rows.append((f"{name} measurements", f"{len(tuned.trace.measured)} vs {len(grid.trace.measured)}",
                      f"tune vs grid (space of {grid.summary()['grid_size']})"))
@@ -125,12 +242,14 @@ def run_llm(work: Path, args: argparse.Namespace) -> tuple[dict[str, Any], list[
     tuned = tune_pipeline(options, _say)
     default = default_point(tuned.knobs)
     points = {"default": default, "tuned": tuned.points[tuned.choice.winner.variant]}
-    runs = _final(tuned, points, args.rounds)
+    runs = _final(tuned, points, args.rounds, _in_process_llm(tuned, args))
     med = {k: statistics.median(v) for k, v in runs.items()}
     rows = [(f"llm {k}", f"{med[k]:.1f}", f"tokens/s median of {len(runs[k])} ({describe_point(points[k], default)})")
             for k in points]
+    ceiling, inside = _ceiling("llm", runs, med["default"])
+    rows += inside
     rows.append(("llm measurements", str(len(tuned.trace.measured)), f"tune (space of {tuned.summary()['grid_size']})"))
-    return {"tuned_over_default": round(med["tuned"] / med["default"], 3)}, rows
+    return {"tuned_over_default": round(med["tuned"] / med["default"], 3), "inprocess_over_default": ceiling}, rows
 
 
 def main() -> None:
@@ -182,7 +301,10 @@ def main() -> None:
         "asr_tuned_over_grid_best": asr.get("tuned_over_grid_best"),
         "asr_measurements_tune": asr.get("measurements_tune"), "asr_measurements_grid": asr.get("measurements_grid"),
         "tts_tuned_over_default": tts.get("tuned_over_default"),
-        "llm_tuned_over_default_tokens_s": llm.get("tuned_over_default")})
+        "llm_tuned_over_default_tokens_s": llm.get("tuned_over_default"),
+        "asr_inprocess_over_default": asr.get("inprocess_over_default"),
+        "tts_inprocess_over_default": tts.get("inprocess_over_default"),
+        "llm_inprocess_over_default_tokens_s": llm.get("inprocess_over_default")})
 
 
 if __name__ == "__main__":

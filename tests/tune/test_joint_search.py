@@ -13,6 +13,7 @@ import yaml
 from tests.conftest import run_cli
 from tritonkit.spec.loader import load_project
 from tritonkit.triton.model_config import pb as mc
+from tritonkit.tune import joint_search
 from tritonkit.tune.joint_search import better, coordinate_descent, grid_search
 from tritonkit.tune.joint_space import (
     Knob,
@@ -135,6 +136,22 @@ def test_descent_keeps_to_its_budget_and_starts_at_the_default() -> None:
     _, trace = coordinate_descent(KNOBS, run, 5, "throughput", Constraints())
     assert len(trace.measured) == 5 == calls["n"] and trace.budget_hit
     assert trace.measured[0][0] == default_point(KNOBS)
+
+
+def test_descent_splits_a_steps_threads_between_its_instances(monkeypatch: pytest.MonkeyPatch) -> None:
+    """On 2 cores, 2 instances of 2 threads oversubscribe and 1 instance of 1 thread leaves a core idle: each move
+    alone loses, 2 instances of 1 thread each wins. The descent tries that pair; one knob at a time it would not."""
+    knobs = [Knob("s", "instances", (1, 2), 1), Knob("s", "threads", (0, 1, 2), 0)]
+    rates = {(1, 0): 100.0, (1, 2): 100.0, (1, 1): 60.0, (2, 0): 80.0, (2, 2): 80.0, (2, 1): 150.0}
+
+    def measure(point: Point) -> Measurement:
+        return Measurement("v", 4, rates[(point[("s", "instances")], point[("s", "threads")])], 10.0)
+
+    best, trace = coordinate_descent(knobs, measure, 10, "throughput", Constraints(), cores=2)
+    assert best == {("s", "instances"): 2, ("s", "threads"): 1}
+    assert {("s", "instances"): 2, ("s", "threads"): 1} in [p for p, _ in trace.measured][:3]   # the first pass
+    monkeypatch.setattr(joint_search, "_split_threads", lambda *_: {})   # one knob at a time: stuck at the default
+    assert coordinate_descent(knobs, measure, 10, "throughput", Constraints(), cores=2)[0] == default_point(knobs)
 
 
 def test_the_latency_bound_comes_first_and_small_gains_are_noise() -> None:
