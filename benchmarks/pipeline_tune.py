@@ -13,8 +13,9 @@ For each pipeline (the asr starter's offline `asr` ensemble, the tts starter's `
   4. in the same rounds, the ceiling: the pipeline's own steps run in this process, no serving, at the same
      concurrency (Python threads) on perf_analyzer's request (asr: benchmarks/asr.py's InProcess; tts:
      benchmarks/tts.py's Synthesizer), from the default build and from the default build with each value the
-     search gives a threads knob; `<pipeline>_inprocess_over_default` is the best of them over the default, what
-     settings that only change how the steps are served could reach at most (batching across requests aside).
+     search gives a threads knob; `<pipeline>_inprocess_over_default` is the best of them over the default: about
+     what settings of how the steps are served can reach, an estimate, not a bound (served, the steps run in
+     processes of their own beside each other, where these threads share one interpreter: the TTS served beat it).
 The LLM (`--llm-model`, the example project examples/llm/<model>; `--pipelines` without llm skips it): the joint
 search of `llm` (generate's max_batch_size, queue delay, kv_cache_bytes, threads; at most --llm-budget
 configurations) for output tokens/s under --max-ttft-ms and --max-itl-ms (p99s, tune's streaming clients,
