@@ -165,19 +165,17 @@ def _in_process(name: str, tuned: JointOutcome, args: argparse.Namespace) -> dic
     benchmarks/asr.py's InProcess (fbank, one onnxruntime session, one WfstDecoder), tts through benchmarks/tts.py's
     Synthesizer (the frontend with espeak-ng, one Kokoro session); infer/s."""
     request = _request(tuned)
-    sides: dict[str, Callable[[], float]] = {}
-    for label, built in _settings_builds(tuned).items():
-        if name == "asr":
-            local = InProcess(built)
-            clip = Clip(request["PCM"].astype(np.float32).reshape(-1), int(request["SAMPLE_RATE"].reshape(-1)[0]), [])
-            sides[label] = _threads_rate(partial(local.transcribe, clip), args.concurrency, IN_PROCESS_REQUESTS[name])
-            continue
+    make: Callable[[Path], Callable[[], object]]
+    if name == "asr":
+        clip = Clip(request["PCM"].astype(np.float32).reshape(-1), int(request["SAMPLE_RATE"].reshape(-1)[0]), [])
+        make = lambda built: partial(InProcess(built).transcribe, clip)  # noqa: E731
+    else:
         text = str(request["text"].reshape(-1)[0])
         voice = str(request["voice"].reshape(-1)[0]) if "voice" in request else None
         speed = float(request["speed"].reshape(-1)[0]) if "speed" in request else 1.0
-        sides[label] = _threads_rate(partial(tts_in_process(built).synthesize, text, voice, speed), args.concurrency,
-                                     IN_PROCESS_REQUESTS[name])
-    return sides
+        make = lambda built: partial(tts_in_process(built).synthesize, text, voice, speed)  # noqa: E731
+    return {label: _threads_rate(make(built), args.concurrency, IN_PROCESS_REQUESTS[name])
+            for label, built in _settings_builds(tuned).items()}
 
 
 def _in_process_llm(tuned: JointOutcome, args: argparse.Namespace) -> dict[str, Callable[[], float]]:
