@@ -22,6 +22,7 @@ import pytest
 import yaml
 
 from tests.conftest import missing, run_cli
+from tests.ports import quiet_ports
 
 HERE = Path(__file__).parent
 TOOLS = ("podman", "podman-compose", "runc", "debootstrap")
@@ -53,10 +54,8 @@ def standin() -> Iterator[str]:
 
 def set_deploy(spec: Path, **deploy: Any) -> dict[str, int]:
     """Appends a `deploy:` section with free ports (and `deploy`) to a spec that has none; returns the ports."""
-    from tritonkit.serve.ports import choose_ports
-
     assert "\ndeploy:" not in spec.read_text()
-    ports = choose_ports("127.0.0.1", {"http": None, "grpc": None, "metrics": None})
+    ports = dict(zip(("http", "grpc", "metrics"), quiet_ports(3)))  # bound minutes later, after image builds
     section = {f"{name}_port": port for name, port in ports.items()} | deploy
     spec.write_text(spec.read_text() + "\n" + yaml.safe_dump({"deploy": section}, default_flow_style=None))
     return ports

@@ -3,7 +3,6 @@ user runs it (its own process, the real CLI), with the official `openai` client 
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -16,17 +15,12 @@ import yaml
 
 from tests.conftest import require, run_cli
 from tests.containers.conftest import deploy, standin  # noqa: F401  (podman fixtures, for test_compose_up)
+from tests.ports import quiet_ports
 from tests.publish.conftest import s3  # noqa: F401  (the moto S3 server fixture, for the gateway reading S3)
 from tritonkit.serve.server import EmbeddedServer
 
 require("openai", "pip install openai (the gateway tests use OpenAI's official client)")
 require("starlette", "pip install 'tritonkit[gateway]'")
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def starter(folder: Path, pipeline: str, gateway: dict | None = None) -> Path:
@@ -50,7 +44,7 @@ def served(project: Path) -> Iterator[EmbeddedServer]:
 @contextmanager
 def gateway(project: Path, server: EmbeddedServer, *args: str, env: dict[str, str] | None = None) -> Iterator[str]:
     """`tritonkit gateway` in PROJECT against `server`; yields its base URL (…/v1) once /v1/models answers."""
-    port = free_port()
+    [port] = quiet_ports(1)
     log = (project / f"gateway-{port}.log").open("w")
     process = subprocess.Popen([sys.executable, "-m", "tritonkit", "gateway", "--triton",
                                 server.grpc_url.split("//")[-1],

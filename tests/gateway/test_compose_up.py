@@ -16,7 +16,7 @@ import yaml
 
 from tests.conftest import REPO_ROOT, run_cli
 from tests.containers.conftest import build_project, set_deploy
-from tests.gateway.conftest import free_port
+from tests.ports import quiet_ports
 
 pytestmark = [pytest.mark.server, pytest.mark.slow]
 
@@ -33,7 +33,7 @@ def test_compose_up_answers_through_the_gateway_container(standin, deploy, tmp_p
     assert run_cli("init", str(project), "--pipeline", "llm").returncode == 0
     spec = project / "tritonkit.yaml"
     ports = set_deploy(spec)
-    gateway_port = free_port()
+    gateway_port = next(p for p in quiet_ports(4) if p not in ports.values())
     spec.write_text(spec.read_text() + yaml.safe_dump({"gateway": {"port": gateway_port}}))
     build_project(project)
     compose = yaml.safe_load((project / "docker-compose.yml").read_text())

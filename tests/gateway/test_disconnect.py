@@ -15,7 +15,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from tests.gateway.conftest import free_port
+from tests.ports import quiet_ports
 from tritonkit.gateway.disconnect import StreamedResponse, unless_disconnected
 from tritonkit.gateway.errors import ApiError
 
@@ -54,7 +54,7 @@ async def _api_error(request: Request, exc: Exception) -> Response:
 def port() -> Iterator[int]:
     app = Starlette(routes=[Route("/wait", waiting), Route("/stream", streaming)],
                     exception_handlers={ApiError: _api_error})
-    port = free_port()
+    [port] = quiet_ports(1)
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()

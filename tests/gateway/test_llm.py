@@ -19,7 +19,8 @@ import tritonclient.grpc as grpcclient
 import yaml
 
 from tests.conftest import run_cli
-from tests.gateway.conftest import free_port, gateway, served, starter
+from tests.gateway.conftest import gateway, served, starter
+from tests.ports import quiet_ports
 from tritonkit.pipelines.llm.runtime.assets import GenerationConfig
 from tritonkit.pipelines.llm.runtime.chat import format_chat
 from tritonkit.serve.server import EmbeddedServer
@@ -246,7 +247,7 @@ def test_a_gateway_reading_the_published_repository_from_s3_answers_the_same(sta
 def test_serve_with_gateway_runs_both_and_stops_both(stack):
     """`tritonkit serve --gateway` (foreground): Triton plus the gateway on --gateway-port; SIGTERM stops both."""
     project = stack[0]
-    port = free_port()
+    [port] = quiet_ports(1)
     serve = subprocess.Popen([sys.executable, "-m", "tritonkit", "serve", "--gateway", "--gateway-port", str(port)],
                              cwd=project, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
@@ -277,7 +278,7 @@ def test_streams_are_kept_for_the_next_request_and_replaced_after_triton_restart
     from tritonkit.pipelines.llm.gateway.model import Sampling, request_inputs
 
     project = stack[0]
-    ports = {"http_port": free_port(), "grpc_port": free_port(), "metrics_port": free_port()}
+    ports = dict(zip(("http_port", "grpc_port", "metrics_port"), quiet_ports(3)))
     inputs = request_inputs("Hello there", Sampling(max_tokens=4, temperature=0.0))
 
     async def answer(triton: Triton) -> list[int]:

@@ -17,6 +17,7 @@ import tritonclient.grpc as grpcclient
 import tritonclient.http as httpclient
 
 from tests.conftest import require
+from tests.ports import quiet_ports
 from tritonkit.errors import TritonkitError
 from tritonkit.serve import process
 from tritonkit.serve.ports import is_listening
@@ -36,16 +37,6 @@ class TritonPythonModel:
     def initialize(self, args):
         load_weights()
 '''
-
-
-def free_ports(n: int) -> list[int]:
-    socks = [socket.socket() for _ in range(n)]
-    for s in socks:
-        s.bind(("127.0.0.1", 0))
-    ports = [s.getsockname()[1] for s in socks]
-    for s in socks:
-        s.close()
-    return ports
 
 
 def group_alive(pgid: int) -> bool:
@@ -156,7 +147,7 @@ def test_load_failures_are_named_with_tritons_reason(tmp_path: Path, cli, write_
     (repo / "no_versions").mkdir()
     (repo / "no_versions" / "config.pbtxt").write_text('backend: "python"\nmax_batch_size: 0\n')
     build_onnx(repo / "onnx_without_config" / "1" / "model.onnx")  # Triton guesses onnxruntime: not here
-    http, grpc, metrics = free_ports(3)
+    http, grpc, metrics = quiet_ports(3)
     result = cli("serve", "--http-port", str(http), "--grpc-port", str(grpc), "--metrics-port", str(metrics),
                  cwd=tmp_path)
     assert result.returncode == 2, result.stderr
