@@ -55,7 +55,8 @@ import numpy as np
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))
 
-from tests.gateway.conftest import free_port, gateway  # noqa: E402  (runs `tritonkit gateway` as a user does)
+from tests.gateway.conftest import gateway  # noqa: E402  (runs `tritonkit gateway` as a user does)
+from tests.ports import quiet_ports  # noqa: E402
 
 PROMPTS = ["The capital of France is", "Once upon a time", "Write a haiku about the sea:", "def fibonacci(n):",
            "The three primary colors are", "In 1969, the first person to walk on the Moon was",
@@ -288,7 +289,7 @@ def bench_llm(rounds: int, tokens: int) -> tuple[dict[str, dict[int, tuple[float
 @contextmanager
 def floor_gateway(folder: Path) -> Iterator[str]:
     """benchmarks/gateway_floor.py on a free port (the gateway's stack with a fixed transcript); yields its base URL."""
-    port = free_port()
+    [port] = quiet_ports(1)
     log_path = folder / f"floor-{port}.log"
     log = log_path.open("w")
     process = subprocess.Popen([sys.executable, str(Path(__file__).with_name("gateway_floor.py")), str(port)],

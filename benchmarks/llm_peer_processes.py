@@ -11,9 +11,11 @@ from pathlib import Path
 from typing import IO, Any
 
 import psutil
-from gateway import _sse, free_port
+from gateway import _sse
 from llm import Run, clients_run
 from llm_peers_setup import PEERS, PYTHON, log
+
+from tests.ports import quiet_ports
 
 WORKER = Path(__file__).resolve().parent / "ort_genai_worker.py"
 
@@ -32,7 +34,7 @@ class LlamaCppServer:
     """`python -m llama_cpp.server` on the GGUF file, `threads` threads, on a free loopback port."""
 
     def __init__(self, model: Path, threads: int) -> None:
-        self.port = free_port()
+        [self.port] = quiet_ports(1)
         self.command = [str(PYTHON), "-m", "llama_cpp.server", "--model", str(model), "--host", "127.0.0.1",
                         "--port", str(self.port), "--n_threads", str(threads), "--n_threads_batch", str(threads),
                         "--interrupt_requests", "False"]
