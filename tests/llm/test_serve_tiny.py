@@ -92,9 +92,7 @@ def test_smoke_passes(server):
     results = run_smoke(server.repository, target, ["http", "grpc"])
     failed = [r for r in results if r.status == "fail"]
     assert failed == [], [(r.check, r.model, r.protocol, r.detail) for r in failed]
-    assert {"preprocess", "generate", "postprocess", "llm", "llm_complete"} <= {
-        r.model for r in results if r.status == "pass"
-    }
+    assert {"preprocess", "generate", "llm", "llm_complete"} <= {r.model for r in results if r.status == "pass"}
 
 
 @pytest.mark.parametrize("prompt", ["Hello", "✓ unicode é"])
@@ -322,14 +320,14 @@ def test_sixteen_concurrent_streams_equal_their_single_results(server, codec):
 
 def test_the_weights_are_in_one_model_and_every_model_has_its_own_files(server):
     """One model.onnx in the repository (generate's, loaded once per server for streaming and one-shot requests);
-    preprocess and postprocess hold their own tokenizer copies (Triton from s3:// gives no model a sibling's folder)."""
+    preprocess holds its own tokenizer copy (Triton from s3:// gives no model a sibling's folder); generate
+    detokenizes itself, so there is no postprocess model with a third copy and a Python stub of its own."""
     repository = server.repository
     assert [p.relative_to(repository).as_posix() for p in repository.rglob("model.onnx*")] == ["generate/1/model.onnx"]
-    for model, files in {"preprocess": ("tokenizer.json", "generation.json"), "postprocess": ("tokenizer.json",),
-                         "generate": ("tokenizer.json", "generation.json")}.items():
-        for name in files:
-            assert (repository / model / "1" / name).read_bytes() == (repository / "generate" / "1" / name).read_bytes()
-    assert not (repository / "decoder").exists() and not (repository / "complete").exists()
+    for name in ("tokenizer.json", "generation.json"):
+        assert (repository / "preprocess/1" / name).read_bytes() == (repository / "generate/1" / name).read_bytes()
+    assert sorted(p.name for p in repository.iterdir() if (p / "config.pbtxt").exists()) == [
+        "generate", "llm", "llm_complete", "preprocess"]
     # export config_io own: the graph's samples are not its I/O
     assert not (repository / "generate" / "golden").exists()
 

@@ -27,7 +27,7 @@ def codec(tmp_path_factory: pytest.TempPathFactory) -> TextCodec:
 
 
 def stream(codec: TextCodec, ids: list[int], stop: tuple[str, ...] = (), final_at: int | None = None) -> list[str]:
-    """Deltas as postprocess computes them, one token per response, the last one final."""
+    """Deltas as generate computes them, one token per response, the last one final."""
     end = len(ids) if final_at is None else final_at
     return [text_delta(codec.decode, ids[:n], 1, stop, final=n == end) for n in range(1, end + 1)]
 

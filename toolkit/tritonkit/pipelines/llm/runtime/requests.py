@@ -116,16 +116,6 @@ def packed_settings(inputs: Mapping[str, np.ndarray], parameters: Mapping[str, A
     return json.dumps({k: list(v) if isinstance(v, tuple) else v for k, v in given.items()}, ensure_ascii=False)
 
 
-def stop_strings(inputs: Mapping[str, np.ndarray], parameters: Mapping[str, Any],
-                 input_name: str = "stop") -> tuple[str, ...]:
-    """Stop strings from an input (`stop`, or generate's echo `stop_strings`) or the `stop` request parameter."""
-    if input_name in inputs:
-        return _list(input_name, inputs[input_name], str)
-    if "stop" in parameters:
-        return _list("stop", parameters["stop"], str)
-    return ()
-
-
 def flag(inputs: Mapping[str, np.ndarray], parameters: Mapping[str, Any], name: str, default: bool = False) -> bool:
     """A boolean from an input or a parameter."""
     if name in inputs:

@@ -1,10 +1,10 @@
 """Tokenizer access and incremental detokenization that never emits broken UTF-8 or part of a stop string.
 
-The streamed text of a generation is defined as a pure function of its token ids (`visible_text`), so the
-stateless `postprocess` model can compute each response's delta from the ids so far, and `generate` can
-stop on the same text: decode everything, cut at the first stop string, and while the generation is still
-running hold back a trailing incomplete character (decoded as U+FFFD) and any tail that could still grow
-into a stop string. Deltas of consecutive steps then concatenate to the final text exactly.
+The streamed text of a generation is defined as a pure function of its token ids (`visible_text`), so
+`generate` computes each response's delta from the ids so far and stops on the same text: decode everything,
+cut at the first stop string, and while the generation is still running hold back a trailing incomplete
+character (decoded as U+FFFD) and any tail that could still grow into a stop string. Deltas of consecutive
+steps then concatenate to the final text exactly.
 """
 from collections.abc import Callable, Sequence
 from pathlib import Path

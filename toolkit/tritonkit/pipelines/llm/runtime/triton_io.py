@@ -58,12 +58,11 @@ def generation_request(request: Any, batched: bool, default_max_tokens: int) -> 
     return inputs["input_ids"].reshape(-1), sampling_params(inputs, request_parameters(request), default_max_tokens)
 
 
-def generation_outputs(token_ids: Sequence[int], generated: Sequence[int], finish_reason: str, stop: Sequence[str],
+def generation_outputs(token_ids: Sequence[int], generated: Sequence[int], finish_reason: str,
                        batched: bool) -> dict[str, np.ndarray]:
-    """generate's outputs by name: new ids, all generated ids, finish reason, stop strings."""
+    """generate's id and reason outputs by name: new ids, all generated ids, finish reason."""
     values = {"token_ids": np.asarray(token_ids, np.int64), "generated_ids": np.asarray(generated, np.int64),
-              "finish_reason": text_array(finish_reason),
-              "stop_strings": np.array([s.encode("utf-8") for s in stop], dtype=object)}
+              "finish_reason": text_array(finish_reason)}
     return {name: batched_output(value, batched) for name, value in values.items()}
 
 

@@ -187,7 +187,7 @@ class TritonPythonModel:
 
     def _response(self, out, new, with_text):
         """A response adding the token ids `new` (the last of `out.generated`), with their text when asked for."""
-        outputs = generation_outputs(new, out.generated, out.finish_reason or "", out.stop, self.batched)
+        outputs = generation_outputs(new, out.generated, out.finish_reason or "", self.batched)
         if with_text:
             text = text_delta(self.codec.decode, out.generated, len(new), out.stop, out.finish_reason is not None)
             outputs["text_output"] = batched_output(text_array(text), self.batched)
