@@ -1,6 +1,7 @@
 """TorchScript and ONNX files as sources, external weight data, and option errors found before exporting."""
 from __future__ import annotations
 
+import stat
 from pathlib import Path
 
 import numpy as np
@@ -58,6 +59,8 @@ def test_external_data_always_writes_model_onnx_data(exporter):
                       {"exporter": "torchscript", "external_data": "always"}, 8)
     names = sorted(p.name for p in result.model_files)
     assert names == ["model.onnx", "model.onnx.data"]
+    # readable by a container's other uid as model.onnx is (onnx itself creates the data file 0600)
+    assert len({stat.S_IMODE(p.stat().st_mode) for p in result.model_files}) == 1
     graph = onnx.load(str(result.onnx_path), load_external_data=False)
     assert all(init.data_location == onnx.TensorProto.EXTERNAL for init in graph.graph.initializer)
     session = ort.InferenceSession(str(result.onnx_path), providers=["CPUExecutionProvider"])

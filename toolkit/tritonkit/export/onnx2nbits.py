@@ -20,6 +20,8 @@ from typing import Any
 
 import numpy as np
 
+from tritonkit.export.onnx_files import save_onnx
+
 #: MatMulNBits' compute: 4 = int8 activations and dot products (see above).
 ACCURACY_LEVEL = 4
 #: A weight is on its blocks' 16 levels when each value is within this share of a level step of one (float32
@@ -214,7 +216,5 @@ def quantize_graph(src: Path, dst: Path, bits: int, block_size: int, symmetric: 
     graph.initializer.extend(keep + added)
     if not any(o.domain == "com.microsoft" for o in model.opset_import):
         model.opset_import.append(helper.make_opsetid("com.microsoft", 1))
-    external = always_external or model.ByteSize() > INLINE_LIMIT
-    onnx.save(model, str(dst), save_as_external_data=external, all_tensors_to_one_file=True,
-              location=f"{dst.name}.data")
+    save_onnx(model, dst, always_external or model.ByteSize() > INLINE_LIMIT)
     return counts

@@ -8,11 +8,11 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from tritonkit.export.onnx_files import save_onnx
 from tritonkit.export.reproducible import strip_locations
 
 #: Initializer bytes above which weights go to model.onnx.data (protobuf's hard limit is 2 GB in all).
 EXTERNAL_THRESHOLD = 2 * 1024**3 - 64 * 1024**2
-DATA_FILE = "model.onnx.data"
 
 
 def _torch() -> Any:
@@ -125,14 +125,8 @@ def finalize(tmp_path: Path, out_dir: Path, external: str) -> list[Path]:
 
     model = onnx.load(str(tmp_path))
     strip_locations(model)  # byte-identical when built in another folder (reproducible.py)
-    out = out_dir / "model.onnx"
-    (out_dir / DATA_FILE).unlink(missing_ok=True)
-    if external == "always" or initializer_bytes(model) > EXTERNAL_THRESHOLD:
-        onnx.save_model(model, str(out), save_as_external_data=True, all_tensors_to_one_file=True,
-                        location=DATA_FILE, size_threshold=0)
-        return [out, out_dir / DATA_FILE]
-    onnx.save_model(model, str(out))
-    return [out]
+    return save_onnx(model, out_dir / "model.onnx",
+                     external == "always" or initializer_bytes(model) > EXTERNAL_THRESHOLD)
 
 
 EXPORTERS = {"dynamo": export_dynamo, "torchscript": export_torchscript}
