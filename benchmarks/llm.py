@@ -270,8 +270,9 @@ def inprocess_run(decoder, codec, prompts: list[str], max_tokens: int) -> Run:
         barrier.wait()
         run.starts[i] = time.perf_counter()
         for _ in range(max_tokens):
-            logits, past_key, past_value = decoder.run(ids, past_key, past_value, np.array([[past_key.shape[3]]]),
-                                                       np.array([[ids.shape[1]]]))
+            logits, new_key, new_value = decoder.run(ids, past_key, past_value, np.array([[past_key.shape[3]]]),
+                                                     np.array([[ids.shape[1]]]))
+            past_key, past_value = np.concatenate([past_key, new_key], 3), np.concatenate([past_value, new_value], 3)
             ids = np.argmax(logits, axis=-1)[:, np.newaxis]
             run.tokens[i].append(time.perf_counter())
 

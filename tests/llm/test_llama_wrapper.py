@@ -33,9 +33,10 @@ def _greedy(step, prompt: list[int], tokens: int) -> list[int]:
     past_key = past_value = np.zeros((1, LAYERS, KV_HEADS, 0, HEAD_DIM), np.float32)
     ids, out = prompt, []
     for _ in range(tokens):
-        logits, past_key, past_value = step(np.array([ids], np.int64), past_key, past_value,
-                                            np.array([[past_key.shape[3]]], np.int64),
-                                            np.array([[len(ids)]], np.int64))
+        logits, new_key, new_value = step(np.array([ids], np.int64), past_key, past_value,
+                                          np.array([[past_key.shape[3]]], np.int64), np.array([[len(ids)]], np.int64))
+        assert new_key.shape[3] == len(ids)  # the new entries only: the caller keeps the cache
+        past_key, past_value = np.concatenate([past_key, new_key], 3), np.concatenate([past_value, new_value], 3)
         ids = [int(np.argmax(logits[0]))]
         out += ids
     return out

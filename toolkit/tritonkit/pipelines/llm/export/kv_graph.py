@@ -6,7 +6,9 @@ Inputs (B rows, S new tokens, P cached positions, L layers, H kv heads, D head s
   `past_length[r]` positions);
 - `past_length`, `input_length` int64 [B, 1]: how many of those positions are real.
 Outputs: `logits` float32 [B, V] at each row's last (newest) token, and `present_key`/`present_value`
-[B, L, H, P + S, D] = past and new concatenated (row r's new entries are the last `input_length[r]`).
+[B, L, H, S, D]: the new tokens' keys/values only, left-padded like `input_ids` (row r's are the last
+`input_length[r]`). The caller keeps the cache: a graph that returned past and new concatenated copied every
+row's whole cache out each step (SmolLM2, 8 rows of 200 positions: a call took 1.31x as long).
 
 Padding is masked out of attention and positions are `past_length + k` for the k-th real new token, so rows
 of different lengths (prefill and decode alike) share one call and give the same logits as alone.

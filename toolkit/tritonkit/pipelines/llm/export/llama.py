@@ -99,10 +99,10 @@ def make_decoder(hf_model: Any) -> Any:
                 qk, v = qkv[:, :heads + kv_heads], qkv[:, heads + kv_heads:]
                 qk = qk * cos + (qk @ rotation) * sin
                 q, k = qk[:, :heads], qk[:, heads:]
+                keys.append(k)  # the new entries only (kv_graph's contract)
+                values.append(v)
                 k = torch.cat([past_key[:, i], k], dim=2)
                 v = torch.cat([past_value[:, i], v], dim=2)
-                keys.append(k)
-                values.append(v)
                 q = operators.reshape_from_tensor_shape(q, grouped_shape)  # query head h uses kv head h // G
                 scores = (q @ k.transpose(-1, -2)) / math.sqrt(head_dim)
                 scores = scores.masked_fill(~mask, kv_graph.MASKED)

@@ -63,7 +63,7 @@ class Graph:
         feeds = {"input_ids": ids, "past_key": past[0], "past_value": past[1],
                  "past_length": past_length.reshape(-1, 1), "input_length": lengths}
         logits, key, value = self.session.run(["logits", "present_key", "present_value"], feeds)
-        return logits, (key, value)
+        return logits, (np.concatenate([past[0], key], axis=3), np.concatenate([past[1], value], axis=3))
 
 
 def greedy(graph: Graph, prompts: list[np.ndarray], tokens: int = TOKENS,

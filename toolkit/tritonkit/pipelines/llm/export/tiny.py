@@ -41,8 +41,8 @@ def make_decoder(seed: int = 0) -> Any:
             keys, values = [], []
             for i, block in enumerate(self.gpt.blocks):
                 x, k, v = block(x, past_key[:, i], past_value[:, i], mask)
-                keys.append(k)
-                values.append(v)
+                keys.append(k[:, :, past:])  # the new entries only (kv_graph's contract)
+                values.append(v[:, :, past:])
             logits = self.gpt.ln_f(x[:, -1]) @ self.gpt.tok.weight.T
             return {"logits": logits, "present_key": torch.stack(keys, 1), "present_value": torch.stack(values, 1)}
 

@@ -3,12 +3,12 @@
 `step` takes rows of (cache, new token ids) of any mix of lengths, left-pads them into one call, writes
 each row's new keys/values back into its own cache, and returns the logits of each row's newest token.
 
-Memory: a call's padded past and its present outputs are as large as the rows' caches (70 MB each for one
-1,500-position SmolLM2 row). Both live in buffers reused from call to call (no fresh pages each step), the
-outputs bound so onnxruntime writes them there instead of into its arena and then a copy; the buffers follow
-what recent calls needed (a long prompt's peak is given back once calls are small again) and are released
-when the engine has nothing to run (`release`), with the heap's free pages and, after large calls, what
-onnxruntime's arena grew by for the calls' intermediates (~100 MiB after a 1,500-token prompt).
+Memory: a call's padded past is as large as the rows' caches (70 MB for one 1,500-position SmolLM2 row); its
+present outputs hold the new tokens' entries only. Both live in buffers reused from call to call (no fresh
+pages each step), the outputs bound so onnxruntime writes them there instead of into its arena and then a
+copy; the buffers follow what recent calls needed (a long prompt's peak is given back once calls are small
+again) and are released when the engine has nothing to run (`release`), with the heap's free pages and, after
+large calls, what onnxruntime's arena grew by for the calls' intermediates (~100 MiB after a 1,500-token prompt).
 """
 import ctypes
 import functools
@@ -101,7 +101,7 @@ class OnnxDecoder:
 
     def run(self, input_ids: np.ndarray, past_key: np.ndarray, past_value: np.ndarray, past_length: np.ndarray,
             input_length: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """One raw call: (logits [B, V], present_key, present_value)."""
+        """One raw call: (logits [B, V], present_key, present_value: the new entries only)."""
         feeds = {"input_ids": input_ids.astype(np.int64, copy=False), "past_key": past_key, "past_value": past_value,
                  "past_length": past_length.astype(np.int64, copy=False).reshape(-1, 1),
                  "input_length": input_length.astype(np.int64, copy=False).reshape(-1, 1)}
@@ -156,8 +156,7 @@ class OnnxDecoder:
                 past_key[b, :, :, past - p:] = row.cache.key[:, :, :p]
                 past_value[b, :, :, past - p:] = row.cache.value[:, :, :p]
             past_length[b, 0], input_length[b, 0] = p, n
-        end = past + seq
-        out_shape = (batch, g.layers, g.kv_heads, end, g.head_dim)
+        out_shape = (batch, g.layers, g.kv_heads, seq, g.head_dim)  # the new entries only (kv_graph's contract)
         out_size = int(np.prod(out_shape))
         outputs = self.present.take(2 * out_size)
         present_key, present_value = outputs[:out_size].reshape(out_shape), outputs[out_size:].reshape(out_shape)
@@ -173,5 +172,5 @@ class OnnxDecoder:
         self.largest_call = max(self.largest_call, scratch.nbytes + outputs.nbytes)
         for b, row in enumerate(rows):
             n = len(row.ids)
-            row.cache.append(present_key[b, :, :, end - n:end], present_value[b, :, :, end - n:end])
+            row.cache.append(present_key[b, :, :, seq - n:], present_value[b, :, :, seq - n:])
         return logits
