@@ -4,9 +4,10 @@ Usage: python benchmarks/llm_settings.py [--model smollm2] [--rounds 6] [--varia
 
 Each variant is a copy of the example's built repository (hard links, benchmarks/llm.py's build) with generate's
 config edited: onnxruntime's intra-op threads (`intra_op_thread_count`), whether its idle worker threads spin
-(`allow_spinning`), the sequence batcher's `max_queue_delay_microseconds` and `preferred_batch_size`. Every variant
-is served at once and each round runs c=1 then c=8 (32 greedy tokens a stream, benchmarks/llm.py's clients and
-prompts) on each variant, the order rotated every round, so a shared machine's load falls on each alike.
+(`allow_spinning`) and for how long (`spin_duration_us`), the sequence batcher's `max_queue_delay_microseconds` and
+`preferred_batch_size`. Every variant is served at once and each round runs c=1 then c=8 (32 greedy tokens a
+stream, benchmarks/llm.py's clients and prompts) on each variant, the order rotated every round, so a shared
+machine's load falls on each alike.
 Prints each variant's medians; the last line is JSON: {variant: {"c1_tok_s", "c8_tok_s", "c1_ttft_ms",
 "c8_ttft_ms", "c1_itl_ms", "c8_itl_ms", "c1_tok_s_rounds", "c8_tok_s_rounds"}}.
 
@@ -31,8 +32,10 @@ from llm import PROMPTS, built, edited_repository, served, served_run  # noqa: E
 VARIANTS: dict[str, dict[str, Any]] = {
     "spec": {},
     "intra1": {"intra_op_thread_count": "1"},
-    "intra2": {"intra_op_thread_count": "2", "allow_spinning": "1"},
+    "intra2": {"intra_op_thread_count": "2", "allow_spinning": "1", "spin_duration_us": None},  # onnxruntime's spin
     "intra2-nospin": {"intra_op_thread_count": "2", "allow_spinning": "0"},
+    "intra2-spin20": {"intra_op_thread_count": "2", "allow_spinning": "1", "spin_duration_us": "20"},
+    "intra2-spin100": {"intra_op_thread_count": "2", "allow_spinning": "1", "spin_duration_us": "100"},
     "default-nospin": {"intra_op_thread_count": "0", "allow_spinning": "0"},
     "intra2-delay0": {"intra_op_thread_count": "2", "delay_us": 0},
     "intra2-delay2000": {"intra_op_thread_count": "2", "delay_us": 2000},
@@ -52,6 +55,8 @@ def variant_repository(repository: Path, target: Path, settings: dict[str, Any])
             elif key == "preferred_batch":
                 del oldest.preferred_batch_size[:]
                 oldest.preferred_batch_size.append(value)
+            elif value is None:  # onnxruntime's default
+                config.parameters.pop(key, None)
             else:
                 config.parameters[key].string_value = value
         return True

@@ -1,5 +1,5 @@
 """The Llama wrapper (export/llama.py) on a small random Llama: the exported graph is the lean one (fused q/k/v and
-gate/up projections, no per-layer copy of the cache for the query heads) and still decodes exactly like
+gate/up projections, attention, rotary and the residual norms as single ops) and still decodes exactly like
 transformers, in PyTorch and through onnxruntime. SmolLM2 itself is checked served in test_smollm2.py (slow)."""
 from __future__ import annotations
 
@@ -47,7 +47,7 @@ def test_the_exported_graph_is_lean_and_decodes_like_transformers(tmp_path: Path
     import onnxruntime as ort
     import torch
 
-    from tritonkit.export.torch2onnx import export_torchscript
+    from tritonkit.export.torch2onnx import export
     from tritonkit.pipelines.llm.export import kv_graph, llama
 
     hf = _hf_model()
@@ -76,14 +76,15 @@ def test_the_exported_graph_is_lean_and_decodes_like_transformers(tmp_path: Path
             out = self.decoder(*args)
             return out["logits"], out["present_key"], out["present_value"]
 
-    path = tmp_path / "model.onnx"
-    with torch.no_grad():
-        export_torchscript(Outputs(), tuple(example[n] for n in kv_graph.INPUT_NAMES), kv_graph.INPUT_NAMES,
-                           kv_graph.OUTPUT_NAMES, axes, 18, path)
+    [path] = export("torchscript", Outputs(), tuple(example[n] for n in kv_graph.INPUT_NAMES), kv_graph.INPUT_NAMES,
+                    kv_graph.OUTPUT_NAMES, axes, 18, tmp_path, "auto")
     ops = Counter(node.op_type for node in onnx.load(str(path)).graph.node)
-    # a layer: one MatMul each for q/k/v, o, gate/up, down (7 before), 2 for attention, 1 for rotary; + the tied head
-    assert ops["MatMul"] == 7 * LAYERS + 1, ops
-    assert ops["Tile"] + ops["Expand"] < 2 * LAYERS, ops  # no per-layer repeat of the cache for the query heads
+    # a layer: one MatMul each for q/k/v, o, gate/up, down (7 before), attention and rotary as one op each (ONNX
+    # opset 23), the residual Add and the next RMSNorm as one; + the tied head
+    assert ops["MatMul"] == 4 * LAYERS + 1, ops
+    assert (ops["Attention"], ops["RotaryEmbedding"]) == (LAYERS, 2 * LAYERS), ops
+    assert ops["SkipSimplifiedLayerNormalization"] == 2 * LAYERS - 1, ops
+    assert ops["Tile"] + ops["Expand"] + ops["Softmax"] == 0, ops  # no repeat of the cache, no loose attention
 
     session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
 

@@ -8,18 +8,8 @@ compute a vocabulary-sized row per prompt token). Tests compare it with the mode
 import math
 from typing import Any
 
+from tritonkit.export import newer_ops
 from tritonkit.pipelines.llm.export import kv_graph
-
-
-def _rotation(head_dim: int) -> Any:
-    """R with x @ R = cat(-x[half:], x[:half]) (rotate_half as one exact MatMul: a single +-1 per column)."""
-    import torch
-
-    half = head_dim // 2
-    r = torch.zeros(head_dim, head_dim)
-    r[half:, :half] = -torch.eye(half)
-    r[:half, half:] = torch.eye(half)
-    return r
 
 
 def make_decoder(hf_model: Any) -> Any:
@@ -46,12 +36,11 @@ def make_decoder(hf_model: Any) -> Any:
     head_dim = getattr(config, "head_dim", None) or config.hidden_size // heads
     groups = heads // kv_heads
     inner = config.intermediate_size
+    epsilon = float(config.rms_norm_eps)
     tied = bool(getattr(config, "tie_word_embeddings", False))
     act = getattr(config, "hidden_act", "silu")
     if act != "silu":
         raise ValueError(f"hidden_act '{act}' is not supported by this wrapper (only silu)")
-
-    rotation = _rotation(head_dim)  # a constant of the graph
 
     def const(*dims: int) -> Any:
         return torch.tensor(dims, dtype=torch.int64)  # a constant of the graph (the tracer warns, rightly)
@@ -65,6 +54,54 @@ def make_decoder(hf_model: Any) -> Any:
         out.weight = nn.Parameter(weight.detach().clone(), requires_grad=False)
         return out
 
+    class GroupedAttention(torch.autograd.Function):
+        """Attention of q's heads [B, Hq, S, D] over their kv head's cached and new keys/values [B, Hkv, P|S, D]
+        with an additive bias [B, 1, S, P + S]; exported as ONNX's Attention (opset 23): one onnxruntime kernel
+        where the exporter wrote a dozen nodes (the concatenation, scores, softmax, grouping reshapes)."""
+
+        @staticmethod
+        def forward(ctx: Any, q: Any, k: Any, v: Any, bias: Any, past_k: Any, past_v: Any) -> Any:
+            k, v = torch.cat([past_k, k], dim=2), torch.cat([past_v, v], dim=2)
+            grouped = q.reshape(q.shape[0], kv_heads, -1, head_dim)  # query head h uses kv head h // G
+            scores = (grouped @ k.transpose(-1, -2)) / math.sqrt(head_dim) + bias.repeat(1, 1, groups, 1)
+            return (torch.softmax(scores, dim=-1) @ v).reshape(q.shape)
+
+        @staticmethod
+        def symbolic(g: Any, q: Any, k: Any, v: Any, bias: Any, past_k: Any, past_v: Any) -> Any:
+            # onnxruntime wants the present outputs whenever a past is given (the cache with the new entries,
+            # unused: the caller keeps the cache)
+            out, _, _ = g.op(f"{newer_ops.DOMAIN}::Attention", q, k, v, bias, past_k, past_v, outputs=3)
+            return out
+
+    class Rotary(torch.autograd.Function):
+        """Rotary embedding of x [B, H, S, D] at positions [B, S] (rotate-half layout, cos/sin tables indexed by
+        position); exported as ONNX's RotaryEmbedding (opset 23), one kernel for the slices, products and sum."""
+
+        @staticmethod
+        def forward(ctx: Any, x: Any, cos_table: Any, sin_table: Any, positions: Any) -> Any:
+            cos, sin = cos_table[positions][:, None], sin_table[positions][:, None]  # [B, 1, S, D/2]
+            x1, x2 = x[..., :head_dim // 2], x[..., head_dim // 2:]
+            return torch.cat([x1 * cos - x2 * sin, x2 * cos + x1 * sin], dim=-1)
+
+        @staticmethod
+        def symbolic(g: Any, x: Any, cos_table: Any, sin_table: Any, positions: Any) -> Any:
+            return g.op(f"{newer_ops.DOMAIN}::RotaryEmbedding", x, cos_table, sin_table, positions)
+
+    class SkipNorm(torch.autograd.Function):
+        """(RMSNorm(x + skip) * weight, x + skip): the residual sum and the next norm, exported as onnxruntime's
+        SkipSimplifiedLayerNormalization (one kernel for the Add and the norm's five nodes)."""
+
+        @staticmethod
+        def forward(ctx: Any, x: Any, skip: Any, weight: Any, eps: float) -> Any:
+            total = x + skip
+            return weight * (total * torch.rsqrt(total.pow(2).mean(-1, keepdim=True) + eps)), total
+
+        @staticmethod
+        def symbolic(g: Any, x: Any, skip: Any, weight: Any, eps: float) -> Any:
+            out, _, _, total = g.op("com.microsoft::SkipSimplifiedLayerNormalization", x, skip, weight,
+                                    epsilon_f=eps, outputs=4)
+            return out, total
+
     class LlamaDecoder(nn.Module):
         """Left-padded batched steps over a Llama model's layers."""
 
@@ -76,46 +113,47 @@ def make_decoder(hf_model: Any) -> Any:
                                      for layer in self.model.layers)
             self.gate_up = nn.ModuleList(fused(layer.mlp.gate_proj, layer.mlp.up_proj) for layer in self.model.layers)
             inv_freq = 1.0 / (theta ** (torch.arange(0, head_dim, 2, dtype=torch.float32) / head_dim))
-            self.register_buffer("inv_freq", inv_freq, persistent=False)
+            angles = torch.arange(config.max_position_embeddings, dtype=torch.float32)[:, None] * inv_freq
+            self.register_buffer("cos_table", angles.cos(), persistent=False)  # [positions, D/2]
+            self.register_buffer("sin_table", angles.sin(), persistent=False)
 
         def forward(self, input_ids, past_key, past_value, past_length, input_length):
             batch, seq = input_ids.shape
             past = past_key.shape[3]
             positions, mask = kv_graph.positions_and_mask(seq, past, past_length, input_length)
-            freqs = positions[..., None].to(torch.float32) * self.inv_freq  # [B, S, D/2]
-            angles = torch.cat((freqs, freqs), dim=-1)[:, None]  # [B, 1, S, D]
-            cos, sin = angles.cos(), angles.sin()
-            mask = mask.repeat(1, 1, groups, 1)  # [B, 1, G * S, P + S]: a kv head's G query heads, one after another
+            bias = (mask.to(torch.float32) - 1.0) * -kv_graph.MASKED  # [B, 1, S, P + S]: 0 or MASKED, added to scores
             bs = operators.shape_as_tensor(input_ids)  # [B, S]
             heads_shape = torch.cat([bs, const(heads + 2 * kv_heads, head_dim)])  # [B, S, Hq + 2 Hkv, D]
-            grouped_shape = torch.cat([bs[:1], const(kv_heads, -1, head_dim)])  # [B, Hkv, G * S, D]
-            split_shape = torch.cat([bs[:1], const(heads, -1, head_dim)])  # [B, Hq, S, D]
             hidden_shape = torch.cat([bs, const(heads * head_dim)])  # [B, S, Hq * D]
+            layers = self.model.layers
+            stacked_shape = torch.cat([bs[:1], const(len(layers), kv_heads, -1, head_dim)])  # [B, L, H, S, D]
             x = self.model.embed_tokens(input_ids)
+            h = layers[0].input_layernorm(x)
             keys, values = [], []
-            for i, layer in enumerate(self.model.layers):
-                h = layer.input_layernorm(x)
+            for i, layer in enumerate(layers):
                 qkv = operators.reshape_from_tensor_shape(self.qkv[i](h), heads_shape).transpose(1, 2)
-                qk, v = qkv[:, :heads + kv_heads], qkv[:, heads + kv_heads:]
-                qk = qk * cos + (qk @ rotation) * sin
-                q, k = qk[:, :heads], qk[:, heads:]
+                q, k, v = qkv.split([heads, kv_heads, kv_heads], dim=1)
+                q = Rotary.apply(q, self.cos_table, self.sin_table, positions)
+                k = Rotary.apply(k, self.cos_table, self.sin_table, positions)
                 keys.append(k)  # the new entries only (kv_graph's contract)
                 values.append(v)
-                k = torch.cat([past_key[:, i], k], dim=2)
-                v = torch.cat([past_value[:, i], v], dim=2)
-                q = operators.reshape_from_tensor_shape(q, grouped_shape)  # query head h uses kv head h // G
-                scores = (q @ k.transpose(-1, -2)) / math.sqrt(head_dim)
-                scores = scores.masked_fill(~mask, kv_graph.MASKED)
-                out = operators.reshape_from_tensor_shape(torch.softmax(scores, dim=-1) @ v, split_shape)
+                out = GroupedAttention.apply(q, k, v, bias, past_key[:, i], past_value[:, i])
                 out = operators.reshape_from_tensor_shape(out.transpose(1, 2), hidden_shape)
-                x = x + layer.self_attn.o_proj(out)
-                gate_up = self.gate_up[i](layer.post_attention_layernorm(x))
+                h, x = SkipNorm.apply(x, layer.self_attn.o_proj(out), layer.post_attention_layernorm.weight, epsilon)
+                gate_up = self.gate_up[i](h)
                 gate, up = gate_up[..., :inner], gate_up[..., inner:]  # constant bounds: chunk() computes them
-                x = x + layer.mlp.down_proj(torch.nn.functional.silu(gate) * up)
+                mlp = layer.mlp.down_proj(torch.nn.functional.silu(gate) * up)
+                if i + 1 < len(layers):
+                    h, x = SkipNorm.apply(x, mlp, layers[i + 1].input_layernorm.weight, epsilon)
+                else:
+                    x = x + mlp
             last = self.model.norm(x[:, -1])
             head = self.model.embed_tokens.weight if self.lm_head is None else self.lm_head.weight
             logits = torch.nn.functional.linear(last, head)  # Gemm(transB): no transposed copy of a tied embedding
-            return {"logits": logits, "present_key": torch.stack(keys, 1), "present_value": torch.stack(values, 1)}
+            # one Concat of the layers' [B, H, S, D] entries and a Reshape, where stack() wrote an Unsqueeze each
+            present_key = operators.reshape_from_tensor_shape(torch.cat(keys, 1), stacked_shape)
+            present_value = operators.reshape_from_tensor_shape(torch.cat(values, 1), stacked_shape)
+            return {"logits": logits, "present_key": present_key, "present_value": present_value}
 
     return LlamaDecoder().eval()
 
