@@ -6,7 +6,7 @@ Usage: python benchmarks/llm_weights.py [--rounds 7] [--steps 32]
 The example project (examples/llm/smollm2) is built with `quantize: none` under .tritonkit/bench/llm_weights/ (the
 float graph the build verifies; cached), then quantized as `tritonkit build` does (export/onnx2nbits.py: blocks of
 32, embedding and tied head int8) three ways. Each graph runs in one onnxruntime session with generate's settings
-(2 intra-op threads, idle threads not spinning): a 20-token prompt, then --steps greedy decode steps, each step
+(2 intra-op threads, idle threads spinning 20 us): a 20-token prompt, then --steps greedy decode steps, each step
 timed; rounds alternate the graphs (each first in turn), medians of the rounds' median step. Quality is the build's
 (`tritonkit build --json`: exports.generate.quantized.lm), not measured here.
 The last line is {"int8_step_ms", "int4_exact_step_ms", "int4_regrid_step_ms", "int4_exact_over_int8_step",
@@ -52,7 +52,7 @@ def session(path: Path):
 
     options = ort.SessionOptions()
     options.intra_op_num_threads = 2
-    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    options.add_session_config_entry("session.intra_op.spin_duration_us", "20")  # generate's settings
     options.log_severity_level = 3
     return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
 
