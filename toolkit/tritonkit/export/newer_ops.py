@@ -13,11 +13,11 @@ DOMAIN = "tritonkit.onnx23"
 OPSET = 23
 
 
-def promote(model: Any) -> bool:
-    """Moves DOMAIN's nodes into the standard domain at OPSET (in place); False when the graph has none."""
+def promote(model: Any) -> None:
+    """Moves DOMAIN's nodes into the standard domain at OPSET (in place); a graph without any is left as it is."""
     nodes = [n for n in model.graph.node if n.domain == DOMAIN]
     if not nodes:
-        return False
+        return
     for node in nodes:
         node.domain = ""
     imports = [o for o in model.opset_import if o.domain != DOMAIN]
@@ -26,4 +26,3 @@ def promote(model: Any) -> bool:
             o.version = max(o.version, OPSET)
     del model.opset_import[:]
     model.opset_import.extend(imports)
-    return True

@@ -17,9 +17,10 @@ def make_decoder(hf_model: Any) -> Any:
 
     Written for few graph nodes, since a decode step of a small model is mostly per-node overhead in
     onnxruntime (SmolLM2: ~70 nodes a layer cost more than its MatMuls): q, k and v are one MatMul, as are the
-    MLP's gate and up (their rows concatenated: per-row block quantization gives the same numbers), rotary
-    embeddings run on q and k together, grouped query attention folds q's heads onto their kv head instead of
-    repeating the cache, and shapes are built once per call, not per layer.
+    MLP's gate and up (their rows concatenated: per-row block quantization gives the same numbers); attention
+    (grouped query heads over the cache, no copy of it per head) and rotary embeddings are single ONNX ops
+    (newer_ops), each residual Add with the next RMSNorm is one onnxruntime op, and shapes are built once per
+    call, not per layer.
     """
     import torch
     from torch import nn

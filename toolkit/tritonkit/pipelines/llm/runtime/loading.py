@@ -31,10 +31,10 @@ def load_engine(folder: str | Path, params: dict[str, str]) -> Loaded:
     allow_spinning, spin_duration_us (all optional)."""
     folder = Path(folder)
     generation = assets.GenerationConfig.load(folder)
-    spin_us = assets.int_parameter(params, "spin_duration_us", -1)
+    spin_us = params.get("spin_duration_us", "").strip()
     decoder = OnnxDecoder(folder / assets.MODEL_FILE, assets.int_parameter(params, "intra_op_thread_count", 0),
                           spin=params.get("allow_spinning", "1").strip().lower() not in ("0", "false"),
-                          spin_duration_us=spin_us if spin_us >= 0 else None)
+                          spin_duration_us=int(spin_us) if spin_us else None)
     budget = assets.int_parameter(params, "kv_cache_bytes", DEFAULT_BUDGET)
     prefix_bytes = assets.int_parameter(params, "prefix_cache_bytes", budget // DEFAULT_PREFIX_SHARE)
     if not 0 <= prefix_bytes <= budget:
