@@ -286,10 +286,7 @@ def one_at_a_time(repository: Path, target: Path) -> Path:
     def edit(name: str, config: Any) -> bool:
         if name not in ("generate", "llm", "llm_complete"):
             return False
-        config.max_batch_size = 1
-        if name == "generate":
-            del config.sequence_batching.oldest.preferred_batch_size[:]
-            config.sequence_batching.oldest.preferred_batch_size.append(1)
+        config.max_batch_size = 1  # generate's: generations advanced per step; the ensembles may not batch more
         return True
 
     return edited_repository(repository, target, edit)

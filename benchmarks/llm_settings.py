@@ -4,8 +4,8 @@ Usage: python benchmarks/llm_settings.py [--model smollm2] [--rounds 6] [--varia
 
 Each variant is a copy of the example's built repository (hard links, benchmarks/llm.py's build) with generate's
 config edited: onnxruntime's intra-op threads (`intra_op_thread_count`), whether its idle worker threads spin
-(`allow_spinning`) and for how long (`spin_duration_us`), the sequence batcher's `max_queue_delay_microseconds` and
-`preferred_batch_size`. Every variant is served at once and each round runs c=1 then c=8 (32 greedy tokens a
+(`allow_spinning`) and for how long (`spin_duration_us`), and the generations a step advances (`max_batch_size`).
+Every variant is served at once and each round runs c=1 then c=8 (32 greedy tokens a
 stream, benchmarks/llm.py's clients and prompts) on each variant, the order rotated every round, so a shared
 machine's load falls on each alike.
 Prints each variant's medians; the last line is JSON: {variant: {"c1_tok_s", "c8_tok_s", "c1_ttft_ms",
@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from llm import PROMPTS, built, edited_repository, served, served_run  # noqa: E402
 
-#: Variant name -> generate's parameters, and "delay_us" / "preferred_batch" for the sequence batcher.
+#: Variant name -> generate's parameters, and "step_batch" for its max_batch_size (generations advanced per step).
 VARIANTS: dict[str, dict[str, Any]] = {
     "spec": {},
     "intra1": {"intra_op_thread_count": "1"},
@@ -37,24 +37,21 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "intra2-spin20": {"intra_op_thread_count": "2", "allow_spinning": "1", "spin_duration_us": "20"},
     "intra2-spin100": {"intra_op_thread_count": "2", "allow_spinning": "1", "spin_duration_us": "100"},
     "default-nospin": {"intra_op_thread_count": "0", "allow_spinning": "0"},
-    "intra2-delay0": {"intra_op_thread_count": "2", "delay_us": 0},
-    "intra2-delay2000": {"intra_op_thread_count": "2", "delay_us": 2000},
-    "intra2-batch8": {"intra_op_thread_count": "2", "preferred_batch": 8},
+    "intra2-batch8": {"intra_op_thread_count": "2", "step_batch": 8},
 }
 TOKENS, LEVELS = 32, (1, 8)
 
 
 def variant_repository(repository: Path, target: Path, settings: dict[str, Any]) -> Path:
     def edit(name: str, config: Any) -> bool:
+        if name in ("llm", "llm_complete") and "step_batch" in settings:  # Triton: no more than their step batches
+            config.max_batch_size = min(config.max_batch_size, settings["step_batch"])
+            return True
         if name != "generate":
             return False
-        oldest = config.sequence_batching.oldest
         for key, value in settings.items():
-            if key == "delay_us":
-                oldest.max_queue_delay_microseconds = value
-            elif key == "preferred_batch":
-                del oldest.preferred_batch_size[:]
-                oldest.preferred_batch_size.append(value)
+            if key == "step_batch":
+                config.max_batch_size = value
             elif value is None:  # onnxruntime's default
                 config.parameters.pop(key, None)
             else:

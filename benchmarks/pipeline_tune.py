@@ -17,7 +17,7 @@ For each pipeline (the asr starter's offline `asr` ensemble, the tts starter's `
      what settings of how the steps are served can reach, an estimate, not a bound (served, the steps run in
      processes of their own beside each other, where these threads share one interpreter: the TTS served beat it).
 The LLM (`--llm-model`, the example project examples/llm/<model>; `--pipelines` without llm skips it): the joint
-search of `llm` (generate's max_batch_size, queue delay, kv_cache_bytes, threads; at most --llm-budget
+search of `llm` (generate's max_batch_size, kv_cache_bytes, threads; at most --llm-budget
 configurations) for output tokens/s under --max-ttft-ms and --max-itl-ms (p99s, tune's streaming clients,
 --llm-tokens tokens a stream, --concurrency streams), then the default and the winner measured again in --rounds
 alternating rounds: `llm_tuned_over_default_tokens_s` is the ratio of the medians (no grid); its ceiling is the
@@ -267,7 +267,7 @@ def main() -> None:
     parser.add_argument("--llm-model", default=None, help="examples/llm recipe [default: smollm2; tiny with --quick]")
     parser.add_argument("--llm-budget", type=int, default=10)
     parser.add_argument("--llm-tokens", type=int, default=32)
-    parser.add_argument("--llm-knobs", default="max_batch_size,queue_delay_us,kv_cache_bytes,threads")
+    parser.add_argument("--llm-knobs", default="max_batch_size,kv_cache_bytes,threads")
     parser.add_argument("--max-ttft-ms", type=float, default=None, help="LLM: p99 time to first token bound")
     parser.add_argument("--max-itl-ms", type=float, default=None, help="LLM: p99 inter-token gap bound")
     parser.add_argument("--confirm-rounds", type=int, default=2,

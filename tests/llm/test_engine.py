@@ -1,5 +1,5 @@
 """The plain-Python generation loop on the exported tiny GPT: KV-cache decoding equals PyTorch without a cache,
-batched steps equal single runs, stop conditions, cancellation, the cache budget, idle expiry."""
+batched steps equal single runs, stop conditions, cancellation, the cache budget, which generation waited longest."""
 from __future__ import annotations
 
 import time
@@ -164,15 +164,16 @@ def test_requests_beyond_the_context_or_vocabulary_are_refused(decoder, tiny, co
     assert engine.pool.reserved_bytes == 0
 
 
-def test_idle_lists_the_generations_no_step_listed_lately(decoder, tiny, codec):
-    """What generate ends as dropped by Triton (no step for the sequence idle limit)."""
+def test_stepped_at_orders_the_generations_that_waited_longest(decoder, tiny, codec):
+    """What generate's loop picks first when more generations run than a step advances (max_batch_size)."""
     engine = make_engine(decoder, tiny, codec)
     engine.admit("old", codec.encode("Hello"), SamplingParams(max_tokens=5))
-    time.sleep(0.5)
+    time.sleep(0.01)
     engine.admit("new", codec.encode("Hello"), SamplingParams(max_tokens=5))
-    assert engine.idle(0.3) == ["old"]
+    waited = sorted(engine.generations, key=lambda k: engine.generations[k].stepped_at)
+    assert waited == ["old", "new"]
     engine.step(["old"])  # a step restarts its clock
-    assert engine.idle(0.3) == []
+    assert sorted(engine.generations, key=lambda k: engine.generations[k].stepped_at) == ["new", "old"]
 
 
 def test_decoder_step_pads_rows_of_any_lengths(decoder):

@@ -1,6 +1,6 @@
-"""`tritonkit tune llm --joint`: the LLM engine's knobs (generations per step, the oldest strategy's queue delay,
-the KV budget, threads) searched for tokens/s under a p99 time-to-first-token and a p99 inter-token bound, measured
-with the project's streaming clients; the winner written to generate's `tuned:` overlay and served after a rebuild."""
+"""`tritonkit tune llm --joint`: the LLM engine's knobs (generations per step, the KV budget, threads) searched for
+tokens/s under a p99 time-to-first-token and a p99 inter-token bound, measured with
+the project's streaming clients; the winner written to generate's `tuned:` overlay and served after a rebuild."""
 from __future__ import annotations
 
 import json
@@ -64,31 +64,27 @@ def test_the_engine_knobs_and_write_back_entries(starter: Path) -> None:
     knobs = pipeline_knobs((target.engine,), project.models, None)
     by_name = {k.name: k for k in knobs}
     assert by_name["max_batch_size"].values == (4, 8, 16, 32) and by_name["max_batch_size"].default == 16
-    assert by_name["queue_delay_us"].values == (0, 200, 1000, 5000) and by_name["queue_delay_us"].default == 200
     assert by_name["kv_cache_bytes"].values == (128 << 20, 256 << 20, 512 << 20)
+    assert set(by_name) == {"max_batch_size", "kv_cache_bytes", "threads"}  # it steps itself: no instances, batching
     assert by_name["threads"].default == 0
     configs = {"generate": mc.ModelConfig(name="generate", max_batch_size=16),
                "llm": mc.ModelConfig(name="llm", platform="ensemble", max_batch_size=16),
                "llm_complete": mc.ModelConfig(name="llm_complete", platform="ensemble", max_batch_size=16)}
-    configs["generate"].sequence_batching.oldest.preferred_batch_size.append(16)
     for name in ("llm", "llm_complete"):
         configs[name].ensemble_scheduling.step.add(model_name="generate")
-    point = {("generate", "max_batch_size"): 4, ("generate", "queue_delay_us"): 1000,
-             ("generate", "kv_cache_bytes"): 128 << 20, ("generate", "threads"): 1}
+    point = {("generate", "max_batch_size"): 4, ("generate", "kv_cache_bytes"): 128 << 20,
+             ("generate", "threads"): 1}
     served = point_configs(point, configs, "generate")
     # Triton refuses an ensemble batching more than its step: both ensembles follow the engine down
     assert [served[m].max_batch_size for m in ("generate", "llm", "llm_complete")] == [4, 4, 4]
-    assert list(served["generate"].sequence_batching.oldest.preferred_batch_size) == [4]
+    assert not served["generate"].HasField("sequence_batching")  # no scheduler made up for it
     assert served["generate"].parameters["kv_cache_bytes"].string_value == str(128 << 20)
     tuned = tuned_models(point, knobs, "llm", project.models, configs, Provenance(date="d", host="h"), "generate")
     assert set(tuned) == {"llm", "generate", "llm_complete"}
     generate = tuned["generate"]
     assert generate.max_batch_size == 4 and generate.parameters == {"intra_op_thread_count": 1,
                                                                      "kv_cache_bytes": 128 << 20}
-    assert generate.sequence_batching is not None and generate.sequence_batching.oldest is not None
-    oldest = generate.sequence_batching.oldest
-    assert oldest.max_queue_delay_microseconds == 1000 and oldest.preferred_batch_size == [4]
-    assert generate.sequence_batching.iterative_sequence  # the rest of the spec's sequence_batching kept
+    assert generate.sequence_batching is None and generate.dynamic_batching is None
     assert tuned["llm_complete"].max_batch_size == 4
 
 
@@ -98,11 +94,11 @@ def test_tune_llm_joint_writes_a_served_winner(starter: Path) -> None:
     and the rebuilt repository serves it (the loaded config shows the values)."""
     root = starter.parent
     done = run_cli("tune", "llm", "--joint", "--budget", "3", "--concurrency", "4", "--max-tokens", "12",
-                   "--knobs", "max_batch_size,queue_delay_us", "--max-ttft-ms", "20000", "--max-itl-ms", "10000",
+                   "--knobs", "max_batch_size,kv_cache_bytes", "--max-ttft-ms", "20000", "--max-itl-ms", "10000",
                    "--json", cwd=root, timeout=600)
     assert done.returncode == 0, done.stdout + done.stderr
     summary = json.loads(done.stdout)
-    assert summary["measured"] <= 3 and summary["grid_size"] == 16
+    assert summary["measured"] <= 3 and summary["grid_size"] == 12
     assert summary["constraints"] == {"max_ttft_ms": 20000.0, "max_itl_ms": 10000.0}
     winner, measured = summary["winner"], summary["llm_measurements"]
     assert winner["meets_constraints"] and winner["ttft_p99_ms"] <= 20000 and winner["itl_p99_ms"] <= 10000
@@ -119,11 +115,11 @@ def test_tune_llm_joint_writes_a_served_winner(starter: Path) -> None:
     assert prov["p99_latency_ms"] <= 20000 and "joint end-to-end search" in prov["notes"][0]
     log = [line for line in done.stderr.splitlines() if line.startswith("[joint ")]
     assert len(log) == summary["measured"] and all("tokens/s, p99 TTFT" in line for line in log)
-    delay = entry["sequence_batching"]["oldest"]["max_queue_delay_microseconds"]
+    budget = entry["parameters"]["kv_cache_bytes"]
     built = Path(summary["repository"]) / "generate" / "config.pbtxt"
     config = text_format.Parse(built.read_text(), mc.ModelConfig())
     assert config.max_batch_size == entry["max_batch_size"]
-    assert config.sequence_batching.oldest.max_queue_delay_microseconds == delay
+    assert config.parameters["kv_cache_bytes"].string_value == str(budget)
     from tritonkit.serve.server import EmbeddedServer
     from tritonkit.tune.llm_stream import text_run
 
@@ -133,7 +129,7 @@ def test_tune_llm_joint_writes_a_served_winner(starter: Path) -> None:
         client = grpcclient.InferenceServerClient(server.grpc_url)
         served = client.get_model_config("generate").config
         assert served.max_batch_size == entry["max_batch_size"]
-        assert served.sequence_batching.oldest.max_queue_delay_microseconds == delay
+        assert served.parameters["kv_cache_bytes"].string_value == str(budget)
         assert client.get_model_config("llm").config.max_batch_size <= served.max_batch_size
         run = text_run(server.grpc_url, "llm", ["Hello"], 4)
         assert [len(t) for t in run.tokens] == [4]

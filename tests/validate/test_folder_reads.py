@@ -78,6 +78,7 @@ def test_model_py_reading_a_siblings_file_is_refused_naming_both_models_and_the_
     'folder = Path(args["model_repository"]) / args["model_version"]\nvocab = folder / "vocab.json"\nshown = '
     'vocab.parent.parent',
     'sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))',
+    'import threading\nworker = threading.Thread(target=print)\nworker.start()\nworker.join(timeout=5)',  # no path
 ])
 def test_the_twin_reading_its_own_folder_is_accepted(tmp_path: Path, reads: str) -> None:
     accepted(repository(tmp_path, model_py(reads)))

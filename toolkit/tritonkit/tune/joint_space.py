@@ -50,8 +50,9 @@ def _has_threads(spec: ModelSpec) -> bool:
 
 
 def _engine_knobs(name: str, spec: ModelSpec, delays: tuple[int, ...]) -> list[Knob]:
-    """The LLM engine's step settings: generations per step, the oldest strategy's queue delay, the KV budget (one
-    instance: the KV caches live in its process)."""
+    """The LLM engine's step settings: generations per step, the oldest strategy's queue delay where Triton
+    schedules its steps (sequence batching), the KV budget. Never instances or dynamic batching: the engine steps
+    its generations itself, and its KV caches live in its one process."""
     size = spec.max_batch_size
     oldest = spec.sequence_batching.oldest if spec.sequence_batching is not None else None
     knobs = [Knob(name, "max_batch_size", tuple(sorted({max(1, size // 4), max(1, size // 2), size, 2 * size})), size)]
@@ -64,12 +65,13 @@ def _engine_knobs(name: str, spec: ModelSpec, delays: tuple[int, ...]) -> list[K
 
 def step_knobs(name: str, spec: ModelSpec, max_instances: int, cores: int,
                delays: tuple[int, ...] = DELAYS_US) -> list[Knob]:
-    """The knobs of one step; none for an ensemble, and no instances or batching for a sequence model (its
-    streams' state lives in one instance)."""
+    """The knobs of one step; none for an ensemble, and no instances or batching for a sequence model or an LLM
+    engine (their streams' state lives in one instance)."""
     if is_ensemble(spec):
         return []
-    knobs = _engine_knobs(name, spec, delays) if LLM_ENGINE_PARAMETER in spec.parameters else []
-    if spec.sequence_batching is None:
+    engine = LLM_ENGINE_PARAMETER in spec.parameters
+    knobs = _engine_knobs(name, spec, delays) if engine else []
+    if spec.sequence_batching is None and not engine:
         if len(spec.instance_group) <= 1:
             count = spec.instance_group[0].count if spec.instance_group and spec.instance_group[0].count else 1
             knobs.append(Knob(name, "instances", tuple(sorted({count, *range(1, max_instances + 1)})), count))
@@ -157,6 +159,7 @@ def apply_point(config: mc.ModelConfig, point: Point, step: str) -> mc.ModelConf
         out.instance_group[0].count = group_count(config, out.instance_group[0])
     if "max_batch_size" in values:
         out.max_batch_size = values["max_batch_size"]
+    if "max_batch_size" in values and out.HasField("sequence_batching"):
         oldest = out.sequence_batching.oldest
         sizes = list(dict.fromkeys(min(size, out.max_batch_size) for size in oldest.preferred_batch_size))
         del oldest.preferred_batch_size[:]

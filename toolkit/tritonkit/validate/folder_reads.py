@@ -178,10 +178,10 @@ def _call_level(call: ast.Call, names: dict[str, int], file_depth: int) -> int |
     if name == "dirname" and call.args:
         inner = _level(call.args[0], names, file_depth)
         return None if inner is None else inner - 1
-    if name in ("join", "joinpath") and (call.args or isinstance(call.func, ast.Attribute)):
-        if name == "join":
-            return _joined(_level(call.args[0], names, file_depth), call.args[1:])
-        return _joined(_level(call.func.value, names, file_depth), call.args)  # type: ignore[attr-defined]
+    if name == "join" and call.args:  # os.path.join(base, ...); a thread's join(timeout=...) has none
+        return _joined(_level(call.args[0], names, file_depth), call.args[1:])
+    if name == "joinpath" and isinstance(call.func, ast.Attribute):
+        return _joined(_level(call.func.value, names, file_depth), call.args)
     return None
 
 

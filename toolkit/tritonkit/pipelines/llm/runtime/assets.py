@@ -36,16 +36,6 @@ def model_parameters(model_config: dict[str, Any]) -> dict[str, str]:
     return {k: v.get("string_value", "") for k, v in model_config.get("parameters", {}).items()}
 
 
-#: Triton's max_sequence_idle_microseconds when a config leaves it out (or sets 0).
-DEFAULT_SEQUENCE_IDLE_US = 1_000_000
-
-
-def sequence_idle_s(model_config: dict[str, Any]) -> float:
-    """The config's sequence idle limit in seconds: Triton drops a sequence with no request for that long."""
-    value = int(model_config.get("sequence_batching", {}).get("max_sequence_idle_microseconds", 0) or 0)
-    return (value or DEFAULT_SEQUENCE_IDLE_US) / 1e6
-
-
 def int_parameter(params: dict[str, str], name: str, default: int) -> int:
     value = params.get(name, "")
     return int(float(value)) if value.strip() else default

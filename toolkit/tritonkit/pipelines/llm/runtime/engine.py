@@ -43,7 +43,8 @@ class Generation:
     reused: int = 0  # prompt positions copied from the prefix cache
     generated: list[int] = field(default_factory=list)
     finish_reason: str | None = None
-    stepped_at: float = field(default_factory=time.monotonic)  # end of the last step that listed it (or admission)
+    stepped_at: float = field(default_factory=time.monotonic)  # end of the last step that listed it (or admission):
+                                                                # generate steps those waiting longest first
 
 
 @dataclass
@@ -161,11 +162,6 @@ class Engine:
         self._release_when_idle()
         generation.finish_reason = CANCELLED
         return StepOutput(key, [], list(generation.generated), CANCELLED, generation.params.stop)
-
-    def idle(self, idle_s: float, now: float | None = None) -> list[Hashable]:
-        """Keys of generations no step has listed for `idle_s` seconds (their requests stopped coming back)."""
-        now = time.monotonic() if now is None else now
-        return [k for k, g in self.generations.items() if now - g.stepped_at > idle_s]
 
     def chunks(self, generations: Sequence[Generation]) -> list[int]:
         """How many pending ids each generation runs this step: decodes their one token, prefills share the

@@ -3,7 +3,6 @@
 Every pipeline model takes one prompt per request: batched configs let Triton put several requests in one
 `execute`, but a request's own batch dimension must be 1.
 """
-import hashlib
 from collections.abc import Sequence
 from typing import Any
 
@@ -31,18 +30,6 @@ def request_inputs(request: Any, batched: bool) -> dict[str, np.ndarray]:
             value = value[0]
         out[tensor.name()] = value
     return out
-
-
-def request_origin(request: Any) -> bytes:
-    """A digest of what a client sent (request id, parameters, inputs). Triton re-enqueues a rescheduled request
-    unchanged, with flags 0 like a stray request that reuses its sequence id: only this content tells them apart."""
-    digest = hashlib.blake2b(request.request_id().encode(), digest_size=16)
-    digest.update(request.parameters().encode())
-    for tensor in request.inputs():
-        value = tensor.as_numpy()
-        digest.update(f"{tensor.name()}:{value.dtype}:{value.shape}".encode())
-        digest.update(repr(value.tolist()).encode() if value.dtype == object else value.tobytes())
-    return digest.digest()
 
 
 def request_parameters(request: Any) -> dict[str, Any]:

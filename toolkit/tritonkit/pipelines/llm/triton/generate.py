@@ -1,5 +1,5 @@
-"""Triton adapter for `generate`: in-flight batched generation (decoupled, iterative sequence batching), the one
-model holding the weights (model.onnx in its own folder), for streaming and one-shot requests alike.
+"""Triton adapter for `generate`: in-flight batched generation (decoupled), the one model holding the weights
+(model.onnx in its own folder), for streaming and one-shot requests alike.
 
 A request that asks for `token_ids` gets one response per new token (the `llm` ensemble, streaming clients); one
 that does not (the `llm_complete` ensemble) gets a single response, the final one, carrying every generated token:
@@ -7,15 +7,20 @@ HTTP `/generate` and one-response gRPC streams work on it, through the same in-f
 Clients may stream from `generate` directly (prompt ids from `preprocess`), asking for `text_output` too: that
 is the way to cancel in Triton 2.51, which does not forward an ensemble request's cancellation to its steps.
 
-Each `execute` is one step over the requests Triton scheduled together: new requests are admitted (their KV
-cache reserved, or refused with the reason), every request gets one streamed response with its new token,
-and unfinished requests are rescheduled so Triton batches their next step with whatever else is running.
+`execute` only reads each request and queues it; one thread of this model runs the loop: it admits what is queued
+(the KV cache reserved, or the request refused with the reason), advances up to `max_batch_size` generations a step
+(those waiting longest first), and sends each its response from there. So a token costs one step and one response,
+not an `execute` and a reschedule through Triton's scheduler (1.3-2 ms a token on 2 cores: benchmarks/llm_floor.py).
 The loop itself is `llm_runtime.engine.Engine` (ordinary, tested Python); this file only moves data.
 """
+import itertools
 import os
+import queue
 import sys
 import threading
 import time
+from dataclasses import dataclass
+from typing import Any
 
 import triton_python_backend_utils as pb_utils
 
@@ -25,18 +30,23 @@ from llm_runtime.kv_cache import CacheBudgetError
 from llm_runtime.loading import load_engine
 from llm_runtime.text import text_delta
 from llm_runtime.triton_io import (
-    RequestError,
     batched_output,
     generation_outputs,
     generation_request,
     refusal,
-    request_origin,
     text_array,
 )
 
 FINAL = pb_utils.TRITONSERVER_RESPONSE_COMPLETE_FINAL
-RESCHEDULE = pb_utils.TRITONSERVER_REQUEST_RELEASE_RESCHEDULE
-START = pb_utils.TRITONSERVER_REQUEST_FLAG_SEQUENCE_START
+
+
+@dataclass
+class Client:
+    """Where a generation's responses go, and what its request asked for."""
+
+    sender: Any
+    streaming: bool  # token_ids requested: one response a token; else one final response with every token
+    with_text: bool  # text_output requested
 
 
 class TritonPythonModel:
@@ -45,145 +55,102 @@ class TritonPythonModel:
         config, params, folder = assets.model_context(args, needs)
         loaded = load_engine(folder, params)
         self.engine, self.codec, self.default_max_tokens = loaded.engine, loaded.codec, loaded.default_max_tokens
-        self.idle_s = assets.sequence_idle_s(config)  # Triton drops a sequence idle this long: so does the engine
         self.batched = config.get("max_batch_size", 0) > 0
-        self.expired = {}  # correlation id -> time dropped for idleness: a late return is ended, not restarted
-        self.senders = {}  # correlation id -> the response sender of its last step, polled for cancellation
-        self.reused = set()  # live correlation ids a refused new request reused: Triton has closed their sequence
-        self.origins = {}  # correlation id -> request_origin of the request that started it: a stray differs
+        self.step_limit = config.get("max_batch_size", 0) or None  # generations advanced per step
         self.poll_s = assets.float_parameter(params, "cancel_poll_s", 0.1)
-        self.min_step_s = assets.float_parameter(params, "min_step_s", 0.0)  # tests: a step slower than the idle limit
-        self.lock = threading.Lock()  # execute and the sweeper share the engine
+        self.queued: queue.SimpleQueue[tuple[Client, Any, Any]] = queue.SimpleQueue()  # prompt ids, sampling
+        self.ids = itertools.count()
+        self.clients = {}  # generation key -> Client (the loop thread's only)
         self.metrics = Metrics(args["model_name"])
         self.metrics.update(self.engine)
         self.stopping = threading.Event()
-        self.sweeper = threading.Thread(target=self._sweep, name="kv-idle-sweeper", daemon=True)
-        self.sweeper.start()
-
-    def _sweep(self):
-        """Frees the caches of cancelled requests, and of requests Triton stopped sending back.
-
-        A request cancelled while it waits to be rescheduled is answered by Triton's sequence batcher and never
-        reaches `execute` again; its response sender still says it was cancelled, so it is polled here.
-        """
-        while not self.stopping.wait(self.poll_s):
-            with self.lock:  # only generations waiting longer than a poll interval: running ones come back anyway
-                now = time.monotonic()
-                for key in [k for k in self.senders if k not in self.engine]:
-                    del self.senders[key]
-                for key in [k for k in self.origins if k not in self.engine]:
-                    del self.origins[key]
-                waiting = [(k, s) for k, s in self.senders.items()
-                           if now - self.engine.generations[k].stepped_at > self.poll_s]
-            cancelled = [k for k, sender in waiting if sender.is_cancelled()]  # IPC: outside the lock
-            with self.lock:
-                for key in cancelled:
-                    if key in self.senders:
-                        self.engine.cancel(key)
-                        del self.senders[key]
-                self._expire()
-                self.metrics.update(self.engine)
-
-    def _expire(self):
-        """Ends generations whose sequence Triton has dropped for idleness (no step for `idle_s`): their request
-        never comes back, so the client is told why through the sender of its last step, and the cache is freed."""
-        now = time.monotonic()
-        for key in self.engine.idle(self.idle_s + self.poll_s, now):
-            self._drop(key, self.senders.pop(key, None), now - self.engine.generations[key].stepped_at)
-        for key in [k for k, t in self.expired.items() if now - t > 600]:
-            del self.expired[key]
-
-    def _drop(self, key, sender, waited):
-        """Ends a generation Triton has dropped (or will: it waited past the idle limit) with an error naming why."""
-        self.engine.cancel(key)
-        self.expired[key] = time.monotonic()
-        if sender is not None:
-            _final_error(sender, f"generation {key} stopped: Triton dropped its sequence after {waited:.1f} s "
-                         f"without a step, over generate's max_sequence_idle_microseconds ({self.idle_s:.1f} s); "
-                         "raise max_sequence_idle_microseconds above the longest step, or lower prefill_chunk_tokens")
+        self.loop = threading.Thread(target=self._run, name="generate-loop", daemon=True)
+        self.loop.start()
 
     def execute(self, requests):
-        with self.lock:
-            self._execute(requests)
-
-    def _execute(self, requests):
-        self._expire()
-        running = []
         for request in requests:
-            key = request.correlation_id()
             sender = request.get_response_sender()
-            origin = request_origin(request)
-            if key in self.expired and not request.flags() & START:  # a dropped generation's step after all
-                _final_error(sender, f"generation {key} was dropped for idleness (max_sequence_idle_microseconds)")
-                continue
             try:
-                if request.flags() & START:  # a client's request; a rescheduled step comes back with no flags
-                    self._check_new(key)
-                else:
-                    self._check_continued(key, origin)
-                if key not in self.engine:
-                    self.engine.admit(key, *generation_request(request, self.batched, self.default_max_tokens))
-                    self.origins[key] = origin
-            except (ValueError, CacheBudgetError) as exc:
+                prompt, sampling = generation_request(request, self.batched, self.default_max_tokens)
+            except ValueError as exc:
                 sender.send(pb_utils.InferenceResponse(error=refusal(pb_utils, exc)), flags=FINAL)
                 continue
-            running.append((request, sender, key))
-        started = time.monotonic()
-        since = {key: self.engine.generations[key].stepped_at for _, _, key in running}  # when each was (re)queued
-        try:
-            outputs = self.engine.step([key for _, _, key in running])
-            if running and self.min_step_s:
-                time.sleep(max(0.0, self.min_step_s - (time.monotonic() - started)))
-        except Exception as exc:  # noqa: BLE001 - a failed decoder call ends these requests, not the model
-            for _, sender, key in running:
-                self.engine.cancel(key)
-                error = pb_utils.TritonError(f"decoder step failed: {exc}")
-                sender.send(pb_utils.InferenceResponse(error=error), flags=FINAL)
-            return
-        for (request, sender, _), out in zip(running, outputs):
             wanted = request.requested_output_names()
-            streaming = "token_ids" in wanted  # else one response, the final one, with every generated token
-            waited = time.monotonic() - since[out.key]
-            if out.finish_reason is None and waited > self.idle_s:  # Triton dropped it: a reschedule is refused
-                self._drop(out.key, sender, waited)
-            elif out.finish_reason is None:
-                if streaming and out.token_ids:  # a prefill chunk adds no token: nothing to say
-                    sender.send(self._response(out, out.token_ids, "text_output" in wanted))
-                self.senders[out.key] = sender
-                request.set_release_flags(RESCHEDULE)
+            self.queued.put((Client(sender, "token_ids" in wanted, "text_output" in wanted), prompt, sampling))
+        return None
+
+    def _run(self):
+        """The loop: admit, step, respond; waits for requests when nothing runs; ends at finalize."""
+        polled = time.monotonic()
+        while not self.stopping.is_set():
+            try:
+                self._admit(wait=not self.clients)
+                if time.monotonic() - polled >= self.poll_s:
+                    polled = time.monotonic()
+                    self._end_cancelled()
+                    self.metrics.update(self.engine)
+                if self.clients:
+                    self._step()
+            except Exception as exc:  # noqa: BLE001 - the loop serves every request: it must outlive any failure
+                pb_utils.Logger.log_error(f"generate's loop: {exc!r}")
+
+    def _admit(self, wait):
+        """Admits every queued request (waiting up to a poll interval for one when `wait`)."""
+        try:
+            item = self.queued.get(timeout=self.poll_s) if wait else self.queued.get_nowait()
+        except queue.Empty:
+            return
+        while True:
+            client, prompt, sampling = item
+            key = next(self.ids)
+            try:
+                self.engine.admit(key, prompt, sampling)
+                self.clients[key] = client
+            except (ValueError, CacheBudgetError) as exc:
+                _final(client.sender, pb_utils.InferenceResponse(error=refusal(pb_utils, exc)))
+            try:
+                item = self.queued.get_nowait()
+            except queue.Empty:
+                return
+
+    def _end_cancelled(self):
+        """Frees the caches of generations whose client cancelled, and ends their requests."""
+        for key, client in list(self.clients.items()):
+            if _cancelled(client.sender):
+                self.engine.cancel(key)
+                del self.clients[key]
+                _final_error(client.sender, "the request was cancelled", pb_utils.TritonError.CANCELLED)
+
+    def _step(self):
+        """One engine step over the generations that waited longest (at most max_batch_size), and their responses."""
+        keys = list(self.clients)
+        if self.step_limit and len(keys) > self.step_limit:
+            keys = sorted(keys, key=lambda k: self.engine.generations[k].stepped_at)[:self.step_limit]
+        try:
+            outputs = self.engine.step(keys)
+        except Exception as exc:  # noqa: BLE001 - a failed decoder call ends these requests, not the model
+            for key in keys:
+                self.engine.cancel(key)
+                _final_error(self.clients.pop(key).sender, f"decoder step failed: {exc}")
+            return
+        for out in outputs:
+            client = self.clients[out.key]
+            if out.finish_reason is None:
+                if client.streaming and out.token_ids:  # a prefill chunk adds no token: nothing to say
+                    self._send(out.key, self._response(out, out.token_ids, client.with_text))
             else:
-                self.senders.pop(out.key, None)
-                new = out.token_ids if streaming else out.generated
-                sender.send(self._response(out, new, "text_output" in wanted), flags=FINAL)
-        self.metrics.count(len(running), sum(len(o.token_ids) for o in outputs))
-        if self.metrics.due(self.poll_s):  # a busy model publishes here, between steps
-            self.metrics.update(self.engine)
+                del self.clients[out.key]
+                new = out.token_ids if client.streaming else out.generated
+                _final(client.sender, self._response(out, new, client.with_text))
+        self.metrics.count(len(keys), sum(len(o.token_ids) for o in outputs))
 
-    def _check_new(self, key):
-        """Refuses a new request whose sequence id is still generating: Triton queues it into the live sequence,
-        where it would be taken for that generation's next step (its prompt ignored, the other's tokens streamed)."""
-        if key in self.engine:
-            self.reused.add(key)
-            raise RequestError(f"sequence id {key} is already used by a running generation; "
-                               "send no sequence id (Triton gives each request its own) or one no running request uses")
-        self.expired.pop(key, None)  # a reused id starts afresh
-        self.reused.discard(key)
-
-    def _check_continued(self, key, origin):
-        """Refuses a stray request (no START flag) reusing a live id: Triton queues it into the sequence with flags 0
-        like a rescheduled step, but its content differs from the request that started the generation. Ends a
-        generation whose sequence a refused request reused: Triton 2.51 closes the sequence when that request is
-        released, so this step could not be rescheduled and its client would wait forever."""
-        if key in self.engine and key not in self.reused and origin != self.origins.get(key, origin):
-            self.reused.add(key)
-            raise RequestError(f"sequence id {key} is already used by a running generation; "
-                               "send no sequence id (Triton gives each request its own) or one no running request uses")
-        if key in self.reused and key in self.engine:
-            self.reused.discard(key)
+    def _send(self, key, response):
+        """One response of a running generation; a client the stub can no longer answer ends it."""
+        try:
+            self.clients[key].sender.send(response)
+        except Exception:  # noqa: BLE001 - the stub raises when the request is gone
             self.engine.cancel(key)
-            self.senders.pop(key, None)
-            raise RequestError(f"sequence id {key} was reused by a new request, which ends this generation in Triton; "
-                               "send no sequence id (Triton gives each request its own) or a unique one")
+            del self.clients[key]
 
     def _response(self, out, new, with_text):
         """A response adding the token ids `new` (the last of `out.generated`), with their text when asked for."""
@@ -194,25 +161,41 @@ class TritonPythonModel:
         return pb_utils.InferenceResponse(output_tensors=[pb_utils.Tensor(k, v) for k, v in outputs.items()])
 
     def finalize(self):
+        """Stops the loop; generations still running end with an error saying the model is unloading."""
         self.stopping.set()
-        with self.lock:
-            for key in list(self.engine.generations):
-                self.engine.cancel(key)
+        self.loop.join(timeout=30)
+        for key, client in self.clients.items():
+            self.engine.cancel(key)
+            _final_error(client.sender, "generate is unloading: the generation stopped")
+        self.clients.clear()
 
 
-def _final_error(sender, message):
-    """Ends a response stream with an UNAVAILABLE error; nothing when it has ended already (its final was sent)."""
+def _cancelled(sender):
+    """Whether the request was cancelled, or is gone (the stub raises then)."""
     try:
-        sender.send(pb_utils.InferenceResponse(error=pb_utils.TritonError(message, pb_utils.TritonError.UNAVAILABLE)),
-                    flags=FINAL)
+        return sender.is_cancelled()
+    except Exception:  # noqa: BLE001
+        return True
+
+
+def _final(sender, response):
+    """Ends a response stream with `response`; nothing when it has ended already."""
+    try:
+        sender.send(response, flags=FINAL)
     except Exception:  # noqa: BLE001 - the stub raises when the response factory is gone
         pass
+
+
+def _final_error(sender, message, code=None):
+    """Ends a response stream with an error (UNAVAILABLE unless `code`)."""
+    error = pb_utils.TritonError(message, pb_utils.TritonError.UNAVAILABLE if code is None else code)
+    _final(sender, pb_utils.InferenceResponse(error=error))
 
 
 class Metrics:
     """Custom metrics on Triton's /metrics: live generations, reserved KV bytes, budget, last step's batch,
     tokens and steps, prompt tokens computed, and the prefix cache's size and counters. Each update is a message
-    to the server, so `execute` only counts and the sweeper thread publishes (every `cancel_poll_s`)."""
+    to the server, so a step only counts and the loop publishes every `cancel_poll_s`."""
 
     def __init__(self, model):
         labels = {"model": model}
@@ -248,19 +231,15 @@ class Metrics:
         self.prefix_bytes = metric("llm_prefix_cache_bytes", "KV-cache bytes held by cached prefixes")
         self.prefix_budget = metric("llm_prefix_cache_budget_bytes", "Prefix cache budget (prefix_cache_bytes)")
 
-    def due(self, interval_s):
-        """Whether the last publication is older than `interval_s`."""
-        return time.monotonic() - self.published_at > interval_s
-
     def count(self, batch, tokens):
-        """Called by execute (no server message)."""
+        """Called after each step (no server message)."""
         self.last_batch = batch
         if batch:
             self.pending_steps += 1
             self.pending_tokens += tokens
 
     def update(self, engine):
-        """Publishes everything (called with the engine lock held)."""
+        """Publishes everything (from the loop thread, which alone touches the engine)."""
         self.published_at = time.monotonic()
         if not self.enabled:
             return
