@@ -45,8 +45,12 @@ class Client:
     """Where a generation's responses go, and what its request asked for."""
 
     sender: Any
-    streaming: bool  # token_ids requested: one response a token; else one final response with every token
-    with_text: bool  # text_output requested
+    wanted: frozenset  # the outputs its request asked for (Triton drops the others after the stub sent them)
+
+    @property
+    def streaming(self):
+        """token_ids requested: one response a token; else one final response with every token."""
+        return "token_ids" in self.wanted
 
 
 class TritonPythonModel:
@@ -75,8 +79,7 @@ class TritonPythonModel:
             except ValueError as exc:
                 sender.send(pb_utils.InferenceResponse(error=refusal(pb_utils, exc)), flags=FINAL)
                 continue
-            wanted = request.requested_output_names()
-            self.queued.put((Client(sender, "token_ids" in wanted, "text_output" in wanted), prompt, sampling))
+            self.queued.put((Client(sender, frozenset(request.requested_output_names())), prompt, sampling))
         return None
 
     def _run(self):
@@ -137,11 +140,11 @@ class TritonPythonModel:
             client = self.clients[out.key]
             if out.finish_reason is None:
                 if client.streaming and out.token_ids:  # a prefill chunk adds no token: nothing to say
-                    self._send(out.key, self._response(out, out.token_ids, client.with_text))
+                    self._send(out.key, self._response(out, out.token_ids, client.wanted))
             else:
                 del self.clients[out.key]
                 new = out.token_ids if client.streaming else out.generated
-                _final(client.sender, self._response(out, new, client.with_text))
+                _final(client.sender, self._response(out, new, client.wanted))
         self.metrics.count(len(keys), sum(len(o.token_ids) for o in outputs))
 
     def _send(self, key, response):
@@ -152,13 +155,15 @@ class TritonPythonModel:
             self.engine.cancel(key)
             del self.clients[key]
 
-    def _response(self, out, new, with_text):
-        """A response adding the token ids `new` (the last of `out.generated`), with their text when asked for."""
+    def _response(self, out, new, wanted):
+        """A response adding the token ids `new` (the last of `out.generated`), with their text when asked for;
+        only the outputs in `wanted` (all generated ids each token would grow every response)."""
         outputs = generation_outputs(new, out.generated, out.finish_reason or "", self.batched)
-        if with_text:
+        if "text_output" in wanted:
             text = text_delta(self.codec.decode, out.generated, len(new), out.stop, out.finish_reason is not None)
             outputs["text_output"] = batched_output(text_array(text), self.batched)
-        return pb_utils.InferenceResponse(output_tensors=[pb_utils.Tensor(k, v) for k, v in outputs.items()])
+        return pb_utils.InferenceResponse(output_tensors=[pb_utils.Tensor(k, v) for k, v in outputs.items()
+                                                          if k in wanted])
 
     def finalize(self):
         """Stops the loop; generations still running end with an error saying the model is unloading."""
