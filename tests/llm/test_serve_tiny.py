@@ -24,6 +24,9 @@ from tritonkit.pipelines.llm.runtime.text import REPLACEMENT, TextCodec
 pytestmark = pytest.mark.server
 HELLO = list(b"Hello")  # the byte tokenizer's ids
 BUDGET_POSITIONS = 2048  # 1 MiB of tiny-GPT keys+values (512 bytes a position)
+#: A tiny-GPT step takes well under a millisecond: at 2 ms a step a 250-token stream runs 0.5 s, long enough for the
+#: tests that cancel it, or send more requests, while it runs (10 cancellation polls)
+MIN_STEP_S = 0.002
 #: A sequence id a client sends to generate (which has no sequence batcher and ignores it), above 2**32.
 REUSED = (1 << 40) + 77
 PROMPTS = ["Hello", "The capital of France is", "a", "Once upon a time, in a land far away,", "✓ unicode é",
@@ -34,7 +37,8 @@ PROMPTS = ["Hello", "The capital of France is", "a", "Once upon a time, in a lan
 @pytest.fixture(scope="module")
 def server(serve, tmp_path_factory):
     spec = write_spec(tmp_path_factory.mktemp("tiny-spec"), "tiny",
-                      generate_parameters={"kv_cache_bytes": BUDGET_POSITIONS * 512, "cancel_poll_s": 0.05})
+                      generate_parameters={"kv_cache_bytes": BUDGET_POSITIONS * 512, "cancel_poll_s": 0.05,
+                                           "min_step_s": MIN_STEP_S})
     return serve(build_repository(spec))
 
 
@@ -206,7 +210,7 @@ def test_cancelling_a_stream_frees_its_cache(server):
     before = settled_metrics(server.metrics_url)
     stream = clients.GrpcStream(server.grpc_url)
     stream.send("generate", {"input_ids": HELLO, "max_tokens": 250, "ignore_eos": True}, ["token_ids", "text_output"])
-    _, error = stream.next()  # the first token: the generation is running (250 steps take ~0.3 s)
+    _, error = stream.next()  # the first token: the generation is running (250 steps take 0.5 s)
     assert error is None
     stream.close(cancel=True)
 
@@ -229,7 +233,7 @@ def test_requests_sharing_a_sequence_id_run_as_generations_of_their_own(server):
     try:
         first.send("generate", {"input_ids": HELLO, "max_tokens": 250, "ignore_eos": True}, ["token_ids"],
                    sequence_id=REUSED, sequence_start=True)
-        assert first.next()[1] is None  # running (250 steps take ~0.3 s)
+        assert first.next()[1] is None  # running (250 steps take 0.5 s)
         second.send("generate", {"input_ids": list(b"xyz"), "max_tokens": 5, "ignore_eos": True}, ["token_ids"],
                     sequence_id=REUSED, sequence_start=True)
         reused = second.collect("token_ids", timeout=30)

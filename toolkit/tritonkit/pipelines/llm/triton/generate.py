@@ -62,11 +62,13 @@ class TritonPythonModel:
         self.batched = config.get("max_batch_size", 0) > 0
         self.step_limit = config.get("max_batch_size", 0) or None  # generations advanced per step
         self.poll_s = assets.float_parameter(params, "cancel_poll_s", 0.1)
+        self.min_step_s = assets.float_parameter(params, "min_step_s", 0.0)  # tests: streams that outlast a poll
         self.queued: queue.SimpleQueue[tuple[Client, Any, Any]] = queue.SimpleQueue()  # prompt ids, sampling
         self.ids = itertools.count()
         self.clients = {}  # generation key -> Client (the loop thread's only)
         self.metrics = Metrics(args["model_name"])
         self.metrics.update(self.engine)
+        self.changed = False  # the engine changed since the metrics were published (idle, nothing is sent)
         self.stopping = threading.Event()
         self.loop = threading.Thread(target=self._run, name="generate-loop", daemon=True)
         self.loop.start()
@@ -91,7 +93,9 @@ class TritonPythonModel:
                 if time.monotonic() - polled >= self.poll_s:
                     polled = time.monotonic()
                     self._end_cancelled()
-                    self.metrics.update(self.engine)
+                    if self.changed:
+                        self.metrics.update(self.engine)
+                        self.changed = False
                 if self.clients:
                     self._step()
             except Exception as exc:  # noqa: BLE001 - the loop serves every request: it must outlive any failure
@@ -103,6 +107,7 @@ class TritonPythonModel:
             item = self.queued.get(timeout=self.poll_s) if wait else self.queued.get_nowait()
         except queue.Empty:
             return
+        self.changed = True
         while True:
             client, prompt, sampling = item
             key = next(self.ids)
@@ -120,12 +125,14 @@ class TritonPythonModel:
         """Frees the caches of generations whose client cancelled, and ends their requests."""
         for key, client in list(self.clients.items()):
             if _cancelled(client.sender):
+                self.changed = True
                 self.engine.cancel(key)
                 del self.clients[key]
                 _final_error(client.sender, "the request was cancelled", pb_utils.TritonError.CANCELLED)
 
     def _step(self):
         """One engine step over the generations that waited longest (at most max_batch_size), and their responses."""
+        started = time.monotonic()
         keys = list(self.clients)
         if self.step_limit and len(keys) > self.step_limit:
             keys = sorted(keys, key=lambda k: self.engine.generations[k].stepped_at)[:self.step_limit]
@@ -146,6 +153,9 @@ class TritonPythonModel:
                 new = out.token_ids if client.streaming else out.generated
                 _final(client.sender, self._response(out, new, client.wanted))
         self.metrics.count(len(keys), sum(len(o.token_ids) for o in outputs))
+        self.changed = True
+        if self.min_step_s:
+            time.sleep(max(0.0, self.min_step_s - (time.monotonic() - started)))
 
     def _send(self, key, response):
         """One response of a running generation; a client the stub can no longer answer ends it."""
