@@ -50,7 +50,7 @@ def _refused_while_full(server, probe: Callable[[], clients.Result], attempts: i
 
 
 def _wait_idle(server) -> None:
-    """Waits until the published live count is 0. The sweeper publishes every `cancel_poll_s` (0.05 s), so a
+    """Waits until the published live count is 0. generate publishes every `cancel_poll_s` (0.05 s), so a
     reading taken at once may predate the cancellations just sent: wait several intervals first."""
     time.sleep(0.5)
     for _ in range(200):
