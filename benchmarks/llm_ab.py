@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import sys
 import tempfile
 from pathlib import Path
@@ -27,24 +26,22 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from llm import PROMPTS, served, served_run  # noqa: E402
-from llm_peers import MAX_TOKENS, summarize  # noqa: E402
+from llm_peers import MAX_TOKENS, medians, rotated, summarize  # noqa: E402
 
 
-def measure(urls: dict[str, str], rounds: int) -> dict[str, dict[str, list[float]]]:
-    """Per side: tokens/s c=1 and c=8, ITL c=1, one value a round."""
-    runs: dict[str, dict[str, list[float]]] = {side: {"c1": [], "c8": [], "itl": []} for side in urls}
+def measure(urls: dict[str, str], rounds: int) -> dict[str, dict[str, float]]:
+    """Per side, medians over the rounds: tokens/s c=1 and c=8, ITL c=1."""
+    runs: dict[str, list[dict[str, float]]] = {side: [] for side in urls}
     for url in urls.values():
         served_run(url, PROMPTS[:2], 8)  # warm-up
     for turn in range(rounds):
-        for side in list(urls) if turn % 2 == 0 else list(urls)[::-1]:
+        for side in rotated(list(urls), turn):
             one = summarize([served_run(urls[side], [p], MAX_TOKENS) for p in PROMPTS])
             eight = summarize([served_run(urls[side], PROMPTS, MAX_TOKENS)])
-            runs[side]["c1"].append(one["tok_s"])
-            runs[side]["itl"].append(one["itl_ms"])
-            runs[side]["c8"].append(eight["tok_s"])
+            runs[side].append({"c1": one["tok_s"], "itl": one["itl_ms"], "c8": eight["tok_s"]})
         print(f"round {turn + 1}/{rounds}: " + json.dumps(
-            {side: {k: round(v[-1], 1) for k, v in r.items()} for side, r in runs.items()}), file=sys.stderr)
-    return runs
+            {side: {k: round(v, 1) for k, v in r[-1].items()} for side, r in runs.items()}), file=sys.stderr)
+    return {side: medians(r) for side, r in runs.items()}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -56,8 +53,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as work, served(args.repo_a, Path(work) / "a") as a, \
             served(args.repo_b, Path(work) / "b") as b:
-        runs = measure({"A": a.grpc_url, "B": b.grpc_url}, args.rounds)
-    med = {side: {k: statistics.median(v) for k, v in r.items()} for side, r in runs.items()}
+        med = measure({"A": a.grpc_url, "B": b.grpc_url}, args.rounds)
     print("| repository | tokens/s c=1 | ITL ms c=1 | tokens/s c=8 |\n|---|---|---|---|")
     for side, path in (("A", args.repo_a), ("B", args.repo_b)):
         print(f"| {side}: {path} | {med[side]['c1']:.1f} | {med[side]['itl']:.1f} | {med[side]['c8']:.1f} |")
