@@ -4,14 +4,15 @@ Usage: python benchmarks/gateway.py [--rounds 5] [--tokens 32]
 
 LLM: SmolLM2-135M-Instruct (examples/llm/smollm2, built under .tritonkit/bench/gateway/) served on the embedded
 Triton; the same raw prompts (greedy, so all ways generate the same tokens) streamed through the gateway's
-/v1/completions (SSE, usage from stream_options), straight to Triton's HTTP /v2/models/llm/generate_stream, and
-straight to the `llm` ensemble as one gRPC ModelStreamInfer call with the gateway's inputs and flags, made with
-grpcio's asyncio stubs and nothing else (RawGrpc), on a stream of its own (ttft_floor_raw_grpc_over_http_c1: its TTFT
-over generate_stream's) and on a stream an earlier request left open, as the gateway sends them
-(ttft_floor_raw_grpc_kept_over_http_c1: the floor of a gateway that talks gRPC to Triton). c=1 and c=8 requests at
-once, each way going first in turn round by round; both HTTP ways over kept-open connections (KeptOpen: the
-`openai` client's pool keeps them, so neither way's TTFT includes a TCP connect), the gRPC ways on one kept-open
-channel each. Reported per way and concurrency:
+/v1/completions (SSE, usage from stream_options), straight to Triton's HTTP /v2/models/llm/generate_stream (the `llm`
+ensemble: text in, text out, what a client of Triton calls), and as the gateway's own Triton request alone: the
+prompt's ids (encoded before the clock starts) streamed to `generate` in one gRPC ModelStreamInfer call with the
+gateway's inputs, requested outputs and flags, made with grpcio's asyncio stubs and nothing else (RawGrpc), on a
+stream of its own (ttft_floor_raw_grpc_over_http_c1: its TTFT over generate_stream's) and on a stream an earlier
+request left open, as the gateway sends them (ttft_floor_raw_grpc_kept_over_http_c1: the floor of this gateway).
+c=1 and c=8 requests at once, each way going first in turn round by round; both HTTP ways over kept-open connections
+(KeptOpen: the `openai` client's pool keeps them, so neither way's TTFT includes a TCP connect), the gRPC ways on one
+kept-open channel each. Reported per way and concurrency:
 medians over rounds of output tokens/s (all tokens of the round over its wall time) and mean time to first text (TTFT);
 and the share of the machine's CPU the gateway process used in its c=8 rounds: with the model CPU-bound, 1 - that
 share (tokens_s_c8_floor) is the c=8 ratio a gateway that cost nothing but its own CPU would reach.
@@ -62,9 +63,9 @@ PROMPTS = ["The capital of France is", "Once upon a time", "Write a haiku about 
            "The three primary colors are", "In 1969, the first person to walk on the Moon was",
            "A recipe for pancakes: first,", "Translate to French: good morning"]
 FOLDER = REPO_ROOT / ".tritonkit" / "bench" / "gateway"
-WAYS = {"gateway": "gateway /v1/completions", "direct": "Triton's HTTP generate_stream",
-        "direct gRPC": "a gRPC stream of its own, grpcio's asyncio stub alone",
-        "direct gRPC kept": "a gRPC stream kept open from an earlier request, grpcio's stub alone"}
+WAYS = {"gateway": "gateway /v1/completions", "direct": "Triton's HTTP generate_stream of the llm ensemble",
+        "direct gRPC": "the gateway's request to generate on a gRPC stream of its own, grpcio's stub alone",
+        "direct gRPC kept": "the same on a gRPC stream kept open from an earlier request"}
 JSON = {"Content-Type": "application/json"}
 
 
@@ -138,14 +139,15 @@ def direct(http_url: str, prompt: str, tokens: int) -> tuple[float, int, float]:
 
 
 class RawGrpc:
-    """The same request as one ModelStreamInfer call to the `llm` ensemble through grpcio's asyncio stubs
-    (tritonclient.grpc's generated service_pb2_grpc, no tritonclient code on the way), on one kept-open channel and
-    event loop: the least a Python gRPC client waits for Triton's first response, so its TTFT over HTTP
-    generate_stream's is the floor of any gateway that talks gRPC to Triton. `kept`: each request goes on a stream
-    an earlier request left open (as the gateway keeps them), else on a stream of its own."""
+    """The gateway's Triton request for a prompt (its ids to `generate`, the outputs the gateway asks for) as one
+    ModelStreamInfer call through grpcio's asyncio stubs (tritonclient.grpc's generated service_pb2_grpc, no
+    tritonclient code on the way), on one kept-open channel and event loop: the least a Python gRPC client waits for
+    Triton's first response, so its TTFT over HTTP generate_stream's is the floor of this gateway. `kept`: each
+    request goes on a stream an earlier request left open (as the gateway keeps them), else on a stream of its own."""
 
-    def __init__(self, grpc_url: str, kept: bool) -> None:
-        self.kept, self.idle = kept, []
+    def __init__(self, grpc_url: str, kept: bool, encode: Callable[[str], np.ndarray]) -> None:
+        self.kept, self.encode = kept, encode
+        self.idle: list[tuple[asyncio.Queue, Any]] = []
         self.loop = asyncio.new_event_loop()
         threading.Thread(target=self.loop.run_forever, daemon=True).start()
         self.stub = self._run(self._connect(grpc_url))
@@ -186,14 +188,18 @@ class RawGrpc:
     async def _stream(self, prompt: str, tokens: int) -> tuple[float, int, float]:
         from tritonclient.grpc import service_pb2
 
-        request = service_pb2.ModelInferRequest(model_name="llm")
+        from tritonkit.pipelines.llm.gateway.model import ENTRY_MODEL, OUTPUTS
+
+        ids = self.encode(prompt).astype("<i8")
+        request = service_pb2.ModelInferRequest(model_name=ENTRY_MODEL)
         request.parameters["triton_enable_empty_final_response"].bool_param = True
-        text = prompt.encode()
-        for name, datatype, data in (("text_input", "BYTES", struct.pack("<I", len(text)) + text),
-                                     ("chat", "BOOL", b"\0"), ("max_tokens", "INT32", struct.pack("<i", tokens)),
-                                     ("temperature", "FP32", struct.pack("<f", 0.0))):
-            request.inputs.add(name=name, datatype=datatype, shape=[1, 1])
+        for name, datatype, shape, data in (("input_ids", "INT64", [1, ids.size], ids.tobytes()),
+                                            ("max_tokens", "INT32", [1, 1], struct.pack("<i", tokens)),
+                                            ("temperature", "FP32", [1, 1], struct.pack("<f", 0.0))):
+            request.inputs.add(name=name, datatype=datatype, shape=shape)
             request.raw_input_contents.append(data)
+        for name in OUTPUTS:
+            request.outputs.add(name=name)
         arrivals, count = [], 0
         started = time.perf_counter()
         queue, call = self._open(request)
@@ -202,7 +208,7 @@ class RawGrpc:
             response, now = reply.infer_response, time.perf_counter()
             names = [o.name for o in response.outputs]
             if "text_output" in names:
-                count += len(response.raw_output_contents[names.index("output_ids")]) // 8   # INT64 ids
+                count += len(response.raw_output_contents[names.index("token_ids")]) // 8   # INT64 ids
                 if len(response.raw_output_contents[names.index("text_output")]) > 4:   # more than a length prefix
                     arrivals.append(now)
             final = response.parameters.get("triton_final_response")
@@ -252,6 +258,7 @@ def bench_llm(rounds: int, tokens: int) -> tuple[dict[str, dict[int, tuple[float
     process used during its c=8 rounds (what it takes from the model on a CPU-bound machine)."""
     from examples.llm.project import write_project
     from tritonkit.pipelines.llm.export.prepare import write_assets
+    from tritonkit.pipelines.llm.gateway.model import LlmFiles
     from tritonkit.serve.server import EmbeddedServer
 
     repository = _built("smollm2", lambda f: write_project(f, "smollm2",
@@ -259,9 +266,11 @@ def bench_llm(rounds: int, tokens: int) -> tuple[dict[str, dict[int, tuple[float
     medians: dict[str, dict[int, tuple[float, float]]] = {name: {} for name in WAYS}
     with EmbeddedServer(repository, work_dir=repository.parent / ".tritonkit", startup_timeout=600) as server, \
             gateway(repository.parent, server, "--repository", str(repository)) as base:
-        kept = RawGrpc(server.grpc_url, kept=True)
+        encode = LlmFiles.load(str(repository)).encode
+        kept = RawGrpc(server.grpc_url, kept=True, encode=encode)
         ways = {"gateway": (via_gateway, base), "direct": (direct, server.http_url),
-                "direct gRPC": (RawGrpc(server.grpc_url, kept=False), ""), "direct gRPC kept": (kept, "")}
+                "direct gRPC": (RawGrpc(server.grpc_url, kept=False, encode=encode), ""),
+                "direct gRPC kept": (kept, "")}
         pid, shares = _gateway_pid(), []
         for way in ways.values():   # warm-up: both ways once
             llm_round(way[0], way[1], 2, 4)
@@ -416,8 +425,8 @@ def main(argv: list[str] | None = None) -> int:
     print_report(_rows(llm, gateway_cpu, asr, counts), {
         "gateway_over_direct_tokens_s_c8": round(llm["gateway"][8][0] / llm["direct"][8][0], 3),
         "gateway_ttft_over_direct_c1": round(llm["gateway"][1][1] / llm["direct"][1][1], 3),
-        # the gateway talks gRPC to Triton: its TTFT over the same request as a bare grpcio stream, and that stream's
-        # TTFT over HTTP generate_stream's (the floor of a gateway on gRPC)
+        # the gateway talks gRPC to generate: its TTFT over the same Triton request as a bare grpcio stream, and that
+        # stream's TTFT over HTTP generate_stream's of the llm ensemble (the floor of this gateway)
         "gateway_ttft_over_direct_grpc_c1": round(llm["gateway"][1][1] / llm["direct gRPC"][1][1], 3),
         "ttft_floor_raw_grpc_over_http_c1": round(llm["direct gRPC"][1][1] / llm["direct"][1][1], 3),
         # the same over a stream kept open from an earlier request, as the gateway sends them

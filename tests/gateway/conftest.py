@@ -23,13 +23,20 @@ require("openai", "pip install openai (the gateway tests use OpenAI's official c
 require("starlette", "pip install 'tritonkit[gateway]'")
 
 
-def starter(folder: Path, pipeline: str, gateway: dict | None = None) -> Path:
-    """`tritonkit init --pipeline PIPELINE` then `tritonkit build`, with `gateway` as the spec's gateway: section."""
+def _merged(spec: dict, changes: dict) -> dict:
+    for key, value in changes.items():
+        spec[key] = _merged(spec.get(key) or {}, value) if isinstance(value, dict) else value
+    return spec
+
+
+def starter(folder: Path, pipeline: str, changes: dict | None = None) -> Path:
+    """`tritonkit init --pipeline PIPELINE` then `tritonkit build`, with `changes` merged into the spec (a
+    `gateway:` section, a model's parameters)."""
     result = run_cli("init", str(folder), "--pipeline", pipeline)
     assert result.returncode == 0, result.stderr
-    if gateway is not None:
-        spec = folder / "tritonkit.yaml"
-        spec.write_text(spec.read_text() + "\n" + yaml.safe_dump({"gateway": gateway}))
+    if changes is not None:
+        path = folder / "tritonkit.yaml"
+        path.write_text(yaml.safe_dump(_merged(yaml.safe_load(path.read_text()), changes), sort_keys=False))
     result = run_cli("build", cwd=folder, timeout=600)
     assert result.returncode == 0, result.stderr
     return folder

@@ -1,15 +1,20 @@
 """The gateway's chat and completions routes with OpenAI's official client (sync, async, streaming) against the
 llm starter (tiny GPT) served on the embedded Triton: the answers equal the `llm` ensemble's own for the same
 rendered prompt, usage counts equal the pipeline's (`preprocess`'s ids, the generated ids), the stream has the
-role on its first delta and exactly one finish_reason, and parameters it does not support are 400s naming them."""
+role on its first delta and exactly one finish_reason, parameters it does not support are 400s naming them, and a
+client that leaves mid-stream ends its generation in Triton (its KV cache freed)."""
 from __future__ import annotations
 
 import asyncio
+import http.client
+import json
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
+import urllib.parse
 from collections.abc import Iterator
 
 import numpy as np
@@ -20,6 +25,7 @@ import yaml
 
 from tests.conftest import run_cli
 from tests.gateway.conftest import gateway, served, starter
+from tests.llm import clients
 from tests.ports import quiet_ports
 from tritonkit.pipelines.llm.runtime.assets import GenerationConfig
 from tritonkit.pipelines.llm.runtime.chat import format_chat
@@ -28,14 +34,18 @@ from tritonkit.serve.server import EmbeddedServer
 pytestmark = pytest.mark.server
 KEY = "test-key-not-a-secret"
 MODEL = "tiny"   # the id the spec's gateway: section gives the llm pipeline
+MIN_STEP_S = 0.005
+LONG = 200   # tokens: 1 s of steps (the tiny GPT holds 256 positions)
 CONVERSATION = [{"role": "system", "content": "You answer briefly."}, {"role": "user", "content": "Hello there"},
                 {"role": "assistant", "content": "Hi!"}, {"role": "user", "content": "What is Triton?"}]
 
 
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple]:
-    project = starter(tmp_path_factory.mktemp("gw-llm"), "llm",
-                      {"models": {MODEL: {"pipeline": "llm"}}, "max_request_bytes": 65536})
+    project = starter(tmp_path_factory.mktemp("gw-llm"), "llm", {
+        "gateway": {"models": {MODEL: {"pipeline": "llm"}}, "max_request_bytes": 65536},
+        # 5 ms steps: a LONG-token stream outlasts the client that leaves it and several cancellation polls
+        "models": {"generate": {"parameters": {"min_step_s": MIN_STEP_S, "cancel_poll_s": 0.05}}}})
     with served(project) as server, gateway(project, server, env={"TRITONKIT_API_KEY": KEY}) as base:
         yield project, server, base
 
@@ -275,18 +285,18 @@ def test_streams_are_kept_for_the_next_request_and_replaced_after_triton_restart
     left early is cancelled, not kept; after Triton restarts on the same port the dead kept stream is replaced and
     the request answered alike. A second Triton on fixed ports over the stack's repository."""
     from tritonkit.gateway.triton import Triton
-    from tritonkit.pipelines.llm.gateway.model import Sampling, request_inputs
+    from tritonkit.pipelines.llm.gateway.model import ENTRY_MODEL, OUTPUTS, Sampling, request_inputs
 
     project = stack[0]
     ports = dict(zip(("http_port", "grpc_port", "metrics_port"), quiet_ports(3)))
-    inputs = request_inputs("Hello there", Sampling(max_tokens=4, temperature=0.0))
+    inputs = request_inputs(np.array(list(b"Hello there")), Sampling(max_tokens=4, temperature=0.0))
 
     async def answer(triton: Triton) -> list[int]:
-        return [int(i) for r in [r async for r in triton.stream("llm", inputs)]
-                for i in r.as_numpy("output_ids").reshape(-1)]
+        return [int(i) for r in [r async for r in triton.stream(ENTRY_MODEL, inputs, OUTPUTS)]
+                for i in r.as_numpy("token_ids").reshape(-1)]
 
     async def left_early(triton: Triton) -> None:
-        responses = triton.stream("llm", inputs)
+        responses = triton.stream(ENTRY_MODEL, inputs, OUTPUTS)
         await anext(responses)
         await responses.aclose()
 
@@ -322,3 +332,32 @@ def test_streams_are_kept_for_the_next_request_and_replaced_after_triton_restart
         for server in servers:
             server.stop()
     assert len(first) == 4 and first == second == third
+
+
+def test_a_client_leaving_mid_stream_ends_its_generation_and_frees_its_cache(stack):
+    """The gateway streams to `generate` itself, so cancelling the gRPC call reaches the generation (Triton 2.51 does
+    not pass an ensemble request's cancellation on to the running step): a client reading one event of a LONG-token
+    greedy answer and hanging up leaves no live generation and no reserved KV bytes, well before LONG tokens."""
+    _, server, base = stack
+    conversations = ([{"role": "user", "content": text}] for text in ("Hello", "Triton", "Once upon a time"))
+    # a greedy answer running LONG tokens without an end token
+    messages = next(m for m in conversations if _triton(stack, _rendered(stack, m), LONG)[2] == "length")
+    before = clients.settled_metrics(server.metrics_url)
+    where = urllib.parse.urlsplit(base)
+    connection = http.client.HTTPConnection(where.netloc, timeout=30)
+    body = {"model": MODEL, "messages": messages, "max_tokens": LONG, "temperature": 0, "stream": True}
+    connection.request("POST", f"{where.path}/chat/completions", json.dumps(body).encode(),
+                       {"Content-Type": "application/json", "Authorization": f"Bearer {KEY}"})
+    reply = connection.getresponse()
+    assert reply.status == 200
+    assert next(line for line in reply if line.startswith(b"data:"))   # the role delta: the first token is out
+    connection.sock.shutdown(socket.SHUT_RDWR)
+    connection.close()
+
+    def freed() -> bool:
+        now = clients.metrics(server.metrics_url)
+        return now["llm_generations_live"] == 0 and now["llm_kv_cache_reserved_bytes"] == 0
+
+    assert clients.wait_for(freed, 5.0)
+    after = clients.settled_metrics(server.metrics_url)
+    assert 1 <= after["llm_generated_tokens_total"] - before["llm_generated_tokens_total"] < LONG

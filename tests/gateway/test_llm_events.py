@@ -16,7 +16,7 @@ class Result:
     """What Step.of reads from a streamed InferResult."""
 
     def __init__(self, text: str, ids: list[int], reason: str) -> None:
-        self.arrays = {"text_output": np.array([text.encode()], dtype=object), "output_ids": np.array(ids),
+        self.arrays = {"text_output": np.array([text.encode()], dtype=object), "token_ids": np.array(ids),
                        "finish_reason": np.array([reason.encode()], dtype=object)}
 
     def as_numpy(self, name: str) -> np.ndarray:
@@ -32,7 +32,7 @@ def test_the_stream_is_read_to_its_end_after_the_finish_reason() -> None:
 
     async def run() -> list[bytes]:
         first = Step.of(Result("Hello", [5], ""))
-        return [c async for c in _events(responses(), first, Shape(True, "chatcmpl-1", "tiny", 0), lambda: 3, True)]
+        return [c async for c in _events(responses(), first, Shape(True, "chatcmpl-1", "tiny", 0), 3, True)]
 
     chunks = asyncio.run(run())
     assert ended == [True]

@@ -3,8 +3,10 @@ from __future__ import annotations
 
 import json
 import queue
+import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -124,3 +126,24 @@ def metrics(url: str) -> dict[str, float]:
     """The generate model's llm_* gauges and counters from Triton's /metrics."""
     text = urllib.request.urlopen(f"http://{url}/metrics", timeout=10).read().decode()
     return {line.split("{")[0]: float(line.split()[-1]) for line in text.splitlines() if line.startswith("llm_")}
+
+
+def wait_for(condition: Callable[[], bool], timeout: float = 10.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.05)
+    return condition()
+
+
+def settled_metrics(url: str) -> dict[str, float]:
+    """The generate model's metrics once idle and published (it flushes its counters every cancel_poll_s)."""
+    previous = metrics(url)
+    for _ in range(50):
+        time.sleep(0.15)
+        current = metrics(url)
+        if current == previous and current["llm_generations_live"] == 0:
+            return current
+        previous = current
+    raise AssertionError(f"metrics did not settle: {previous}")

@@ -134,7 +134,7 @@ def test_prefix_cache_bytes_parameter(tiny):
 
 @pytest.mark.server
 def test_served_requests_sharing_a_system_prompt_count_hits_on_metrics(serve, tmp_path_factory):
-    from tests.llm.test_serve_tiny import settled_metrics
+    from tests.llm.clients import settled_metrics
 
     spec = write_spec(tmp_path_factory.mktemp("prefix-spec"), "tiny", generate_parameters={"cancel_poll_s": 0.05})
     server = serve(build_repository(spec))

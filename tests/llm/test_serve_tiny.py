@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 import urllib.error
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
@@ -56,27 +55,6 @@ def codec(model_dir) -> TextCodec:
 @pytest.fixture(scope="module")
 def eos(model_dir) -> frozenset[int]:
     return frozenset(GenerationConfig.load(model_dir).eos_token_ids)
-
-
-def wait_for(condition, timeout: float = 10.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.05)
-    return condition()
-
-
-def settled_metrics(url: str) -> dict[str, float]:
-    """The generate model's metrics once idle and published (it flushes its counters every cancel_poll_s)."""
-    previous = clients.metrics(url)
-    for _ in range(50):
-        time.sleep(0.15)
-        current = clients.metrics(url)
-        if current == previous and current["llm_generations_live"] == 0:
-            return current
-        previous = current
-    raise AssertionError(f"metrics did not settle: {previous}")
 
 
 def assert_clean_stream(result: clients.Result, codec: TextCodec) -> None:
@@ -207,7 +185,7 @@ def test_bad_request_values_are_http_400_from_generate(server, model, body, mess
 
 
 def test_cancelling_a_stream_frees_its_cache(server):
-    before = settled_metrics(server.metrics_url)
+    before = clients.settled_metrics(server.metrics_url)
     stream = clients.GrpcStream(server.grpc_url)
     stream.send("generate", {"input_ids": HELLO, "max_tokens": 250, "ignore_eos": True}, ["token_ids", "text_output"])
     _, error = stream.next()  # the first token: the generation is running (250 steps take 0.5 s)
@@ -218,8 +196,8 @@ def test_cancelling_a_stream_frees_its_cache(server):
         now = clients.metrics(server.metrics_url)  # gauges are set one after the other: wait for both
         return now["llm_generations_live"] == 0 and now["llm_kv_cache_reserved_bytes"] == 0
 
-    assert wait_for(freed, 5.0)
-    after = settled_metrics(server.metrics_url)
+    assert clients.wait_for(freed, 5.0)
+    after = clients.settled_metrics(server.metrics_url)
     assert after["llm_kv_cache_reserved_bytes"] == 0
     generated = after["llm_generated_tokens_total"] - before["llm_generated_tokens_total"]
     assert 1 <= generated < 250  # stopped early, and stays stopped
@@ -244,7 +222,7 @@ def test_requests_sharing_a_sequence_id_run_as_generations_of_their_own(server):
                                 {"input_ids": list(b"xyz"), "max_tokens": 5, "ignore_eos": True},
                                 ids="token_ids", outputs=("token_ids",))
     assert reused.error == "" and reused.ids == alone.ids and len(alone.ids) == 5
-    assert settled_metrics(server.metrics_url)["llm_kv_cache_reserved_bytes"] == 0
+    assert clients.settled_metrics(server.metrics_url)["llm_kv_cache_reserved_bytes"] == 0
 
 
 def test_budget_rejects_a_request_that_does_not_fit(server):
@@ -260,7 +238,7 @@ def test_budget_rejects_a_request_that_does_not_fit(server):
     finally:
         for hog in hogs:
             hog.close(cancel=True)
-    settled = settled_metrics(server.metrics_url)  # the hogs' caches are freed once their cancellation is seen
+    settled = clients.settled_metrics(server.metrics_url)  # the hogs' caches are freed once their cancellation is seen
     assert settled["llm_kv_cache_reserved_bytes"] == 0
     accepted = clients.grpc_stream(server.grpc_url, "llm", {"text_input": "Hello", "max_tokens": 10})
     assert accepted.error == "" and len(accepted.ids) >= 1
@@ -272,7 +250,7 @@ def test_sixteen_concurrent_streams_equal_their_single_results(server, codec):
                **({"temperature": 1.5, "top_k": 40, "seed": i} if i % 3 == 0 else {})}
               for i, p in enumerate(PROMPTS)]
     alone = [clients.grpc_stream(server.grpc_url, "llm", body) for body in bodies]
-    before = settled_metrics(server.metrics_url)
+    before = clients.settled_metrics(server.metrics_url)
     start = threading.Barrier(len(bodies))
 
     def run(i: int) -> clients.Result:
@@ -283,7 +261,7 @@ def test_sixteen_concurrent_streams_equal_their_single_results(server, codec):
 
     with ThreadPoolExecutor(len(bodies)) as pool:
         together = list(pool.map(run, range(len(bodies))))
-    after = settled_metrics(server.metrics_url)
+    after = clients.settled_metrics(server.metrics_url)
     for i, (one, many) in enumerate(zip(alone, together)):
         assert (many.ids, many.text, many.finish_reason) == (one.ids, one.text, one.finish_reason), PROMPTS[i]
         assert_clean_stream(many, codec)

@@ -3,12 +3,12 @@ open and reused, one request at a time each: a request written on an open stream
 than one that first opens its stream (benchmarks/gateway.py measures both), and a stream that carries one request is
 still cancelled with it when its caller leaves."""
 import asyncio
-from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Mapping
 
 import grpc
 import numpy as np
 import tritonclient.grpc.aio as aio
-from tritonclient.grpc import InferInput, InferResult
+from tritonclient.grpc import InferInput, InferRequestedOutput, InferResult
 from tritonclient.utils import InferenceServerException, np_to_triton_dtype
 
 from tritonkit.gateway.errors import ApiError, from_triton
@@ -117,11 +117,14 @@ class Triton:
             assert result is not None
             return stream, result
 
-    async def stream(self, model: str, inputs: Mapping[str, np.ndarray]) -> AsyncGenerator[InferResult, None]:
-        """The responses of one request to a decoupled model, up to its final one. Leaving early (the HTTP client
-        went away, or the caller stops reading) cancels the gRPC call, which cancels the request in Triton; a stream
-        whose request ended with its final response is kept for the next request."""
+    async def stream(self, model: str, inputs: Mapping[str, np.ndarray],
+                     outputs: Iterable[str] = ()) -> AsyncGenerator[InferResult, None]:
+        """The responses of one request to a decoupled model (asking for `outputs` only, when given), up to its final
+        one. Leaving early (the HTTP client went away, or the caller stops reading) cancels the gRPC call, which
+        cancels the request in Triton; a stream whose request ended with its final response is kept for the next
+        request."""
         request = {"model_name": model, "inputs": [tensor(k, v) for k, v in inputs.items()],
+                   "outputs": [InferRequestedOutput(name) for name in outputs] or None,
                    "parameters": dict(FINAL_FLAG)}
         stream, result = await self._first(request, model)
         finished = False

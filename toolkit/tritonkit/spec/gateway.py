@@ -12,7 +12,7 @@ class GatewayModelSpec(StrictModel):
 
     pipeline: Literal["llm", "tts", "asr"]
     model: str | None = Field(default=None, description="The Triton model it calls; default: the pipeline's (llm: "
-                              "llm, tts: tts_stream, asr: asr).")
+                              "generate, the engine, sent the prompt's ids; tts: tts_stream; asr: asr).")
 
 
 class GatewaySpec(StrictModel):

@@ -1,9 +1,11 @@
 """What the gateway knows about the LLM pipeline: its tensors, its files (chat format, tokenizer), its answers.
 
-The `llm` ensemble takes `text_input` and the sampling inputs and streams `text_output` / `output_ids` /
-`finish_reason`. The gateway renders a conversation with the model's own chat format (generation.json) and sends
-the prompt with `chat` false, so multi-turn conversations need nothing new from the pipeline; it counts prompt
-tokens with the model's tokenizer (what `preprocess` encodes) and completion tokens from `output_ids`.
+The gateway calls the engine, `generate`, not the `llm` ensemble: it renders a conversation with the model's own chat
+format (generation.json), encodes it with the model's tokenizer (what `preprocess` does in the ensemble) and streams
+`input_ids` and the sampling inputs to `generate`, asking for `text_output`, `token_ids` and `finish_reason`. So a
+client that leaves cancels the generation itself (Triton 2.51 does not pass an ensemble request's cancellation on to
+the step that runs: the generation would go on to max_tokens holding its KV cache), the prompt is encoded once (the
+gateway needs its length for usage) and the first token skips the ensemble's preprocess hop.
 """
 from __future__ import annotations
 
@@ -19,7 +21,9 @@ from tritonkit.pipelines.llm.runtime.assets import GENERATION_FILE, TOKENIZER_FI
 from tritonkit.pipelines.llm.runtime.chat import format_chat
 from tritonkit.pipelines.llm.runtime.text import TextCodec
 
-ENTRY_MODEL = "llm"
+ENTRY_MODEL = "generate"
+#: What the gateway reads of each response (generate sends only the outputs a request asks for).
+OUTPUTS = ("text_output", "token_ids", "finish_reason")
 #: Models whose version folder holds generation.json and tokenizer.json in the built repository, first found wins:
 #: `preprocess` encodes the prompt (its own copies), older layouts kept them in `generate` or `decoder` only.
 FILES_MODELS = ("preprocess", "generate", "decoder")
@@ -61,9 +65,12 @@ class LlmFiles:
                            "prompt", "messages", "model_not_supported")
         return format_chat(self.generation.chat, messages)
 
-    def count(self, prompt: str) -> int:
-        """Prompt tokens as `preprocess` encodes the prompt."""
-        return int(self.codec.encode(prompt).size)
+    def encode(self, prompt: str) -> np.ndarray:
+        """The prompt's ids as `preprocess` encodes a raw prompt; an empty one is a 400."""
+        ids = self.codec.encode(prompt)
+        if ids.size == 0:
+            raise ApiError(400, "the prompt encodes to no tokens", "prompt", "invalid_value")
+        return ids
 
 
 def _version_folder(repository: Path) -> Path:
@@ -98,9 +105,9 @@ def _fetched(url: str, into: Path) -> Path:
                    kind="server_error", code="model_files_missing")
 
 
-def request_inputs(prompt: str, sampling: Sampling) -> dict[str, np.ndarray]:
-    """The `llm` ensemble's inputs (without the batch dimension) for a rendered prompt."""
-    inputs = {"text_input": np.array([prompt.encode("utf-8")], dtype=np.object_), "chat": np.array([False])}
+def request_inputs(ids: np.ndarray, sampling: Sampling) -> dict[str, np.ndarray]:
+    """`generate`'s inputs (without the batch dimension) for a prompt's ids."""
+    inputs = {"input_ids": np.asarray(ids, dtype=np.int64).reshape(-1)}
     if sampling.max_tokens is not None:
         inputs["max_tokens"] = np.array([sampling.max_tokens], dtype=np.int32)
     if sampling.temperature is not None:
@@ -125,7 +132,7 @@ class Step:
     @classmethod
     def of(cls, result: InferResult) -> Step:
         text = result.as_numpy("text_output")
-        ids = result.as_numpy("output_ids")
+        ids = result.as_numpy("token_ids")
         reason = result.as_numpy("finish_reason")
         added = text.reshape(-1)[0].decode("utf-8") if text is not None and text.size else ""
         finish = reason.reshape(-1)[0].decode("utf-8") if reason is not None and reason.size else ""

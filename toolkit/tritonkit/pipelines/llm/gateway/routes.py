@@ -1,11 +1,10 @@
-"""POST /v1/chat/completions and /v1/completions: OpenAI's request checked, sent to the `llm` ensemble, answered
+"""POST /v1/chat/completions and /v1/completions: OpenAI's request checked, encoded and sent to `generate`, answered
 whole (with usage) or streamed as SSE (role on the first chat delta, one finish_reason, optional usage, [DONE])."""
 import time
 import uuid
-from collections.abc import AsyncGenerator, AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import aclosing
 from dataclasses import dataclass
-from functools import partial
 from typing import Any
 
 from starlette.requests import Request
@@ -18,7 +17,15 @@ from tritonkit.gateway.disconnect import unless_disconnected
 from tritonkit.gateway.errors import bad_request
 from tritonkit.gateway.params import Body, Refusal, refused_unless
 from tritonkit.gateway.sse import DONE, event, sse_response
-from tritonkit.pipelines.llm.gateway.model import ENTRY_MODEL, LlmFiles, Sampling, Step, Totals, request_inputs
+from tritonkit.pipelines.llm.gateway.model import (
+    ENTRY_MODEL,
+    OUTPUTS,
+    LlmFiles,
+    Sampling,
+    Step,
+    Totals,
+    request_inputs,
+)
 
 SAMPLING = {"model", "max_tokens", "temperature", "top_p", "seed", "stop", "stream", "stream_options", "user"}
 CHAT_SUPPORTED = SAMPLING | {"messages", "max_completion_tokens"}
@@ -141,11 +148,9 @@ def files_of(gateway: Gateway, served: Served) -> LlmFiles:
 
 async def _respond(request: Request, gateway: Gateway, served: Served, shape: Shape, prompt: str, sampling: Sampling,
                    stream: bool, include_usage: bool) -> Response:
-    """The prompt's tokens are counted only where usage is answered, after the generation: off the first token's
-    path (encoding a chat prompt took ~60 us at idle, several times that under load)."""
-    files = files_of(gateway, served)
-    prompt_tokens = partial(files.count, prompt)
-    responses = gateway.triton.stream(served.model, request_inputs(prompt, sampling))
+    """The prompt encoded here (its length is the usage's prompt_tokens) and streamed to `generate`."""
+    ids = files_of(gateway, served).encode(prompt)
+    responses = gateway.triton.stream(served.model, request_inputs(ids, sampling), OUTPUTS)
     if not stream:
         async def collect() -> Totals:
             totals = Totals()
@@ -156,13 +161,13 @@ async def _respond(request: Request, gateway: Gateway, served: Served, shape: Sh
 
         totals = await unless_disconnected(request, collect())
         body = shape.answer([shape.choice("".join(totals.text), totals.finish_reason, whole=True)],
-                            _usage(prompt_tokens(), totals.tokens), chunk=False)
+                            _usage(ids.size, totals.tokens), chunk=False)
         return JSONResponse(body)
     first: Any = await unless_disconnected(request, anext(responses))  # a refused request: a 400 before any event
-    return sse_response(_events(responses, Step.of(first), shape, prompt_tokens, include_usage))
+    return sse_response(_events(responses, Step.of(first), shape, ids.size, include_usage))
 
 
-async def _events(responses: AsyncGenerator[Any, None], first: Step, shape: Shape, prompt_tokens: Callable[[], int],
+async def _events(responses: AsyncGenerator[Any, None], first: Step, shape: Shape, prompt_tokens: int,
                   include_usage: bool) -> AsyncIterator[bytes]:
     def chunk(choice: dict[str, Any]) -> bytes:
         body = shape.answer([choice], None, chunk=True)
@@ -190,7 +195,7 @@ async def _events(responses: AsyncGenerator[Any, None], first: Step, shape: Shap
                 break
             step = Step.of(await anext(responses))
         if include_usage:
-            yield event(shape.answer([], _usage(prompt_tokens(), totals.tokens), chunk=True))
+            yield event(shape.answer([], _usage(prompt_tokens, totals.tokens), chunk=True))
     yield DONE
 
 
