@@ -20,7 +20,9 @@ The LLM (`--llm-model`, the example project examples/llm/<model>; `--pipelines` 
 search of `llm` (generate's max_batch_size, kv_cache_bytes, threads; at most --llm-budget
 configurations) for output tokens/s under --max-ttft-ms and --max-itl-ms (p99s, tune's streaming clients,
 --llm-tokens tokens a stream, --concurrency streams), then the default and the winner measured again in --rounds
-alternating rounds: `llm_tuned_over_default_tokens_s` is the ratio of the medians (no grid); its ceiling is the
+alternating rounds: `llm_tuned_over_default_tokens_s` is the ratio of the medians; with --grid naming llm, the grid
+over the same space too, and its best in the same rounds (`llm_grid_best_over_default_tokens_s`: how far any
+configuration of the space gets past the default, `llm_tuned_over_grid_best`); its ceiling is the
 default build's generate engine (and one per threads value) stepping the same prompts together in this process
 (benchmarks/llm.py's in-process batched run), `llm_inprocess_over_default_tokens_s`. --quick: instance counts
 only, at most 2 per step, 30-request windows, 1 repeat, 1 round, asr and the tiny LLM starter model only.
@@ -30,7 +32,9 @@ of 24 ASR and 12 TTS configurations, 3 repeats, 3 final rounds) is estimated at 
 Adding queue_delay_us multiplies each batching step's share of the grid by 6 (ASR: 5184), so it is left out of
 the grid comparison. Prints a table; the LAST line is {"asr_tuned_over_default", "asr_tuned_over_grid_best",
 "asr_measurements_tune", "asr_measurements_grid", "tts_tuned_over_default", "llm_tuned_over_default_tokens_s",
-"asr_inprocess_over_default", "tts_inprocess_over_default", "llm_inprocess_over_default_tokens_s"}.
+"asr_inprocess_over_default", "tts_inprocess_over_default", "llm_inprocess_over_default_tokens_s",
+"asr_grid_best_over_default", "llm_grid_best_over_default_tokens_s", "llm_tuned_over_grid_best",
+"llm_measurements_tune", "llm_measurements_grid"}.
 """
 from __future__ import annotations
 
@@ -202,33 +206,45 @@ def _ceiling(name: str, runs: dict[str, list[float]], default: float) -> tuple[f
     return round(inside[best] / default, 3), rows
 
 
+def _compare(name: str, tuned: JointOutcome, grid: JointOutcome | None, rounds: int,
+             sides: dict[str, Callable[[], float]], unit: str) -> tuple[dict[str, Any], list[tuple[str, str, str]]]:
+    """The default, the search's winner and the grid's best (when measured) served again in alternating rounds beside
+    the in-process `sides`: the medians' ratios, the ceiling, and how many configurations each search measured."""
+    default = default_point(tuned.knobs)
+    points = {"default": default, "tuned": tuned.points[tuned.choice.winner.variant]}
+    if grid is not None:
+        points["grid best"] = grid.points[grid.choice.winner.variant]
+    runs = _final(tuned, points, rounds, sides)
+    med = {k: statistics.median(v) for k, v in runs.items()}
+    rows = [(f"{name} {k}", f"{med[k]:.1f}", f"{unit} median of {len(runs[k])} ({describe_point(points[k], default)})")
+            for k in points]
+    found: dict[str, Any] = {"tuned_over_default": round(med["tuned"] / med["default"], 3),
+                             "measurements_tune": len(tuned.trace.measured)}
+    found["inprocess_over_default"], inside = _ceiling(name, runs, med["default"])
+    rows += inside
+    if grid is None:
+        rows.append((f"{name} measurements", str(len(tuned.trace.measured)),
+                     f"tune (space of {tuned.summary()['grid_size']})"))
+        return found, rows
+    rows.append((f"{name} measurements", f"{len(tuned.trace.measured)} vs {len(grid.trace.measured)}",
+                 f"tune vs grid (space of {grid.summary()['grid_size']})"))
+    found.update(tuned_over_grid_best=round(med["tuned"] / med["grid best"], 3),
+                 grid_best_over_default=round(med["grid best"] / med["default"], 3),
+                 measurements_grid=len(grid.trace.measured))
+    return found, rows
+
+
 def run_pipeline(name: str, work: Path, args: argparse.Namespace) -> tuple[dict[str, Any], list[tuple[str, str, str]]]:
     write, model = PIPELINES[name]
     spec = write(work / name)
     tuned = _search(spec, model, args, "descent", args.budget)
     grid = _search(spec, model, args, "grid", 10_000) if name in args.grid.split(",") else None
-    default = default_point(tuned.knobs)
-    points = {"default": default, "tuned": tuned.points[tuned.choice.winner.variant]}
-    if grid is not None:
-        points["grid best"] = grid.points[grid.choice.winner.variant]
-    runs = _final(tuned, points, args.rounds, _in_process(name, tuned, args))
-    med = {k: statistics.median(v) for k, v in runs.items()}
-    rows = [(f"{name} {k}", f"{med[k]:.1f}", f"infer/s median of {len(runs[k])} ({describe_point(points[k], default)})")
-            for k in points]
-    found: dict[str, Any] = {"tuned_over_default": round(med["tuned"] / med["default"], 3),
-             "measurements_tune": len(tuned.trace.measured)}
-    found["inprocess_over_default"], inside = _ceiling(name, runs, med["default"])
-    rows += inside
-    if grid is not None:
-        rows.append((f"{name} measurements", f"{len(tuned.trace.measured)} vs {len(grid.trace.measured)}",
-                     f"tune vs grid (space of {grid.summary()['grid_size']})"))
-        found.update(tuned_over_grid_best=round(med["tuned"] / med["grid best"], 3),
-                     measurements_grid=len(grid.trace.measured))
-    return found, rows
+    return _compare(name, tuned, grid, args.rounds, _in_process(name, tuned, args), "infer/s")
 
 
 def run_llm(work: Path, args: argparse.Namespace) -> tuple[dict[str, Any], list[tuple[str, str, str]]]:
-    """The LLM example's `llm`: tune's descent for tokens/s under the TTFT and ITL bounds, then default vs winner."""
+    """The LLM example's `llm`: tune's descent for tokens/s under the TTFT and ITL bounds (and the grid over the same
+    space when --grid names llm), then default vs winner (vs the grid's best)."""
     from examples.llm.project import write_project as write_llm
     from tritonkit.pipelines.llm.export.prepare import write_assets
 
@@ -239,16 +255,9 @@ def run_llm(work: Path, args: argparse.Namespace) -> tuple[dict[str, Any], list[
                            args.concurrency, knobs=tuple(args.llm_knobs.split(",")), max_tokens=args.llm_tokens,
                            write=False, confirm_rounds=args.confirm_rounds)
     tuned = tune_pipeline(options, _say)
-    default = default_point(tuned.knobs)
-    points = {"default": default, "tuned": tuned.points[tuned.choice.winner.variant]}
-    runs = _final(tuned, points, args.rounds, _in_process_llm(tuned, args))
-    med = {k: statistics.median(v) for k, v in runs.items()}
-    rows = [(f"llm {k}", f"{med[k]:.1f}", f"tokens/s median of {len(runs[k])} ({describe_point(points[k], default)})")
-            for k in points]
-    ceiling, inside = _ceiling("llm", runs, med["default"])
-    rows += inside
-    rows.append(("llm measurements", str(len(tuned.trace.measured)), f"tune (space of {tuned.summary()['grid_size']})"))
-    return {"tuned_over_default": round(med["tuned"] / med["default"], 3), "inprocess_over_default": ceiling}, rows
+    grid = (tune_pipeline(replace(options, search="grid", budget=10_000, confirm_rounds=0), _say)
+            if "llm" in args.grid.split(",") else None)
+    return _compare("llm", tuned, grid, args.rounds, _in_process_llm(tuned, args), "tokens/s")
 
 
 def main() -> None:
@@ -274,8 +283,8 @@ def main() -> None:
                         help="the search's confirmation of its winner against the default (tune --joint's; the grid "
                              "gets none: the final rounds compare them all)")
     parser.add_argument("--grid", default="asr,tts",
-                        help="pipelines whose grid is measured too [default: asr,tts; '' for none: the TTS grid alone "
-                             "is 12 configurations of ~9 min each at 100-request windows]")
+                        help="pipelines whose grid is measured too (asr, tts, llm) [default: asr,tts; '' for none: "
+                             "the TTS grid alone is 12 configurations of ~9 min each at 100-request windows]")
     parser.add_argument("--keep", type=Path, help="work folder to keep (default: a temporary one, removed)")
     args = parser.parse_args()
     if args.quick:
@@ -303,7 +312,12 @@ def main() -> None:
         "llm_tuned_over_default_tokens_s": llm.get("tuned_over_default"),
         "asr_inprocess_over_default": asr.get("inprocess_over_default"),
         "tts_inprocess_over_default": tts.get("inprocess_over_default"),
-        "llm_inprocess_over_default_tokens_s": llm.get("inprocess_over_default")})
+        "llm_inprocess_over_default_tokens_s": llm.get("inprocess_over_default"),
+        # the grid's best over the default: how far any configuration of the searched space got past the default
+        "asr_grid_best_over_default": asr.get("grid_best_over_default"),
+        "llm_grid_best_over_default_tokens_s": llm.get("grid_best_over_default"),
+        "llm_tuned_over_grid_best": llm.get("tuned_over_grid_best"),
+        "llm_measurements_tune": llm.get("measurements_tune"), "llm_measurements_grid": llm.get("measurements_grid")})
 
 
 if __name__ == "__main__":

@@ -141,9 +141,13 @@ def test_chat_prompt_uses_the_chat_format(server, codec, model_dir):
     want = clients.grpc_stream(server.grpc_url, "generate", {"input_ids": [int(i) for i in codec.encode(prompt)],
                                                             "max_tokens": 6, "ignore_eos": True},
                                ids="token_ids", outputs=("token_ids", "finish_reason"))
-    got = clients.grpc_stream(server.grpc_url, "llm", {"text_input": "Hi", "chat": True, "system_prompt": "Be brief.",
-                                                       "max_tokens": 6, "ignore_eos": True})
-    assert got.ids == want.ids and len(got.ids) == 6
+    text = {"text_input": "Hi", "chat": True, "system_prompt": "Be brief.", "max_tokens": 6, "ignore_eos": True}
+    got = clients.grpc_stream(server.grpc_url, "llm", text)
+    # generate encodes a text prompt itself, as preprocess does: a client streaming text from it can cancel
+    direct = clients.grpc_stream(server.grpc_url, "generate", text, ids="token_ids",
+                                 outputs=("token_ids", "text_output", "finish_reason"))
+    assert got.ids == want.ids == direct.ids and len(got.ids) == 6
+    assert direct.text == got.text
 
 
 def test_bad_requests_get_clear_errors(server):
@@ -173,6 +177,8 @@ def test_a_bad_value_is_an_invalid_argument_over_grpc(server):
     ("generate", {"input_ids": HELLO, "temperature": -1.0}, "temperature must be a finite number >= 0"),
     ("generate", {"input_ids": HELLO, "max_tokens": 255}, "exceeds the model's context of 256 tokens"),
     ("generate", {"input_ids": [65] * 300}, "shorten the prompt to at most 255 tokens"),
+    ("generate", {"text_input": "A" * 300}, "shorten the prompt to at most 255 tokens"),
+    ("generate", {"max_tokens": 4}, "send 'text_input' (or 'input_ids')"),
     ("llm_complete", {"text_input": "A" * 300}, "shorten the prompt to at most 255 tokens"),
 ])
 def test_bad_request_values_are_http_400_from_generate(server, model, body, message):

@@ -8,12 +8,12 @@ VARIABLE_DIM = 2
 
 
 def generated_inputs(config: pb.ModelConfig, seed: int = 0) -> dict[str, np.ndarray]:
-    """Small random data for every required input (batch 1 when the model batches; -1 dims become 2)."""
+    """Small random data for every required input (batch 1 when the model batches; -1 dims become 2); for a model
+    whose inputs are all optional (one of several may be sent, e.g. ids or text), its first one: a request needs one."""
     rng = np.random.default_rng(seed)
     out = {}
-    for t in config.input:
-        if t.optional:
-            continue
+    sent = [t for t in config.input if not t.optional] or list(config.input[:1])
+    for t in sent:
         shape = ([1] if config.max_batch_size > 0 else []) + [VARIABLE_DIM if d == -1 else d for d in t.dims]
         dtype = numpy_dtype(t.data_type)
         if dtype.kind == "O":

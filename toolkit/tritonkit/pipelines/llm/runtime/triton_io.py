@@ -8,10 +8,13 @@ from typing import Any
 
 import numpy as np
 
+from .assets import GenerationConfig
 from .engine import GenerationLimitError
 from .kv_cache import CacheBudgetError
+from .prompts import prompt_ids
 from .requests import parse_parameters, sampling_params
 from .sampling import SamplingParams
+from .text import TextCodec
 
 
 class RequestError(ValueError):
@@ -37,12 +40,13 @@ def request_parameters(request: Any) -> dict[str, Any]:
     return parse_parameters(request.parameters())
 
 
-def generation_request(request: Any, batched: bool, default_max_tokens: int) -> tuple[np.ndarray, SamplingParams]:
-    """The prompt ids and sampling settings of a `generate` request (what `Engine.admit` takes)."""
+def generation_request(request: Any, batched: bool, default_max_tokens: int, codec: TextCodec,
+                       generation: GenerationConfig) -> tuple[np.ndarray, SamplingParams]:
+    """The prompt ids (`input_ids`, or `text_input` encoded as `preprocess` does it) and sampling settings of a
+    `generate` request (what `Engine.admit` takes)."""
     inputs = request_inputs(request, batched)
-    if "input_ids" not in inputs:
-        raise RequestError("input 'input_ids' is required")
-    return inputs["input_ids"].reshape(-1), sampling_params(inputs, request_parameters(request), default_max_tokens)
+    parameters = request_parameters(request)
+    return prompt_ids(codec, generation, inputs, parameters), sampling_params(inputs, parameters, default_max_tokens)
 
 
 def generation_outputs(token_ids: Sequence[int], generated: Sequence[int], finish_reason: str,

@@ -4,8 +4,9 @@
 A request that asks for `token_ids` gets one response per new token (the `llm` ensemble, streaming clients); one
 that does not (the `llm_complete` ensemble) gets a single response, the final one, carrying every generated token:
 HTTP `/generate` and one-response gRPC streams work on it, through the same in-flight batches.
-Clients may stream from `generate` directly (prompt ids from `preprocess`), asking for `text_output` too: that
-is the way to cancel in Triton 2.51, which does not forward an ensemble request's cancellation to its steps.
+Clients may stream from `generate` directly, sending `text_input` (with `chat`, `system_prompt`: encoded here as
+`preprocess` encodes it) or `input_ids`, asking for `text_output` too: that is the way to cancel in Triton 2.51,
+which does not forward an ensemble request's cancellation to its steps.
 
 `execute` only reads each request and queues it; one thread of this model runs the loop: it admits what is queued
 (the KV cache reserved, or the request refused with the reason), advances up to `max_batch_size` generations a step
@@ -59,6 +60,7 @@ class TritonPythonModel:
         config, params, folder = assets.model_context(args, needs)
         loaded = load_engine(folder, params)
         self.engine, self.codec, self.default_max_tokens = loaded.engine, loaded.codec, loaded.default_max_tokens
+        self.generation = loaded.generation
         self.batched = config.get("max_batch_size", 0) > 0
         self.step_limit = config.get("max_batch_size", 0) or None  # generations advanced per step
         self.poll_s = assets.float_parameter(params, "cancel_poll_s", 0.1)
@@ -77,7 +79,8 @@ class TritonPythonModel:
         for request in requests:
             sender = request.get_response_sender()
             try:
-                prompt, sampling = generation_request(request, self.batched, self.default_max_tokens)
+                prompt, sampling = generation_request(request, self.batched, self.default_max_tokens, self.codec,
+                                                      self.generation)
             except ValueError as exc:
                 sender.send(pb_utils.InferenceResponse(error=refusal(pb_utils, exc)), flags=FINAL)
                 continue
