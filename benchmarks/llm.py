@@ -185,7 +185,7 @@ def stubs_baseline_mib(repository: Path, folder: Path, tiny_model: Path, codec) 
         stream_arrivals(server.grpc_url, "generate", {"input_ids": codec.encode("1 2 3").tolist(), "max_tokens": 4,
                                                       "ignore_eos": True}, "token_ids", [])
         try:
-            # warms preprocess as the measured server's warm-up
+            # runs the llm ensemble once, as the measured server's warm-up
             served_run(server.grpc_url, ["1 2 3"], 4)
         except RuntimeError as exc:
             print(f"stubs' baseline: the llm request failed ({exc}); measured without it", file=sys.stderr)

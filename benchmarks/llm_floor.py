@@ -3,7 +3,7 @@ a graph that computes nothing.
 
 The floor decoder has the real one's inputs and outputs (SmolLM2's layers, heads, vocabulary): its logits are one
 constant row (a fixed token wins every greedy step) and its present keys/values zeros of the new tokens' shape. So
-every hop of a served token is the real one (gRPC stream, the ensemble, preprocess, generate's loop with the engine's
+every hop of a served token is the real one (gRPC stream, the ensemble, generate's loop with the engine's
 bookkeeping and sampling, the response) while the decoder costs ~nothing: its served tokens/s is what serving a token
 costs on this server, whatever graph generate runs.
 """

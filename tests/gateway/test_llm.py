@@ -1,6 +1,6 @@
 """The gateway's chat and completions routes with OpenAI's official client (sync, async, streaming) against the
 llm starter (tiny GPT) served on the embedded Triton: the answers equal the `llm` ensemble's own for the same
-rendered prompt, usage counts equal the pipeline's (`preprocess`'s ids, the generated ids), the stream has the
+rendered prompt, usage counts equal the pipeline's (`generate`'s prompt ids, the generated ids), the stream has the
 role on its first delta and exactly one finish_reason, parameters it does not support are 400s naming them, and a
 client that leaves mid-stream ends its generation in Triton (its KV cache freed)."""
 from __future__ import annotations
@@ -16,6 +16,7 @@ import sys
 import time
 import urllib.parse
 from collections.abc import Iterator
+from pathlib import Path
 
 import numpy as np
 import openai
@@ -89,12 +90,11 @@ def _triton(stack, prompt: str, max_tokens: int) -> tuple[str, list[int], str]:
 
 
 def _prompt_ids(stack, prompt: str) -> int:
-    """How many ids the pipeline's own `preprocess` makes of a raw prompt."""
+    """How many ids the pipeline makes of a raw prompt: `generate`'s own encoding, with its repository's tokenizer."""
+    from tritonkit.pipelines.llm.runtime.text import TextCodec
+
     _, server, _ = stack
-    client = grpcclient.InferenceServerClient(server.grpc_url)
-    item = grpcclient.InferInput("text_input", [1, 1], "BYTES")
-    item.set_data_from_numpy(np.array([[prompt.encode()]], dtype=object))
-    return int(client.infer("preprocess", [item]).as_numpy("input_ids").size)
+    return int(TextCodec(Path(server.repository) / "generate" / "1" / "tokenizer.json").encode(prompt).size)
 
 
 def _rendered(stack, messages: list[dict]) -> str:

@@ -103,20 +103,3 @@ def test_inputs_win_over_parameters_and_defaults_apply():
 def test_bad_request_values_are_named(inputs, params, message):
     with pytest.raises(ValueError, match=message):
         sampling_params(inputs, params)
-
-
-def test_packed_settings_round_trip_through_the_sampling_input():
-    from tritonkit.pipelines.llm.runtime.requests import packed_settings
-
-    inputs = {"temperature": np.array([0.7], np.float32), "stop": np.array([b"\n\n"], dtype=object)}
-    packed = packed_settings(inputs, {"seed": 5, "max_tokens": 9, "unrelated": 1})
-    unpacked = sampling_params({"sampling": np.array([packed.encode()], dtype=object)}, {}, 64)
-    assert unpacked == SamplingParams(max_tokens=9, temperature=pytest.approx(0.7), seed=5, stop=("\n\n",))
-    assert sampling_params({"sampling": np.array([b"{}"], dtype=object)}, {}, 64).max_tokens == 64  # server default
-    direct = sampling_params({"sampling": np.array([packed.encode()], dtype=object), "max_tokens": np.array([3])}, {},
-                             64)
-    assert direct.max_tokens == 3  # an explicit input wins over the packed settings
-    with pytest.raises(ValueError, match="top_p"):
-        packed_settings({}, {"top_p": 0})
-    with pytest.raises(ValueError, match="not a JSON object"):
-        sampling_params({"sampling": np.array([b"{oops"], dtype=object)}, {})

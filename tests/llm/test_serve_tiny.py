@@ -10,8 +10,6 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-import tritonclient.grpc as grpcclient
-from tritonclient.utils import InferenceServerException
 
 from tests.llm import clients
 from tests.llm.conftest import build_repository, write_spec
@@ -72,7 +70,7 @@ def test_smoke_passes(server):
     results = run_smoke(server.repository, target, ["http", "grpc"])
     failed = [r for r in results if r.status == "fail"]
     assert failed == [], [(r.check, r.model, r.protocol, r.detail) for r in failed]
-    assert {"preprocess", "generate", "llm", "llm_complete"} <= {r.model for r in results if r.status == "pass"}
+    assert {"generate", "llm", "llm_complete"} <= {r.model for r in results if r.status == "pass"}
 
 
 @pytest.mark.parametrize("prompt", ["Hello", "✓ unicode é"])
@@ -143,7 +141,7 @@ def test_chat_prompt_uses_the_chat_format(server, codec, model_dir):
                                ids="token_ids", outputs=("token_ids", "finish_reason"))
     text = {"text_input": "Hi", "chat": True, "system_prompt": "Be brief.", "max_tokens": 6, "ignore_eos": True}
     got = clients.grpc_stream(server.grpc_url, "llm", text)
-    # generate encodes a text prompt itself, as preprocess does: a client streaming text from it can cancel
+    # the ensemble's text goes to generate, which encodes it: a client streaming text from generate can cancel
     direct = clients.grpc_stream(server.grpc_url, "generate", text, ids="token_ids",
                                  outputs=("token_ids", "text_output", "finish_reason"))
     assert got.ids == want.ids == direct.ids and len(got.ids) == 6
@@ -159,18 +157,6 @@ def test_bad_requests_get_clear_errors(server):
                                       outputs=("token_ids",))  # refused whole, never cut to fit
     assert long_prompt.ids == [] and long_prompt.error.startswith("the prompt has 300 tokens")
     assert "shorten the prompt to at most 255 tokens" in long_prompt.error
-
-
-def test_a_bad_value_is_an_invalid_argument_over_grpc(server):
-    """A value the model refuses is the client's error (INVALID_ARGUMENT, HTTP 400), not the server's (INTERNAL)."""
-    client = grpcclient.InferenceServerClient(server.grpc_url)
-    try:
-        with pytest.raises(InferenceServerException) as refused:
-            client.infer("preprocess", clients.grpc_inputs({"text_input": "Hello", "top_p": 2.0}))
-    finally:
-        client.close()
-    assert refused.value.status() == "StatusCode.INVALID_ARGUMENT", refused.value
-    assert "top_p must be in (0, 1]" in refused.value.message()
 
 
 @pytest.mark.parametrize("model, body, message", [
@@ -279,14 +265,14 @@ def test_sixteen_concurrent_streams_equal_their_single_results(server, codec):
 
 def test_the_weights_are_in_one_model_and_every_model_has_its_own_files(server):
     """One model.onnx in the repository (generate's, loaded once per server for streaming and one-shot requests);
-    preprocess holds its own tokenizer copy (Triton from s3:// gives no model a sibling's folder); generate
-    detokenizes itself, so there is no postprocess model with a third copy and a Python stub of its own."""
+    generate encodes and detokenizes itself, so no other model holds a tokenizer copy and a Python stub of its own
+    (Triton from s3:// gives no model a sibling's folder)."""
     repository = server.repository
     assert [p.relative_to(repository).as_posix() for p in repository.rglob("model.onnx*")] == ["generate/1/model.onnx"]
     for name in ("tokenizer.json", "generation.json"):
-        assert (repository / "preprocess/1" / name).read_bytes() == (repository / "generate/1" / name).read_bytes()
+        assert [p.relative_to(repository).as_posix() for p in repository.rglob(name)] == [f"generate/1/{name}"]
     assert sorted(p.name for p in repository.iterdir() if (p / "config.pbtxt").exists()) == [
-        "generate", "llm", "llm_complete", "preprocess"]
+        "generate", "llm", "llm_complete"]
     # export config_io own: the graph's samples are not its I/O
     assert not (repository / "generate" / "golden").exists()
 

@@ -30,7 +30,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.server]
 
 #: What each starter's repository must hold; `llm` includes the shipped `tritonkit:ensembles/llm.yaml`.
 EXPECTED_MODELS = {
-    "llm": ("preprocess", "generate", "llm", "llm_complete"),
+    "llm": ("generate", "llm", "llm_complete"),
     "asr": ("acoustic", "features", "decoder", "asr", "asr_stream"),
     "tts": ("frontend", "speech", "tts", "tts_stream"),
     "classifier": ("preprocess", "classifier", "classify"),

@@ -1,11 +1,11 @@
 """What the gateway knows about the LLM pipeline: its tensors, its files (chat format, tokenizer), its answers.
 
 The gateway calls the engine, `generate`, not the `llm` ensemble: it renders a conversation with the model's own chat
-format (generation.json), encodes it with the model's tokenizer (what `preprocess` does in the ensemble) and streams
+format (generation.json), encodes it with the model's tokenizer (as `generate` encodes a text prompt) and streams
 `input_ids` and the sampling inputs to `generate`, asking for `text_output`, `token_ids` and `finish_reason`. So a
 client that leaves cancels the generation itself (Triton 2.51 does not pass an ensemble request's cancellation on to
-the step that runs: the generation would go on to max_tokens holding its KV cache), the prompt is encoded once (the
-gateway needs its length for usage) and the first token skips the ensemble's preprocess hop.
+the step that runs: the generation would go on to max_tokens holding its KV cache) and the prompt is encoded once
+(the gateway needs its length for usage).
 """
 from __future__ import annotations
 
@@ -25,8 +25,8 @@ ENTRY_MODEL = "generate"
 #: What the gateway reads of each response (generate sends only the outputs a request asks for).
 OUTPUTS = ("text_output", "token_ids", "finish_reason")
 #: Models whose version folder holds generation.json and tokenizer.json in the built repository, first found wins:
-#: `preprocess` encodes the prompt (its own copies), older layouts kept them in `generate` or `decoder` only.
-FILES_MODELS = ("preprocess", "generate", "decoder")
+#: `generate` encodes prompts; an older layout kept them in `decoder`.
+FILES_MODELS = ("generate", "decoder")
 
 
 @dataclass(frozen=True)
@@ -66,7 +66,7 @@ class LlmFiles:
         return format_chat(self.generation.chat, messages)
 
     def encode(self, prompt: str) -> np.ndarray:
-        """The prompt's ids as `preprocess` encodes a raw prompt; an empty one is a 400."""
+        """The prompt's ids as `generate` encodes a raw prompt; an empty one is a 400."""
         ids = self.codec.encode(prompt)
         if ids.size == 0:
             raise ApiError(400, "the prompt encodes to no tokens", "prompt", "invalid_value")

@@ -1,6 +1,6 @@
 """A request's prompt as token ids: `input_ids` as given, or `text_input` (raw, or a chat message) tokenized.
 
-Used by the `preprocess` adapter; plain Python so the chat wrapping is tested outside Triton.
+Used by the `generate` adapter; plain Python so the chat wrapping is tested outside Triton.
 """
 from collections.abc import Mapping
 from typing import Any

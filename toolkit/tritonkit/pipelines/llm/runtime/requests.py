@@ -69,18 +69,8 @@ def parse_parameters(raw: str | Mapping[str, Any] | None) -> dict[str, Any]:
 
 
 def settings(inputs: Mapping[str, np.ndarray], parameters: Mapping[str, Any]) -> dict[str, Any]:
-    """The sampling settings a request gives, typed: an input wins over the `sampling` input (a JSON object, as
-    `preprocess` writes it), which wins over a request parameter. Unknown names are ignored."""
-    layers: dict[str, Any] = dict(parameters)
-    if "sampling" in inputs:
-        raw = text(inputs, {}, "sampling") or "{}"
-        try:
-            packed = json.loads(raw)
-        except json.JSONDecodeError:
-            raise ValueError(f"input 'sampling' is not a JSON object: {raw[:80]!r}") from None
-        if not isinstance(packed, dict):
-            raise ValueError("input 'sampling' must be a JSON object")
-        layers.update(packed)
+    """The sampling settings a request gives, typed: an input wins over a request parameter. Unknown names are
+    ignored."""
     values: dict[str, Any] = {}
     for name, kind in SCALARS.items():
         if name in inputs:
@@ -88,13 +78,13 @@ def settings(inputs: Mapping[str, np.ndarray], parameters: Mapping[str, Any]) ->
             if flat.size != 1:
                 raise ValueError(f"input '{name}' must hold one value, got {flat.size}")
             values[name] = _scalar(name, _item(flat[0]), kind)
-        elif name in layers:
-            values[name] = _scalar(name, layers[name], kind)
+        elif name in parameters:
+            values[name] = _scalar(name, parameters[name], kind)
     for name, kind in LISTS.items():
         if name in inputs:
             values[name] = _list(name, inputs[name], kind)
-        elif name in layers:
-            values[name] = _list(name, layers[name], kind)
+        elif name in parameters:
+            values[name] = _list(name, parameters[name], kind)
     return values
 
 
@@ -102,18 +92,6 @@ def sampling_params(inputs: Mapping[str, np.ndarray], parameters: Mapping[str, A
                     default_max_tokens: int = DEFAULT_MAX_TOKENS) -> SamplingParams:
     """SamplingParams from the request (see `settings`), `default_max_tokens` when it names none."""
     return SamplingParams(**({"max_tokens": default_max_tokens} | settings(inputs, parameters)))
-
-
-def packed_settings(inputs: Mapping[str, np.ndarray], parameters: Mapping[str, Any]) -> str:
-    """The request's settings, checked, as the JSON object `generate` takes in its `sampling` input.
-
-    The ensembles send every request to `generate` with the same two inputs (ids and this), because Triton
-    batches only requests that carry the same set of inputs: optional inputs present in some requests and
-    not in others would split the in-flight batch.
-    """
-    given = settings(inputs, parameters)
-    SamplingParams(**given).validate()
-    return json.dumps({k: list(v) if isinstance(v, tuple) else v for k, v in given.items()}, ensure_ascii=False)
 
 
 def flag(inputs: Mapping[str, np.ndarray], parameters: Mapping[str, Any], name: str, default: bool = False) -> bool:

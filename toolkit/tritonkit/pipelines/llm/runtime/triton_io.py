@@ -42,7 +42,7 @@ def request_parameters(request: Any) -> dict[str, Any]:
 
 def generation_request(request: Any, batched: bool, default_max_tokens: int, codec: TextCodec,
                        generation: GenerationConfig) -> tuple[np.ndarray, SamplingParams]:
-    """The prompt ids (`input_ids`, or `text_input` encoded as `preprocess` does it) and sampling settings of a
+    """The prompt ids (`input_ids`, or `text_input` encoded) and sampling settings of a
     `generate` request (what `Engine.admit` takes)."""
     inputs = request_inputs(request, batched)
     parameters = request_parameters(request)

@@ -1,11 +1,12 @@
 """Triton adapter for `generate`: in-flight batched generation (decoupled), the one model holding the weights
 (model.onnx in its own folder), for streaming and one-shot requests alike.
 
-A request that asks for `token_ids` gets one response per new token (the `llm` ensemble, streaming clients); one
-that does not (the `llm_complete` ensemble) gets a single response, the final one, carrying every generated token:
-HTTP `/generate` and one-response gRPC streams work on it, through the same in-flight batches.
-Clients may stream from `generate` directly, sending `text_input` (with `chat`, `system_prompt`: encoded here as
-`preprocess` encodes it) or `input_ids`, asking for `text_output` too: that is the way to cancel in Triton 2.51,
+The prompt is `text_input` (with `chat` true, the user's message in the model's chat format, after an optional
+`system_prompt`), encoded here, or a client's own `input_ids`; the sampling settings are inputs or request
+parameters. A request that asks for `token_ids` gets one response per new token (the `llm` ensemble, streaming
+clients); one that does not (the `llm_complete` ensemble) gets a single response, the final one, carrying every
+generated token: HTTP `/generate` and one-response gRPC streams work on it, through the same in-flight batches.
+Clients may stream from `generate` directly, asking for `text_output` too: that is the way to cancel in Triton 2.51,
 which does not forward an ensemble request's cancellation to its steps.
 
 `execute` only reads each request and queues it; one thread of this model runs the loop: it admits what is queued
