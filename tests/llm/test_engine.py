@@ -303,7 +303,7 @@ def _held_by_decoder(snapshot: tracemalloc.Snapshot) -> int:
 
 
 @pytest.mark.slow  # many engine steps (or torch's own decoding): seconds
-def test_a_long_prompts_call_buffers_are_given_back(decoder, tiny, codec, monkeypatch):
+def test_a_long_prompts_call_buffers_are_given_back(decoder, tiny, codec):
     """The padded past and present outputs of a 200-position call are not kept once calls are small again
     (a short stream decodes on), and nothing is kept once every generation has finished; the session works on
     after the release. Before, the padded past buffer stayed at its peak for good (1,211 MiB PSS for the SmolLM2
