@@ -26,7 +26,9 @@ def floor_decoder(real: Path, target: Path) -> None:
 
     session = ort.InferenceSession(str(real), providers=["CPUExecutionProvider"])
     inputs = {i.name: i for i in session.get_inputs()}
-    _, layers, heads, _, head_dim = inputs["past_key"].shape
+    pasts = [name for name in inputs if name.startswith(("past_key_", "past_value_"))]
+    _, heads, _, head_dim = inputs["past_key_0"].shape
+    layers = len(pasts) // 2
     vocab = session.get_outputs()[0].shape[-1]
     row = np.zeros((1, vocab), np.float32)
     row[0, FLOOR_TOKEN] = 1.0
@@ -41,10 +43,9 @@ def floor_decoder(real: Path, target: Path) -> None:
              helper.make_node("Concat", ["batch", "layers_heads", "seq", "head_dim"], ["present_shape"], axis=0),
              helper.make_node("ConstantOfShape", ["present_shape"], ["present_key"], value=zero),
              helper.make_node("Identity", ["present_key"], ["present_value"])]
-    cache = ["batch", layers, heads, "past", head_dim]
+    cache = ["batch", heads, "past", head_dim]
     graph_inputs = [helper.make_tensor_value_info("input_ids", TensorProto.INT64, ["batch", "seq"]),
-                    helper.make_tensor_value_info("past_key", TensorProto.FLOAT, cache),
-                    helper.make_tensor_value_info("past_value", TensorProto.FLOAT, cache),
+                    *(helper.make_tensor_value_info(name, TensorProto.FLOAT, cache) for name in pasts),
                     helper.make_tensor_value_info("past_length", TensorProto.INT64, ["batch", 1]),
                     helper.make_tensor_value_info("input_length", TensorProto.INT64, ["batch", 1])]
     present = ["batch", layers, heads, "seq", head_dim]

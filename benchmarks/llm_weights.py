@@ -47,32 +47,28 @@ def float_graph() -> Path:
     return build(spec, progress=StderrProgress()).repository / "generate" / "1" / "model.onnx"
 
 
-def session(path: Path):
-    import onnxruntime as ort
+def decoder(path: Path):
+    """The engine's decoder with generate's settings (2 intra-op threads here, idle threads spinning 20 us)."""
+    from tritonkit.pipelines.llm.runtime.decoder import OnnxDecoder
 
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = 2
-    options.add_session_config_entry("session.intra_op.spin_duration_us", "20")  # generate's settings
-    options.log_severity_level = 3
-    return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+    return OnnxDecoder(path, spin_duration_us=20)
 
 
-def step_seconds(run, layers: int, heads: int, head_dim: int, steps: int) -> float:
+def step_seconds(decoder, steps: int) -> float:
     """Median time of one greedy decode step after a 20-token prompt."""
     prompt = 20
-    empty = np.zeros((1, layers, heads, 0, head_dim), np.float32)
-    feeds = {"input_ids": np.arange(100, 100 + prompt, dtype=np.int64)[None], "past_key": empty, "past_value": empty,
-             "past_length": np.zeros((1, 1), np.int64), "input_length": np.array([[prompt]], np.int64)}
-    logits, key, value = run(["logits", "present_key", "present_value"], feeds)
+    g = decoder.geometry
+    key = value = np.zeros((1, g.layers, g.kv_heads, 0, g.head_dim), np.float32)
+    logits, new_key, new_value = decoder.run(np.arange(100, 100 + prompt, dtype=np.int64)[None], key, value,
+                                             np.zeros((1, 1), np.int64), np.array([[prompt]], np.int64))
     times = []
     for t in range(steps):
-        feeds = {"input_ids": np.array([[int(logits.argmax())]], np.int64), "past_key": key, "past_value": value,
-                 "past_length": np.array([[prompt + t]], np.int64), "input_length": np.array([[1]], np.int64)}
-        started = time.perf_counter()
-        logits, new_key, new_value = run(["logits", "present_key", "present_value"], feeds)
-        times.append(time.perf_counter() - started)
         # the graph returns the new entries only (kv_graph): the caller keeps the cache
         key, value = np.concatenate([key, new_key], 3), np.concatenate([value, new_value], 3)
+        started = time.perf_counter()
+        logits, new_key, new_value = decoder.run(np.array([[int(logits.argmax())]], np.int64), key, value,
+                                                 np.array([[prompt + t]], np.int64), np.array([[1]], np.int64))
+        times.append(time.perf_counter() - started)
     return statistics.median(times)
 
 
@@ -89,16 +85,14 @@ def main(argv: list[str] | None = None) -> int:
     for name, (bits, exact) in WAYS.items():
         paths[name] = FOLDER / f"{name}.onnx"
         counts[name] = quantize_graph(source, paths[name], bits, 32, True, 8, exact_4bit=exact)
-    sessions = {name: session(path) for name, path in paths.items()}
-    shape = {i.name: i.shape for i in sessions["int8"].get_inputs()}["past_key"]
-    geometry = (int(shape[1]), int(shape[2]), int(shape[4]))
-    for s in sessions.values():   # warm-up
-        step_seconds(s.run, *geometry, 4)
+    decoders = {name: decoder(path) for name, path in paths.items()}
+    for d in decoders.values():   # warm-up
+        step_seconds(d, 4)
     runs: dict[str, list[float]] = {name: [] for name in WAYS}
     names = list(WAYS)
     for r in range(args.rounds):
         for name in names[r % len(names):] + names[:r % len(names)]:
-            runs[name].append(step_seconds(sessions[name].run, *geometry, args.steps))
+            runs[name].append(step_seconds(decoders[name], args.steps))
     ms = {name: statistics.median(v) * 1000 for name, v in runs.items()}
     mib = {name: path.stat().st_size / 2**20 for name, path in paths.items()}
     rows = [(f"{name} decode step", f"{ms[name]:.2f} ms",

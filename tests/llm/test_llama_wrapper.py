@@ -57,15 +57,23 @@ def test_the_exported_graph_is_lean_and_decodes_like_transformers(tmp_path: Path
         expected = hf.generate(torch.tensor([prompt]), max_new_tokens=8, do_sample=False, min_new_tokens=8)
     expected_ids = expected[0, len(prompt):].tolist()
 
+    def feeds(ids, past_key, past_value, past_length, input_length) -> dict:
+        """The graph's inputs from a stacked past [B, L, H, P, D]."""
+        return {"input_ids": ids, **kv_graph.per_layer(past_key, past_value), "past_length": past_length,
+                "input_length": input_length}
+
     def torch_step(*arrays):
         with torch.no_grad():
-            out = decoder(*(torch.from_numpy(a) for a in arrays))
+            out = decoder(**{n: torch.from_numpy(np.ascontiguousarray(a)) for n, a in feeds(*arrays).items()})
         return out["logits"].numpy(), out["present_key"].numpy(), out["present_value"].numpy()
 
     assert _greedy(torch_step, prompt, 8) == expected_ids
 
     example = kv_graph.example_inputs(VOCAB, LAYERS, KV_HEADS, HEAD_DIM)
-    axes = {name: {0: "batch", **kv_graph.DYNAMIC_AXES.get(name, {})} for name in kv_graph.INPUT_NAMES}
+    names = kv_graph.input_names(LAYERS)
+    assert list(example) == names
+    axes = ({n: {0: "batch"} for n in names} | {"input_ids": {0: "batch", 1: "seq"}}
+            | {n: {0: "batch", 2: "past"} for n in kv_graph.past_names(LAYERS)})
 
     class Outputs(torch.nn.Module):  # the exporter's adapter turns the dict into the named outputs the same way
         def __init__(self) -> None:
@@ -73,11 +81,11 @@ def test_the_exported_graph_is_lean_and_decodes_like_transformers(tmp_path: Path
             self.decoder = decoder
 
         def forward(self, *args):
-            out = self.decoder(*args)
+            out = self.decoder(**dict(zip(names, args)))
             return out["logits"], out["present_key"], out["present_value"]
 
-    [path] = export("torchscript", Outputs(), tuple(example[n] for n in kv_graph.INPUT_NAMES), kv_graph.INPUT_NAMES,
-                    kv_graph.OUTPUT_NAMES, axes, 18, tmp_path, "auto")
+    [path] = export("torchscript", Outputs(), tuple(example.values()), names, kv_graph.OUTPUT_NAMES, axes, 18,
+                    tmp_path, "auto")
     ops = Counter(node.op_type for node in onnx.load(str(path)).graph.node)
     # a layer: one MatMul each for q/k/v, o, gate/up, down (7 before), attention and rotary as one op each (ONNX
     # opset 23), the residual Add and the next RMSNorm as one; + the tied head
@@ -89,16 +97,18 @@ def test_the_exported_graph_is_lean_and_decodes_like_transformers(tmp_path: Path
     session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
 
     def onnx_step(*arrays):
-        return tuple(session.run(kv_graph.OUTPUT_NAMES, dict(zip(kv_graph.INPUT_NAMES, arrays))))
+        named = {n: np.ascontiguousarray(a) for n, a in feeds(*arrays).items()}
+        return tuple(session.run(kv_graph.OUTPUT_NAMES, named))
 
     assert _greedy(onnx_step, prompt, 8) == expected_ids
     # a left-padded mixed batch gives each row the logits it gets alone
-    logits, _, _ = onnx_step(*(example[n].numpy() for n in kv_graph.INPUT_NAMES))
+    stacked = [np.stack([example[f"past_{kind}_{i}"].numpy() for i in range(LAYERS)], 1) for kind in ("key", "value")]
+    logits, _, _ = onnx_step(example["input_ids"].numpy(), *stacked, example["past_length"].numpy(),
+                             example["input_length"].numpy())
     for row in range(logits.shape[0]):
         p, n = int(example["past_length"][row, 0]), int(example["input_length"][row, 0])
-        past = example["past_key"].shape[3]
-        alone = onnx_step(example["input_ids"][row:row + 1, -n:].numpy(),
-                          example["past_key"][row:row + 1, :, :, past - p:].numpy(),
-                          example["past_value"][row:row + 1, :, :, past - p:].numpy(),
-                          np.array([[p]], np.int64), np.array([[n]], np.int64))[0]
+        past = stacked[0].shape[3]
+        alone = onnx_step(example["input_ids"][row:row + 1, -n:].numpy(), stacked[0][row:row + 1, :, :, past - p:],
+                          stacked[1][row:row + 1, :, :, past - p:], np.array([[p]], np.int64),
+                          np.array([[n]], np.int64))[0]
         np.testing.assert_allclose(logits[row], alone[0], atol=1e-4)

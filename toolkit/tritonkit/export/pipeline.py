@@ -3,6 +3,7 @@
 Everything crash-prone (user code, torch.export, the tracer, onnxruntime, TensorRT) happens here, never in
 the CLI's process. Input is an `ExportJob` (job.json), output an `ExportOutcome` (result.json): see `job.py`.
 """
+import fnmatch
 import hashlib
 import shutil
 import time
@@ -41,22 +42,25 @@ def weights_digest(module: Any) -> str:
 
 def dynamic_axes(ranks: dict[str, int], inputs: list[str], requested: dict[str, dict[int, str]], max_batch_size: int,
                  model: Where) -> dict[str, dict[int, str]]:
-    """{tensor: {axis: dim name}} for inputs and outputs: the batch axis plus the spec's named dims, checked."""
+    """{tensor: {axis: dim name}} for inputs and outputs: the batch axis plus the spec's named dims, checked. A key
+    with `*` names every tensor it matches (`past_key_*`: a decoder's per-layer caches)."""
     where = model.at("export.dynamic_axes")
     axes: dict[str, dict[int, str]] = {name: ({0: "batch"} if max_batch_size > 0 else {}) for name in ranks}
-    for tensor, mapping in requested.items():
-        if tensor not in ranks:
-            raise ExportError.at(where.at(tensor), f"'{tensor}' is not an input or output of the model",
+    for key, mapping in requested.items():
+        tensors = fnmatch.filter(ranks, key) if "*" in key else [key] if key in ranks else []
+        if not tensors:
+            raise ExportError.at(where.at(key), f"'{key}' is not an input or output of the model",
                                  f"use one of: {', '.join(ranks)}")
-        for axis, dim in mapping.items():
-            if axis >= ranks[tensor]:
-                raise ExportError.at(where.at(tensor), f"axis {axis} is out of range for rank {ranks[tensor]}",
-                                     f"use an axis below {ranks[tensor]}")
-            if max_batch_size > 0 and axis == 0:
-                raise ExportError.at(where.at(tensor),
-                                     "axis 0 is the batch axis (max_batch_size > 0) and is always dynamic",
-                                     "remove it, or set max_batch_size: 0 to name axis 0 yourself")
-            axes[tensor][axis] = dim
+        for tensor in tensors:
+            for axis, dim in mapping.items():
+                if axis >= ranks[tensor]:
+                    raise ExportError.at(where.at(key), f"axis {axis} is out of range for rank {ranks[tensor]}",
+                                         f"use an axis below {ranks[tensor]}")
+                if max_batch_size > 0 and axis == 0:
+                    raise ExportError.at(where.at(key),
+                                         "axis 0 is the batch axis (max_batch_size > 0) and is always dynamic",
+                                         "remove it, or set max_batch_size: 0 to name axis 0 yourself")
+                axes[tensor][axis] = dim
     return axes
 
 

@@ -209,7 +209,8 @@ class ExportSpec(StrictModel):
     input_names: list[str] | None = Field(default=None, description="Rename inputs (forward order).")
     output_names: list[str] | None = Field(default=None, description="Name outputs (flattened order).")
     dynamic_axes: dict[str, dict[int, str]] = Field(default_factory=dict, description="Named dynamic dims besides the "
-                                                    "batch axis, e.g. {input_ids: {1: seq}}.")
+                                                    "batch axis, e.g. {input_ids: {1: seq}}; a key with * names every "
+                                                    "tensor it matches, e.g. {past_key_*: {2: past}}.")
     external_data: Literal["auto", "always"] = Field(default="auto", description="auto: weights go to model.onnx.data "
                                                      "only when the model is over 2 GB.")
     tolerance: ToleranceSpec = Field(default_factory=ToleranceSpec)

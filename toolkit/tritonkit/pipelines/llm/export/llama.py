@@ -118,9 +118,10 @@ def make_decoder(hf_model: Any) -> Any:
             self.register_buffer("cos_table", angles.cos(), persistent=False)  # [positions, D/2]
             self.register_buffer("sin_table", angles.sin(), persistent=False)
 
-        def forward(self, input_ids, past_key, past_value, past_length, input_length):
+        def forward(self, input_ids, past_length, input_length, **past_layers):
+            """`past_layers`: past_key_<i> and past_value_<i> [B, H, P, D] (kv_graph's contract)."""
             batch, seq = input_ids.shape
-            past = past_key.shape[3]
+            past = past_layers["past_key_0"].shape[2]
             positions, mask = kv_graph.positions_and_mask(seq, past, past_length, input_length)
             bias = (mask.to(torch.float32) - 1.0) * -kv_graph.MASKED  # [B, 1, S, P + S]: 0 or MASKED, added to scores
             bs = operators.shape_as_tensor(input_ids)  # [B, S]
@@ -138,7 +139,8 @@ def make_decoder(hf_model: Any) -> Any:
                 k = Rotary.apply(k, self.cos_table, self.sin_table, positions)
                 keys.append(k)  # the new entries only (kv_graph's contract)
                 values.append(v)
-                out = GroupedAttention.apply(q, k, v, bias, past_key[:, i], past_value[:, i])
+                past_k, past_v = past_layers[f"past_key_{i}"], past_layers[f"past_value_{i}"]
+                out = GroupedAttention.apply(q, k, v, bias, past_k, past_v)
                 out = operators.reshape_from_tensor_shape(out.transpose(1, 2), hidden_shape)
                 h, x = SkipNorm.apply(x, layer.self_attn.o_proj(out), layer.post_attention_layernorm.weight, epsilon)
                 gate_up = self.gate_up[i](h)

@@ -38,16 +38,15 @@ WINDOW = 128
 
 
 class Graph:
-    """One decoder file in onnxruntime: batched left-padded steps (the contract of `kv_graph`)."""
+    """One decoder file in onnxruntime (the engine's `OnnxDecoder`): batched left-padded steps over a cache kept
+    here, stacked [B, L, H, P, D]."""
 
     def __init__(self, path: Path) -> None:
-        import onnxruntime as ort
+        from tritonkit.pipelines.llm.runtime.decoder import OnnxDecoder
 
-        options = ort.SessionOptions()
-        options.log_severity_level = 3
-        self.session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
-        shape = {i.name: i.shape for i in self.session.get_inputs()}["past_key"]
-        self.layers, self.heads, self.head_dim = int(shape[1]), int(shape[2]), int(shape[4])
+        self.decoder = OnnxDecoder(path)
+        g = self.decoder.geometry
+        self.layers, self.heads, self.head_dim = g.layers, g.kv_heads, g.head_dim
 
     def run(self, rows: list[np.ndarray], past: tuple[np.ndarray, np.ndarray] | None,
             past_length: np.ndarray) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
@@ -60,9 +59,7 @@ class Graph:
             empty = np.zeros((batch, self.layers, self.heads, 0, self.head_dim), np.float32)
             past = (empty, empty)
         lengths = np.array([[len(r)] for r in rows], np.int64)
-        feeds = {"input_ids": ids, "past_key": past[0], "past_value": past[1],
-                 "past_length": past_length.reshape(-1, 1), "input_length": lengths}
-        logits, key, value = self.session.run(["logits", "present_key", "present_value"], feeds)
+        logits, key, value = self.decoder.run(ids, past[0], past[1], past_length, lengths)
         return logits, (np.concatenate([past[0], key], axis=3), np.concatenate([past[1], value], axis=3))
 
 

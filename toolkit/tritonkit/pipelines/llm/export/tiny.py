@@ -34,13 +34,14 @@ def make_decoder(seed: int = 0) -> Any:
             super().__init__()
             self.gpt = gpt
 
-        def forward(self, input_ids, past_key, past_value, past_length, input_length):
-            seq, past = input_ids.shape[1], past_key.shape[3]
+        def forward(self, input_ids, past_length, input_length, **past_layers):
+            """`past_layers`: past_key_<i> and past_value_<i> [B, H, P, D] (kv_graph's contract)."""
+            seq, past = input_ids.shape[1], past_layers["past_key_0"].shape[2]
             positions, mask = kv_graph.positions_and_mask(seq, past, past_length, input_length)
             x = self.gpt.tok(input_ids) + self.gpt.pos(positions)
             keys, values = [], []
             for i, block in enumerate(self.gpt.blocks):
-                x, k, v = block(x, past_key[:, i], past_value[:, i], mask)
+                x, k, v = block(x, past_layers[f"past_key_{i}"], past_layers[f"past_value_{i}"], mask)
                 keys.append(k[:, :, past:])  # the new entries only (kv_graph's contract)
                 values.append(v[:, :, past:])
             logits = self.gpt.ln_f(x[:, -1]) @ self.gpt.tok.weight.T

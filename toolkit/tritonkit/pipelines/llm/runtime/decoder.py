@@ -3,13 +3,14 @@
 `step` takes rows of (cache, new token ids) of any mix of lengths, left-pads them into one call, writes
 each row's new keys/values back into its own cache, and returns the logits of each row's newest token.
 
-Memory: a call's padded past is as large as the rows' caches (70 MB for one 1,500-position SmolLM2 row); its
-present outputs hold the new tokens' entries only. Both live in buffers reused from call to call (no fresh
+Memory: a call's padded past is as large as the rows' caches (70 MB for one 1,500-position SmolLM2 row), laid
+out layer by layer so each layer's part is bound as that layer's input, read in place; its present outputs hold
+the new tokens' entries only. Both live in buffers reused from call to call (no fresh
 pages each step), the outputs bound so onnxruntime writes them there instead of into its own memory and then a
 copy; the buffers follow what recent calls needed (a long prompt's peak is given back once calls are small
 again) and are released when the engine has nothing to run (`release`), with the heap's free pages.
-onnxruntime runs without its CPU arena: a call's intermediates (per layer, the slices of the past and the
-attention's present, as large as the past itself) come from malloc and go back to it when the call ends, where
+onnxruntime runs without its CPU arena: a call's intermediates (per layer, the attention's present, as large as
+that layer's past) come from malloc and go back to it when the call ends, where
 the arena kept its largest call's growth, rounded up to powers of two, until the engine was idle (SmolLM2 in
 process, the served c=1 / c=8 / 300-token-prefix workload: peak 409-420 against 432 MB; served, peak RSS of the
 server 429 against 450 MB). Speed: two engines side by side in one process, 8 alternating rounds, twice: the one
@@ -97,12 +98,14 @@ class OnnxDecoder:
                                             providers=list(providers or ["CPUExecutionProvider"]))
         inputs = {i.name: i for i in self.session.get_inputs()}
         outputs = {o.name: o for o in self.session.get_outputs()}
-        missing = {"input_ids", "past_key", "past_value", "past_length", "input_length"} - set(inputs)
+        layers = sum(name.startswith("past_key_") for name in inputs)
+        self.past_names = [f"past_key_{i}" for i in range(layers)] + [f"past_value_{i}" for i in range(layers)]
+        missing = {"input_ids", "past_length", "input_length", "past_key_0", *self.past_names} - set(inputs)
         if missing or not {"logits", "present_key", "present_value"} <= set(outputs):
-            raise ValueError(f"{model_path} is not a KV-cache decoder (inputs {sorted(inputs)}, "
-                             f"outputs {sorted(outputs)})")
-        _, layers, heads, _, head_dim = inputs["past_key"].shape
-        self.geometry = CacheGeometry(int(layers), int(heads), int(head_dim))
+            raise ValueError(f"{model_path} is not a KV-cache decoder with per-layer past inputs (inputs "
+                             f"{sorted(inputs)}, outputs {sorted(outputs)}; see export/kv_graph.py)")
+        _, heads, _, head_dim = inputs["past_key_0"].shape
+        self.geometry = CacheGeometry(layers, int(heads), int(head_dim))
         self.vocab_size = int(outputs["logits"].shape[-1])
         self.output_names = ["logits", "present_key", "present_value"]
         self.past = Reused(self.geometry.dtype)  # the padded past of a call (keys, then values)
@@ -110,10 +113,14 @@ class OnnxDecoder:
 
     def run(self, input_ids: np.ndarray, past_key: np.ndarray, past_value: np.ndarray, past_length: np.ndarray,
             input_length: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """One raw call: (logits [B, V], present_key, present_value: the new entries only)."""
-        feeds = {"input_ids": input_ids.astype(np.int64, copy=False), "past_key": past_key, "past_value": past_value,
+        """One raw call with the past stacked [B, L, H, P, D]: (logits [B, V], present_key, present_value: the new
+        entries only)."""
+        layers = self.geometry.layers
+        pasts = [past_key[:, i] for i in range(layers)] + [past_value[:, i] for i in range(layers)]
+        feeds = {"input_ids": input_ids.astype(np.int64, copy=False),
                  "past_length": past_length.astype(np.int64, copy=False).reshape(-1, 1),
                  "input_length": input_length.astype(np.int64, copy=False).reshape(-1, 1)}
+        feeds |= {name: np.ascontiguousarray(p) for name, p in zip(self.past_names, pasts)}
         logits, present_key, present_value = self.session.run(self.output_names, feeds)
         return logits, present_key, present_value
 
@@ -131,7 +138,8 @@ class OnnxDecoder:
         past = max(r.cache.length for r in rows)
         seq = max(len(r.ids) for r in rows)
         input_ids = np.zeros((batch, seq), np.int64)
-        shape = (batch, g.layers, g.kv_heads, past, g.head_dim)
+        # layer-major, so that each layer's part [B, H, P, D] is contiguous and bound as its input without a copy
+        shape = (g.layers, batch, g.kv_heads, past, g.head_dim)
         size = int(np.prod(shape))
         scratch = self.past.take(2 * size)
         past_key, past_value = scratch[:size].reshape(shape), scratch[size:].reshape(shape)
@@ -140,11 +148,11 @@ class OnnxDecoder:
         for b, row in enumerate(rows):
             n, p = len(row.ids), row.cache.length
             input_ids[b, seq - n:] = row.ids
-            past_key[b, :, :, :past - p] = 0  # padding must be finite: masked weights are 0, and 0 * NaN is NaN
-            past_value[b, :, :, :past - p] = 0
+            past_key[:, b, :, :past - p] = 0  # padding must be finite: masked weights are 0, and 0 * NaN is NaN
+            past_value[:, b, :, :past - p] = 0
             if p:
-                past_key[b, :, :, past - p:] = row.cache.key[:, :, :p]
-                past_value[b, :, :, past - p:] = row.cache.value[:, :, :p]
+                past_key[:, b, :, past - p:] = row.cache.key[:, :, :p]
+                past_value[:, b, :, past - p:] = row.cache.value[:, :, :p]
             past_length[b, 0], input_length[b, 0] = p, n
         out_shape = (batch, g.layers, g.kv_heads, seq, g.head_dim)  # the new entries only (kv_graph's contract)
         out_size = int(np.prod(out_shape))
@@ -152,8 +160,8 @@ class OnnxDecoder:
         present_key, present_value = outputs[:out_size].reshape(out_shape), outputs[out_size:].reshape(out_shape)
         logits = np.empty((batch, self.vocab_size), np.float32)
         binding = self.session.io_binding()
-        for name, value in (("input_ids", input_ids), ("past_key", past_key), ("past_value", past_value),
-                            ("past_length", past_length), ("input_length", input_length)):
+        for name, value in (("input_ids", input_ids), ("past_length", past_length), ("input_length", input_length),
+                            *zip(self.past_names, [*past_key, *past_value])):
             binding.bind_cpu_input(name, value)
         for name, array in (("logits", logits), ("present_key", present_key), ("present_value", present_value)):
             binding.bind_output(name, "cpu", 0, array.dtype.type, list(array.shape),
