@@ -78,6 +78,21 @@ def test_the_quantized_graph_runs_in_onnxruntime_as_its_dequantized_weights(tmp_
     np.testing.assert_allclose(logits, x @ table.T, rtol=0.05, atol=0.03 * np.abs(logits).max())
 
 
+def test_the_tied_head_takes_its_own_bits_when_given(tmp_path: Path) -> None:
+    rng = np.random.default_rng(2)
+    table = rng.standard_normal((40, 64)).astype(np.float32)
+    src = graph(rng.standard_normal((64, 48)).astype(np.float32), table, tmp_path / "float.onnx")
+    quantize_graph(src, tmp_path / "q.onnx", bits=4, block_size=32, symmetric=True, embedding_bits=8, head_bits=4)
+    bits = {n.op_type + ":" + n.name: next(a.i for a in n.attribute if a.name == "bits")
+            for n in onnx.load(str(tmp_path / "q.onnx")).graph.node}
+    assert bits == {"GatherBlockQuantized:embed": 8, "MatMulNBits:proj": 4, "MatMulNBits:head": 4}
+    ids = np.array([0, 7, 39, 3], np.int64)
+    _, logits = run(tmp_path / "q.onnx", ids)
+    # the embedding's int8 rows (within 1%) times the head's int4 blocks
+    np.testing.assert_allclose(logits, table[ids] @ dequantized(table.T.copy(), 4, True),
+                               rtol=0.05, atol=0.05 * np.abs(logits).max())
+
+
 def test_weights_already_in_4bit_blocks_are_found_and_put_back_exactly() -> None:
     weight = q4_1_blocks(48, 64)
     found = grid_blocks(weight.T, 32)

@@ -147,11 +147,13 @@ def _gather_block(node: Any, table: np.ndarray, bits: int, block_size: int, add:
 
 
 def quantize_graph(src: Path, dst: Path, bits: int, block_size: int, symmetric: bool,
-                   embedding_bits: int | None, always_external: bool = False, exact_4bit: bool = True) -> Counts:
+                   embedding_bits: int | None, always_external: bool = False, exact_4bit: bool = True,
+                   head_bits: int | None = None) -> Counts:
     """Writes `dst` with every MatMul by a 2-D float initializer as MatMulNBits (`bits`) and every Gather from a
     2-D float initializer (a token embedding) as GatherBlockQuantized (`embedding_bits`, None: kept float); a MatMul
-    by the embedding's transpose (a tied LM head) gets `embedding_bits` too. Other nodes are left as they are.
-    `exact_4bit=False` re-quantizes weights that already are 4-bit blocks too (benchmarks/llm_weights.py)."""
+    by the embedding's transpose (a tied LM head) gets `embedding_bits` too, or `head_bits` when given. Other nodes
+    are left as they are. `exact_4bit=False` re-quantizes weights that already are 4-bit blocks too, and `head_bits`
+    quantizes the head apart from the embedding (both for benchmarks/llm_weights.py: onnxruntime-genai's choices)."""
     import onnx
     from onnx import helper, numpy_helper
 
@@ -191,7 +193,7 @@ def quantize_graph(src: Path, dst: Path, bits: int, block_size: int, symmetric: 
         weight = float_2d(node.input[1]) if node.op_type == "MatMul" and node.input[0] not in weights else None
         if weight is not None:
             tied = any(e.shape == weight.shape[::-1] and np.array_equal(e, weight.T) for e in embeddings)
-            node_bits = embedding_bits if tied else bits
+            node_bits = (head_bits or embedding_bits) if tied else bits
             if node_bits == 4 and not tied and exact_4bit:
                 new = _exact_4bit(node, weight, block_size, add, block_sums)
                 counts.exact_4bit += new is not None

@@ -101,26 +101,39 @@ def windows_of(ids: np.ndarray, size: int = WINDOW) -> list[np.ndarray]:
     return [ids[i:i + size] for i in range(0, len(ids), size) if len(ids[i:i + size]) >= 2]
 
 
+class Reference:
+    """The float graph's side of the measures, computed once: its greedy continuations of `PROMPTS` and its
+    perplexity on `TEXT`, tokenized with the model's tokenizer."""
+
+    def __init__(self, float_onnx: Path, tokenizer: Path) -> None:
+        from tritonkit.pipelines.llm.runtime.text import TextCodec
+
+        codec = TextCodec(tokenizer)
+        self.prompts = [codec.encode(p, add_special_tokens=False) for p in PROMPTS]
+        self.windows = windows_of(codec.encode(TEXT.read_text(), add_special_tokens=False))
+        graph = Graph(float_onnx)
+        self.tokens = greedy(graph, self.prompts)
+        self.perplexity = math.exp(mean_nll(graph, self.windows))
+
+    def against(self, quantized_onnx: Path) -> dict[str, Any]:
+        """Greedy agreement and perplexities of `quantized_onnx` against the float graph."""
+        graph = Graph(quantized_onnx)
+        same = greedy(graph, self.prompts, forced=self.tokens) == self.tokens
+        free = greedy(graph, self.prompts) == self.tokens
+        perplexity = math.exp(mean_nll(graph, self.windows))
+        return {"greedy_agreement_quantized_vs_float": round(float(same.mean()), 4),
+                "greedy_agreement_free_running": round(float(free.mean()), 4),
+                "perplexity_float": round(self.perplexity, 4), "perplexity_quantized": round(perplexity, 4),
+                "perplexity_quantized_over_float": round(perplexity / self.perplexity, 4),
+                "prompts": len(self.prompts), "tokens_per_prompt": TOKENS,
+                "perplexity_tokens": sum(len(w) - 1 for w in self.windows)}
+
+
 def measure(float_onnx: Path, quantized_onnx: Path, lm: Any, project_dir: Path, where: Where) -> dict[str, Any]:
     """Greedy agreement and perplexities of the two graphs; refuses (VerificationError) below the spec's bounds.
 
     `lm` is the spec's `export.quantize.lm` (tokenizer path relative to the project, the optional bounds)."""
-    from tritonkit.pipelines.llm.runtime.text import TextCodec
-
-    codec = TextCodec(project_dir / lm.tokenizer)
-    prompts = [codec.encode(p, add_special_tokens=False) for p in PROMPTS]
-    windows = windows_of(codec.encode(TEXT.read_text(), add_special_tokens=False))
-    float_graph, quantized_graph = Graph(float_onnx), Graph(quantized_onnx)
-    reference = greedy(float_graph, prompts)
-    same = greedy(quantized_graph, prompts, forced=reference) == reference
-    free = greedy(quantized_graph, prompts) == reference
-    ppl_float = math.exp(mean_nll(float_graph, windows))
-    ppl_quantized = math.exp(mean_nll(quantized_graph, windows))
-    result = {"greedy_agreement_quantized_vs_float": round(float(same.mean()), 4),
-              "greedy_agreement_free_running": round(float(free.mean()), 4),
-              "perplexity_float": round(ppl_float, 4), "perplexity_quantized": round(ppl_quantized, 4),
-              "perplexity_quantized_over_float": round(ppl_quantized / ppl_float, 4), "prompts": len(prompts),
-              "tokens_per_prompt": TOKENS, "perplexity_tokens": sum(len(w) - 1 for w in windows)}
+    result = Reference(float_onnx, project_dir / lm.tokenizer).against(quantized_onnx)
     check_bounds(result, lm, where)
     return result
 
