@@ -21,6 +21,8 @@ from typing import Any
 OUTPUT_NAMES = ["logits", "present_key", "present_value"]
 #: Export options for the tritonkit exporter (the batch axis is added by max_batch_size > 0).
 DYNAMIC_AXES = {"input_ids": {1: "seq"}, "past_key_*": {2: "past"}, "past_value_*": {2: "past"}}
+#: Large negative score for masked keys: finite, so a fully padded query row stays finite (no NaN leaks).
+MASKED = -1e9
 
 
 def past_names(layers: int) -> list[str]:
@@ -38,8 +40,6 @@ def per_layer(past_key: Any, past_value: Any) -> dict[str, Any]:
     layers = past_key.shape[1]
     return dict(zip(past_names(layers), [past_key[:, i] for i in range(layers)]
                     + [past_value[:, i] for i in range(layers)]))
-#: Large negative score for masked keys: finite, so a fully padded query row stays finite (no NaN leaks).
-MASKED = -1e9
 
 
 def positions_and_mask(seq: int, past: int, past_length: Any, input_length: Any) -> tuple[Any, Any]:
