@@ -47,6 +47,8 @@ def test_the_exported_graph_is_lean_and_decodes_like_transformers(tmp_path: Path
     import onnxruntime as ort
     import torch
 
+    from tritonkit.errors import NOWHERE
+    from tritonkit.export.pipeline import dynamic_axes
     from tritonkit.export.torch2onnx import export
     from tritonkit.pipelines.llm.export import kv_graph, llama
 
@@ -70,10 +72,9 @@ def test_the_exported_graph_is_lean_and_decodes_like_transformers(tmp_path: Path
     assert _greedy(torch_step, prompt, 8) == expected_ids
 
     example = kv_graph.example_inputs(VOCAB, LAYERS, KV_HEADS, HEAD_DIM)
-    names = kv_graph.input_names(LAYERS)
-    assert list(example) == names
-    axes = ({n: {0: "batch"} for n in names} | {"input_ids": {0: "batch", 1: "seq"}}
-            | {n: {0: "batch", 2: "past"} for n in kv_graph.past_names(LAYERS)})
+    names = list(example)
+    ranks = {n: t.dim() for n, t in example.items()} | {"logits": 2, "present_key": 5, "present_value": 5}
+    axes = dynamic_axes(ranks, names, kv_graph.DYNAMIC_AXES, 1, NOWHERE)  # as the exporter names them
 
     class Outputs(torch.nn.Module):  # the exporter's adapter turns the dict into the named outputs the same way
         def __init__(self) -> None:

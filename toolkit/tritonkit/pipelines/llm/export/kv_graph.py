@@ -30,11 +30,6 @@ def past_names(layers: int) -> list[str]:
     return [f"past_key_{i}" for i in range(layers)] + [f"past_value_{i}" for i in range(layers)]
 
 
-def input_names(layers: int) -> list[str]:
-    """The graph's inputs in order."""
-    return ["input_ids", *past_names(layers), "past_length", "input_length"]
-
-
 def per_layer(past_key: Any, past_value: Any) -> dict[str, Any]:
     """{past_key_<i>, past_value_<i>} from stacked [B, L, H, P, D] keys and values (numpy or torch)."""
     layers = past_key.shape[1]
