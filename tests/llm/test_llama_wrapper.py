@@ -102,14 +102,13 @@ def test_the_exported_graph_is_lean_and_decodes_like_transformers(tmp_path: Path
         return tuple(session.run(kv_graph.OUTPUT_NAMES, named))
 
     assert _greedy(onnx_step, prompt, 8) == expected_ids
-    # a left-padded mixed batch gives each row the logits it gets alone
+    # a padded mixed batch (pasts right-padded, new tokens left-padded) gives each row the logits it gets alone
     stacked = [np.stack([example[f"past_{kind}_{i}"].numpy() for i in range(LAYERS)], 1) for kind in ("key", "value")]
     logits, _, _ = onnx_step(example["input_ids"].numpy(), *stacked, example["past_length"].numpy(),
                              example["input_length"].numpy())
     for row in range(logits.shape[0]):
         p, n = int(example["past_length"][row, 0]), int(example["input_length"][row, 0])
-        past = stacked[0].shape[3]
-        alone = onnx_step(example["input_ids"][row:row + 1, -n:].numpy(), stacked[0][row:row + 1, :, :, past - p:],
-                          stacked[1][row:row + 1, :, :, past - p:], np.array([[p]], np.int64),
+        alone = onnx_step(example["input_ids"][row:row + 1, -n:].numpy(), stacked[0][row:row + 1, :, :, :p],
+                          stacked[1][row:row + 1, :, :, :p], np.array([[p]], np.int64),
                           np.array([[n]], np.int64))[0]
         np.testing.assert_allclose(logits[row], alone[0], atol=1e-4)

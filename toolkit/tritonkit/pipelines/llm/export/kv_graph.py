@@ -1,9 +1,10 @@
-"""The decoder graph's contract, shared by every wrapped model: batched steps over left-padded KV caches.
+"""The decoder graph's contract, shared by every wrapped model: batched steps over padded KV caches.
 
 Inputs (B rows, S new tokens, P cached positions, L layers, H kv heads, D head size):
 - `input_ids` int64 [B, S]: new tokens, left-padded (row r's tokens are the last `input_length[r]`);
-- `past_key_<i>`, `past_value_<i>` float32 [B, H, P, D], one pair per layer i: cached keys/values, left-padded
-  (row r's are the last `past_length[r]` positions);
+- `past_key_<i>`, `past_value_<i>` float32 [B, H, P, D], one pair per layer i: cached keys/values, right-padded
+  (row r's are the first `past_length[r]` positions, the padding finite), so that a request's own cache, its
+  unfilled positions zero, is a past as it is (the engine binds one row's cache in place);
 - `past_length`, `input_length` int64 [B, 1]: how many of those positions are real.
 Outputs: `logits` float32 [B, V] at each row's last (newest) token, and `present_key`/`present_value`
 [B, L, H, S, D]: the new tokens' keys/values only, left-padded like `input_ids` (row r's are the last
@@ -38,14 +39,15 @@ def per_layer(past_key: Any, past_value: Any) -> dict[str, Any]:
 
 
 def positions_and_mask(seq: int, past: int, past_length: Any, input_length: Any) -> tuple[Any, Any]:
-    """(position ids [B, S], boolean attention mask [B, 1, S, P + S]) for left-padded past and new tokens."""
+    """(position ids [B, S], boolean attention mask [B, 1, S, P + S]) for a right-padded past and left-padded new
+    tokens."""
     import torch
 
     new_index = torch.arange(seq, device=past_length.device)[None, :]
     pad_new = seq - input_length  # [B, 1]
     positions = (past_length + new_index - pad_new).clamp(min=0)
     key_index = torch.arange(past + seq, device=past_length.device)[None, :]
-    past_valid = (key_index >= past - past_length) & (key_index < past)
+    past_valid = key_index < past_length  # past_length <= past: never a new position
     new_valid = key_index >= past + pad_new
     key_valid = past_valid | new_valid  # [B, P + S]
     causal = key_index[:, None, :] <= (past + new_index)[:, :, None]  # [1, S, P + S]

@@ -2,7 +2,7 @@
 
 The wrapper reuses the model's own modules (embeddings, projections, RMSNorms, MLPs) and writes only the
 attention glue the decoder contract needs (`kv_graph`): rotary embeddings at explicit positions, grouped
-query attention over the left-padded cache, and logits at the newest token only (prefill would otherwise
+query attention over the padded cache, and logits at the newest token only (prefill would otherwise
 compute a vocabulary-sized row per prompt token). Tests compare it with the model's own `generate`.
 """
 import math
@@ -104,7 +104,7 @@ def make_decoder(hf_model: Any) -> Any:
             return out, total
 
     class LlamaDecoder(nn.Module):
-        """Left-padded batched steps over a Llama model's layers."""
+        """Batched steps over a Llama model's layers (kv_graph: right-padded past, left-padded new tokens)."""
 
         def __init__(self) -> None:
             super().__init__()

@@ -38,29 +38,25 @@ WINDOW = 128
 
 
 class Graph:
-    """One decoder file in onnxruntime (the engine's `OnnxDecoder`): batched left-padded steps over a cache kept
-    here, stacked [B, L, H, P, D]."""
+    """One decoder file in onnxruntime, stepped as the engine steps it (`OnnxDecoder.step`): each sequence keeps
+    its own cache, and rows of any lengths share a call."""
 
     def __init__(self, path: Path) -> None:
         from tritonkit.pipelines.llm.runtime.decoder import OnnxDecoder
 
         self.decoder = OnnxDecoder(path)
-        g = self.decoder.geometry
-        self.layers, self.heads, self.head_dim = g.layers, g.kv_heads, g.head_dim
 
-    def run(self, rows: list[np.ndarray], past: tuple[np.ndarray, np.ndarray] | None,
-            past_length: np.ndarray) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
-        """Appends each row's ids (left-padded) to the cache; (logits of each row's newest token, new cache)."""
-        batch, seq = len(rows), max(len(r) for r in rows)
-        ids = np.zeros((batch, seq), np.int64)
-        for b, row in enumerate(rows):
-            ids[b, seq - len(row):] = row
-        if past is None:
-            empty = np.zeros((batch, self.layers, self.heads, 0, self.head_dim), np.float32)
-            past = (empty, empty)
-        lengths = np.array([[len(r)] for r in rows], np.int64)
-        logits, key, value = self.decoder.run(ids, past[0], past[1], past_length, lengths)
-        return logits, (np.concatenate([past[0], key], axis=3), np.concatenate([past[1], value], axis=3))
+    def caches(self, positions: list[int]) -> list[Any]:
+        """One empty cache (`KVCache`) of each size."""
+        from tritonkit.pipelines.llm.runtime.kv_cache import KVCache
+
+        return [KVCache.empty(self.decoder.geometry, n) for n in positions]
+
+    def step(self, caches: list[Any], rows: list[np.ndarray]) -> np.ndarray:
+        """Appends each row's ids to its cache; the logits of each row's newest token [rows, V]."""
+        from tritonkit.pipelines.llm.runtime.decoder import Row
+
+        return self.decoder.step([Row(cache, np.asarray(ids, np.int64)) for cache, ids in zip(caches, rows)])
 
 
 def greedy(graph: Graph, prompts: list[np.ndarray], tokens: int = TOKENS,
@@ -68,22 +64,22 @@ def greedy(graph: Graph, prompts: list[np.ndarray], tokens: int = TOKENS,
     """[prompts, tokens]: each step's argmax, all prompts in one batch. The next step is fed that argmax, or with
     `forced` ([prompts, tokens]) the forced token instead (teacher forcing: the next-token choice at each position
     of another continuation)."""
-    logits, cache = graph.run(prompts, None, np.zeros(len(prompts), np.int64))
-    lengths = np.array([len(p) for p in prompts], np.int64)
+    caches = graph.caches([len(p) + tokens for p in prompts])
+    logits = graph.step(caches, prompts)
     out = np.empty((len(prompts), tokens), np.int64)
     for t in range(tokens):
         out[:, t] = logits.argmax(-1)
         if t + 1 < tokens:
             fed = out[:, t] if forced is None else forced[:, t]
-            logits, cache = graph.run([np.array([i]) for i in fed], cache, lengths)
-            lengths = lengths + 1
+            logits = graph.step(caches, [np.array([i]) for i in fed])
     return out
 
 
 def mean_nll(graph: Graph, windows: list[np.ndarray]) -> float:
     """Mean negative log-likelihood of every window token after the first, fed one token per step."""
     total, count = 0.0, 0
-    logits, cache = graph.run([w[:1] for w in windows], None, np.zeros(len(windows), np.int64))
+    caches = graph.caches([len(w) for w in windows])
+    logits = graph.step(caches, [w[:1] for w in windows])
     for t in range(1, max(len(w) for w in windows)):
         live = [b for b, w in enumerate(windows) if t < len(w)]
         for b in live:
@@ -91,8 +87,9 @@ def mean_nll(graph: Graph, windows: list[np.ndarray]) -> float:
             top = row.max()
             total += top + math.log(np.exp(row - top).sum()) - row[windows[b][t]]
             count += 1
-        lengths = np.array([min(t, len(w)) for w in windows], np.int64)
-        logits, cache = graph.run([w[t:t + 1] if t < len(w) else w[-1:] for w in windows], cache, lengths)
+        fed = [b for b in live if t + 1 < len(windows[b])]  # windows with a token still to score
+        if fed:
+            logits[fed] = graph.step([caches[b] for b in fed], [windows[b][t:t + 1] for b in fed])
     return total / count
 
 

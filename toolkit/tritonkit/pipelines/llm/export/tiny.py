@@ -28,7 +28,7 @@ def make_decoder(seed: int = 0) -> Any:
     gpt = TinyGPT(vocab=VOCAB, max_pos=MAX_POSITIONS).eval()
 
     class TinyGPTDecoder(nn.Module):
-        """Left-padded batched steps over TinyGPT's blocks (position ids and padding mask from lengths)."""
+        """Batched steps over TinyGPT's blocks (kv_graph: position ids and padding mask from lengths)."""
 
         def __init__(self) -> None:
             super().__init__()

@@ -1,14 +1,17 @@
 """Runs the exported KV-cache decoder (see export/kv_graph.py) with onnxruntime, one batched step at a time.
 
-`step` takes rows of (cache, new token ids) of any mix of lengths, left-pads them into one call, writes
-each row's new keys/values back into its own cache, and returns the logits of each row's newest token.
+`step` takes rows of (cache, new token ids) of any mix of lengths, pads them into one call, writes each row's new
+keys/values back into its own cache, and returns the logits of each row's newest token.
 
-Memory: a call's padded past is as large as the rows' caches (70 MB for one 1,500-position SmolLM2 row), laid
-out layer by layer so each layer's part is bound as that layer's input, read in place; its present outputs hold
-the new tokens' entries only. Both live in buffers reused from call to call (no fresh
-pages each step), the outputs bound so onnxruntime writes them there instead of into its own memory and then a
-copy; the buffers follow what recent calls needed (a long prompt's peak is given back once calls are small
-again) and are released when the engine has nothing to run (`release`), with the heap's free pages.
+Memory: a call of one row reads that row's cache in place: each layer's [H, capacity, D] is bound as its past, the
+positions not filled yet (zero) as padding, so nothing is copied (while the padding is at most twice the filled
+length or `IN_PLACE_PADDING`: attending to a padded position costs about what copying a cached one does). A call of
+several rows copies them into one padded past, as large as the rows' caches (70 MB for one 1,500-position SmolLM2
+row), laid out layer by layer so each layer's part is bound as that layer's input, read in place; its present
+outputs hold the new tokens' entries only. Both live in buffers reused from call to call (no fresh pages each
+step), the outputs bound so onnxruntime writes them there instead of into its own memory and then a copy; the
+buffers follow what recent calls needed (a long prompt's peak is given back once calls are small again) and are
+released when the engine has nothing to run (`release`), with the heap's free pages.
 onnxruntime runs without its CPU arena: a call's intermediates (per layer, the attention's present, as large as
 that layer's past) come from malloc and go back to it when the call ends, where
 the arena kept its largest call's growth, rounded up to powers of two, until the engine was idle (SmolLM2 in
@@ -26,7 +29,11 @@ from pathlib import Path
 
 import numpy as np
 
+from . import pages
 from .kv_cache import CacheGeometry, KVCache
+
+#: Padded positions a lone row's cache may bring to a call read in place, whatever its length (see the module).
+IN_PLACE_PADDING = 64
 
 
 @dataclass
@@ -58,19 +65,19 @@ class Reused:
     when a call needs more, cut back to it when it holds over 4x, so a peak (a long prompt) is not kept."""
 
     def __init__(self, dtype: np.dtype, window: int = 32) -> None:
-        self.array = np.empty(0, dtype)
+        self.array = pages.zeros(0, dtype)
         self.needs: deque[int] = deque(maxlen=window)
 
     def take(self, size: int) -> np.ndarray:
         """`size` elements, contents undefined."""
         self.needs.append(size)
         peak = max(self.needs)
-        if self.array.size < size or self.array.size > 4 * peak:
-            self.array = np.empty(int(1.5 * peak) + 1, self.array.dtype)
+        if self.array.size < size or self.array.size > 4 * peak + 1:
+            self.array = pages.zeros(int(1.5 * peak) + 1, self.array.dtype)
         return self.array[:size]
 
     def release(self) -> None:
-        self.array = np.empty(0, self.array.dtype)
+        self.array = pages.zeros(0, self.array.dtype)
         self.needs.clear()
 
 
@@ -135,25 +142,19 @@ class OnnxDecoder:
         """Runs every row's new tokens in one call; appends their keys/values to their caches; logits [B, V]."""
         g = self.geometry
         batch = len(rows)
-        past = max(r.cache.length for r in rows)
         seq = max(len(r.ids) for r in rows)
         input_ids = np.zeros((batch, seq), np.int64)
-        # layer-major, so that each layer's part [B, H, P, D] is contiguous and bound as its input without a copy
-        shape = (g.layers, batch, g.kv_heads, past, g.head_dim)
-        size = int(np.prod(shape))
-        scratch = self.past.take(2 * size)
-        past_key, past_value = scratch[:size].reshape(shape), scratch[size:].reshape(shape)
         past_length = np.empty((batch, 1), np.int64)
         input_length = np.empty((batch, 1), np.int64)
         for b, row in enumerate(rows):
-            n, p = len(row.ids), row.cache.length
+            n = len(row.ids)
             input_ids[b, seq - n:] = row.ids
-            past_key[:, b, :, :past - p] = 0  # padding must be finite: masked weights are 0, and 0 * NaN is NaN
-            past_value[:, b, :, :past - p] = 0
-            if p:
-                past_key[:, b, :, past - p:] = row.cache.key[:, :, :p]
-                past_value[:, b, :, past - p:] = row.cache.value[:, :, :p]
-            past_length[b, 0], input_length[b, 0] = p, n
+            past_length[b, 0], input_length[b, 0] = row.cache.length, n
+        pasts = self.in_place_past(rows[0].cache) if batch == 1 else None
+        if pasts is None:
+            pasts = self._padded(rows)
+        else:
+            self.past.take(0)  # a call without a padded past: the buffer's window forgets the larger calls
         out_shape = (batch, g.layers, g.kv_heads, seq, g.head_dim)  # the new entries only (kv_graph's contract)
         out_size = int(np.prod(out_shape))
         outputs = self.present.take(2 * out_size)
@@ -161,7 +162,7 @@ class OnnxDecoder:
         logits = np.empty((batch, self.vocab_size), np.float32)
         binding = self.session.io_binding()
         for name, value in (("input_ids", input_ids), ("past_length", past_length), ("input_length", input_length),
-                            *zip(self.past_names, [*past_key, *past_value])):
+                            *zip(self.past_names, pasts)):
             binding.bind_cpu_input(name, value)
         for name, array in (("logits", logits), ("present_key", present_key), ("present_value", present_value)):
             binding.bind_output(name, "cpu", 0, array.dtype.type, list(array.shape),
@@ -171,3 +172,29 @@ class OnnxDecoder:
             n = len(row.ids)
             row.cache.append(present_key[b, :, :, seq - n:], present_value[b, :, :, seq - n:])
         return logits
+
+    @staticmethod
+    def in_place_past(cache: KVCache) -> list[np.ndarray] | None:
+        """A lone row's past read from its own cache, each layer's [1, H, capacity, D] (the unfilled positions are
+        zero, masked as padding), when the padding is small enough (see the module); else None."""
+        padding = cache.capacity - cache.length
+        if padding > max(2 * cache.length, IN_PLACE_PADDING):
+            return None
+        return [*cache.key[:, None], *cache.value[:, None]]
+
+    def _padded(self, rows: Sequence[Row]) -> list[np.ndarray]:
+        """The rows' pasts copied into one right-padded past, each layer's [B, H, P, D] (in the reused buffer,
+        layer-major so that each layer's part is contiguous and bound as its input without a copy)."""
+        g = self.geometry
+        past = max(r.cache.length for r in rows)
+        shape = (g.layers, len(rows), g.kv_heads, past, g.head_dim)
+        size = int(np.prod(shape))
+        scratch = self.past.take(2 * size)
+        past_key, past_value = scratch[:size].reshape(shape), scratch[size:].reshape(shape)
+        for b, row in enumerate(rows):
+            p = row.cache.length
+            past_key[:, b, :, :p] = row.cache.key[:, :, :p]
+            past_value[:, b, :, :p] = row.cache.value[:, :, :p]
+            past_key[:, b, :, p:] = 0  # padding must be finite: masked weights are 0, and 0 * NaN is NaN
+            past_value[:, b, :, p:] = 0
+        return [*past_key, *past_value]

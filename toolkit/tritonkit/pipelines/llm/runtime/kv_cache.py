@@ -1,9 +1,10 @@
 """Per-request KV caches with a byte budget: reserved whole at admission, freed on finish, cancel or idle.
 
-A request reserves `prompt + max_tokens` positions up front (numpy arrays [L, H, capacity, D] for keys and values; pages
-are touched only as positions fill). Reserving the worst case means an admitted request can always finish, and a request
-that cannot fit is refused at once with the numbers that explain why. Blocks kept for prefix reuse
-(`prefix_cache.PrefixCache`) count against the same budget and are evicted for a request that needs their memory.
+A request reserves `prompt + max_tokens` positions up front (numpy arrays [L, H, capacity, D] for keys and values,
+in pages of their own: zero, and touched only as positions fill). Reserving the worst case means an admitted request
+can always finish, and a request that cannot fit is refused at once with the numbers that explain why. Blocks kept
+for prefix reuse (`prefix_cache.PrefixCache`) count against the same budget and are evicted for a request that
+needs their memory.
 """
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
+
+from . import pages
 
 if TYPE_CHECKING:
     from .prefix_cache import PrefixCache
@@ -40,11 +43,18 @@ class CacheGeometry:
 
 @dataclass
 class KVCache:
-    """One request's cache: positions [0, length) of `key`/`value` are filled."""
+    """One request's cache: positions [0, length) of `key`/`value` are filled, the rest are zero (the decoder may
+    read the whole capacity as masked padding)."""
 
     key: np.ndarray
     value: np.ndarray
     length: int = 0
+
+    @classmethod
+    def empty(cls, geometry: CacheGeometry, positions: int) -> KVCache:
+        """A cache of `positions` positions, all zero."""
+        shape = (geometry.layers, geometry.kv_heads, positions, geometry.head_dim)
+        return cls(pages.zeros(shape, geometry.dtype), pages.zeros(shape, geometry.dtype))
 
     @property
     def capacity(self) -> int:
@@ -95,9 +105,7 @@ class KVCachePool:
                 "retry later, or raise the model's kv_cache_bytes parameter")
         if self.prefix is not None and need > self.free_bytes:
             self.prefix.evict(need - self.free_bytes)
-        g = self.geometry
-        shape = (g.layers, g.kv_heads, positions, g.head_dim)
-        cache = KVCache(np.empty(shape, g.dtype), np.empty(shape, g.dtype))
+        cache = KVCache.empty(self.geometry, positions)
         self.caches[key] = cache
         self.reserved_bytes += need
         return cache

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from . import pages
 from .kv_cache import CacheGeometry, KVCache
 
 BLOCK = 16
@@ -56,6 +57,13 @@ class PrefixStats:
     misses: int = 0  # admitted requests that reused none
     reused_tokens: int = 0  # prompt positions copied instead of computed
     evicted_blocks: int = 0
+
+
+def block_copy(part: np.ndarray) -> np.ndarray:
+    """A block's keys or values in pages of their own (`pages`: an evicted block's memory goes back at once)."""
+    block = pages.zeros(part.shape, part.dtype)
+    block[...] = part
+    return block
 
 
 class PrefixCache:
@@ -130,8 +138,8 @@ class PrefixCache:
                     pass
                 if self.bytes + self.block_bytes > cap:
                     break
-                child = Node(tokens, cache.key[:, :, start:start + BLOCK].copy(),
-                             cache.value[:, :, start:start + BLOCK].copy(), node)
+                child = Node(tokens, block_copy(cache.key[:, :, start:start + BLOCK]),
+                             block_copy(cache.value[:, :, start:start + BLOCK]), node)
                 node.children[tokens] = child
                 self.lru[child] = None
                 added += 1
