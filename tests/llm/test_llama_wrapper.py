@@ -87,13 +87,16 @@ def test_the_exported_graph_is_lean_and_decodes_like_transformers(tmp_path: Path
 
     [path] = export("torchscript", Outputs(), tuple(example.values()), names, kv_graph.OUTPUT_NAMES, axes, 18,
                     tmp_path, "auto")
-    ops = Counter(node.op_type for node in onnx.load(str(path)).graph.node)
+    nodes = onnx.load(str(path)).graph.node
+    ops = Counter(node.op_type for node in nodes)
     # a layer: one MatMul each for q/k/v, o, gate/up, down (7 before), attention and rotary as one op each (ONNX
     # opset 23), the residual Add and the next RMSNorm as one; + the tied head
     assert ops["MatMul"] == 4 * LAYERS + 1, ops
     assert (ops["Attention"], ops["RotaryEmbedding"]) == (LAYERS, 2 * LAYERS), ops
     assert ops["SkipSimplifiedLayerNormalization"] == 2 * LAYERS - 1, ops
     assert ops["Tile"] + ops["Expand"] + ops["Softmax"] == 0, ops  # no repeat of the cache, no loose attention
+    # the past concatenated ahead of Attention, which then has no present outputs to keep to the call's end
+    assert [len(n.output) for n in nodes if n.op_type == "Attention"] == [1] * LAYERS
 
     session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
 
