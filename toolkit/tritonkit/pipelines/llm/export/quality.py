@@ -14,12 +14,15 @@ the export when a result is worse than the spec's bound.
 """
 import math
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from tritonkit.errors import Where
 from tritonkit.export.errors import VerificationError
+
+if TYPE_CHECKING:
+    from tritonkit.pipelines.llm.runtime.kv_cache import KVCache
 
 TEXT = Path(__file__).with_name("perplexity.txt")
 #: Short English openings of different kinds; their continuations are the greedy comparison.
@@ -46,13 +49,13 @@ class Graph:
 
         self.decoder = OnnxDecoder(path)
 
-    def caches(self, positions: list[int]) -> list[Any]:
-        """One empty cache (`KVCache`) of each size."""
+    def caches(self, positions: list[int]) -> list["KVCache"]:
+        """One empty cache of each size."""
         from tritonkit.pipelines.llm.runtime.kv_cache import KVCache
 
         return [KVCache.empty(self.decoder.geometry, n) for n in positions]
 
-    def step(self, caches: list[Any], rows: list[np.ndarray]) -> np.ndarray:
+    def step(self, caches: list["KVCache"], rows: list[np.ndarray]) -> np.ndarray:
         """Appends each row's ids to its cache; the logits of each row's newest token [rows, V]."""
         from tritonkit.pipelines.llm.runtime.decoder import Row
 
