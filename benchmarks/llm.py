@@ -258,22 +258,22 @@ def generate_parameters(repository: Path) -> dict[str, str]:
 
 
 def inprocess_run(decoder, codec, prompts: list[str], max_tokens: int) -> Run:
-    """len(prompts) plain greedy loops in threads over one onnxruntime session."""
+    """len(prompts) plain greedy loops in threads over one onnxruntime session (one row a call, each its own
+    cache, read and written in place)."""
+    from tritonkit.pipelines.llm.runtime.decoder import Row
+    from tritonkit.pipelines.llm.runtime.kv_cache import KVCache
+
     run = Run(starts=[0.0] * len(prompts), tokens=[[] for _ in prompts])
     barrier = threading.Barrier(len(prompts))
-    geometry = decoder.geometry
 
     def one(i: int) -> None:
-        ids = codec.encode(prompts[i])[np.newaxis]
-        shape = (1, geometry.layers, geometry.kv_heads, 0, geometry.head_dim)
-        past_key = past_value = np.zeros(shape, np.float32)
+        ids = codec.encode(prompts[i])
+        cache = KVCache.empty(decoder.geometry, len(ids) + max_tokens)
         barrier.wait()
         run.starts[i] = time.perf_counter()
         for _ in range(max_tokens):
-            logits, new_key, new_value = decoder.run(ids, past_key, past_value, np.array([[past_key.shape[3]]]),
-                                                     np.array([[ids.shape[1]]]))
-            past_key, past_value = np.concatenate([past_key, new_key], 3), np.concatenate([past_value, new_value], 3)
-            ids = np.argmax(logits, axis=-1)[:, np.newaxis]
+            logits = decoder.step([Row(cache, ids)])
+            ids = np.argmax(logits, axis=-1)
             run.tokens[i].append(time.perf_counter())
 
     with ThreadPoolExecutor(len(prompts)) as pool:

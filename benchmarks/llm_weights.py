@@ -62,18 +62,16 @@ def decoder(path: Path):
 
 def step_seconds(decoder, steps: int) -> float:
     """Median time of one greedy decode step after a 20-token prompt."""
+    from tritonkit.pipelines.llm.runtime.decoder import Row
+    from tritonkit.pipelines.llm.runtime.kv_cache import KVCache
+
     prompt = 20
-    g = decoder.geometry
-    key = value = np.zeros((1, g.layers, g.kv_heads, 0, g.head_dim), np.float32)
-    logits, new_key, new_value = decoder.run(np.arange(100, 100 + prompt, dtype=np.int64)[None], key, value,
-                                             np.zeros((1, 1), np.int64), np.array([[prompt]], np.int64))
+    cache = KVCache.empty(decoder.geometry, prompt + steps)
+    logits = decoder.step([Row(cache, np.arange(100, 100 + prompt, dtype=np.int64))])
     times = []
-    for t in range(steps):
-        # the graph returns the new entries only (kv_graph): the caller keeps the cache
-        key, value = np.concatenate([key, new_key], 3), np.concatenate([value, new_value], 3)
+    for _ in range(steps):
         started = time.perf_counter()
-        logits, new_key, new_value = decoder.run(np.array([[int(logits.argmax())]], np.int64), key, value,
-                                                 np.array([[prompt + t]], np.int64), np.array([[1]], np.int64))
+        logits = decoder.step([Row(cache, np.array([int(logits.argmax())], np.int64))])
         times.append(time.perf_counter() - started)
     return statistics.median(times)
 

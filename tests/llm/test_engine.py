@@ -179,21 +179,26 @@ def test_stepped_at_orders_the_generations_that_waited_longest(decoder, tiny, co
 
 
 def test_decoder_step_pads_rows_of_any_lengths(decoder):
-    """Rows with different caches and prompt lengths in one call (copied into a padded past) give the logits each
-    gives alone (its own cache read in place)."""
+    """Rows with different caches and prompt lengths in one call (copied into a padded past, their new tokens
+    right-padded) give the logits and cache entries each gives alone (its own cache read and written in place)."""
     pool = KVCachePool(decoder.geometry, 64 * MIB)
     rng = np.random.default_rng(0)
     prompts = [rng.integers(0, 256, n) for n in (3, 9, 1)]
     alone = []
     for i, p in enumerate(prompts):
         cache = pool.allocate(("alone", i), 20)
-        assert decoder.in_place_past(cache) is not None
         decoder.step([Row(cache, p)])
         alone.append(decoder.step([Row(cache, np.array([7]))]))
+        assert cache.length == len(p) + 1  # written into the cache itself
     caches = [pool.allocate(("batch", i), 20) for i in range(3)]
     decoder.step([Row(c, p) for c, p in zip(caches, prompts)])
     together = decoder.step([Row(c, np.array([7])) for c in caches])
     np.testing.assert_allclose(together, np.concatenate(alone), atol=1e-4)
+    for i, cache in enumerate(caches):
+        single = pool.caches[("alone", i)]
+        assert cache.length == single.length
+        np.testing.assert_allclose(cache.key, single.key, atol=1e-5)  # and zero after the filled positions
+        np.testing.assert_allclose(cache.value, single.value, atol=1e-5)
 
 
 @pytest.mark.slow  # many engine steps (or torch's own decoding): seconds
@@ -303,15 +308,15 @@ def test_a_prompt_longer_than_the_context_or_the_whole_budget_is_refused_not_tru
 
 
 def _held_by_decoder(decoder) -> int:
-    """Bytes of the decoder's reused call buffers (the padded past and the present outputs)."""
-    return decoder.past.array.nbytes + decoder.present.array.nbytes
+    """Bytes of the decoder's reused call buffer (the padded past, the present outputs written into it)."""
+    return decoder.past.array.nbytes
 
 
 @pytest.mark.slow  # many engine steps (or torch's own decoding): seconds
 def test_a_long_prompts_call_buffers_are_given_back(decoder, tiny, codec):
-    """The padded past and present outputs of 200-position calls (two long prompts in one call) are not kept once
-    calls are small again (a short stream decodes on, alone: its cache read in place), and nothing is kept once
-    every generation has finished; the session works on after the release. Before, the padded past buffer stayed
+    """The padded past (the present outputs written into it) of 200-position calls (two long prompts in one call) are
+    not kept once calls are small again (a short stream decodes on, alone: its cache read in place), and nothing is
+    kept once every generation has finished; the session works on after the release. Before, the padded past buffer stayed
     at its peak for good (1,211 MiB PSS for the SmolLM2 server after the long-prompt run)."""
     engine = make_engine(decoder, tiny, codec, prefill_chunk=32)
     params = SamplingParams(max_tokens=8, ignore_eos=True)

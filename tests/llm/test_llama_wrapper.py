@@ -28,15 +28,18 @@ def _hf_model():
     return LlamaForCausalLM(config).eval()
 
 
-def _greedy(step, prompt: list[int], tokens: int) -> list[int]:
-    """Prefill then decode one token at a time through a decoder-contract callable (batch 1, no padding)."""
-    past_key = past_value = np.zeros((1, LAYERS, KV_HEADS, 0, HEAD_DIM), np.float32)
-    ids, out = prompt, []
+def _greedy(step, prompt: list[int], tokens: int, capacity: int = 24) -> list[int]:
+    """Prefill then decode one token at a time through a decoder-contract callable (batch 1, no padding): each
+    call's present outputs are the cache the next call reads."""
+    from tritonkit.pipelines.llm.export import kv_graph
+
+    cache = [np.zeros((1, KV_HEADS, capacity, HEAD_DIM), np.float32) for _ in kv_graph.past_names(LAYERS)]
+    ids, out, length = prompt, [], 0
     for _ in range(tokens):
-        logits, new_key, new_value = step(np.array([ids], np.int64), past_key, past_value,
-                                          np.array([[past_key.shape[3]]], np.int64), np.array([[len(ids)]], np.int64))
-        assert new_key.shape[3] == len(ids)  # the new entries only: the caller keeps the cache
-        past_key, past_value = np.concatenate([past_key, new_key], 3), np.concatenate([past_value, new_value], 3)
+        logits, *cache = step(np.array([ids], np.int64), cache, np.array([[length]], np.int64),
+                              np.array([[len(ids)]], np.int64))
+        length += len(ids)
+        assert not np.any(cache[0][:, :, length:])  # nothing written past the new entries
         ids = [int(np.argmax(logits[0]))]
         out += ids
     return out
@@ -58,22 +61,22 @@ def test_the_exported_graph_is_lean_and_decodes_like_transformers(tmp_path: Path
     with torch.no_grad():
         expected = hf.generate(torch.tensor([prompt]), max_new_tokens=8, do_sample=False, min_new_tokens=8)
     expected_ids = expected[0, len(prompt):].tolist()
+    past_names, output_names = kv_graph.past_names(LAYERS), ["logits", *kv_graph.present_names(LAYERS)]
 
-    def feeds(ids, past_key, past_value, past_length, input_length) -> dict:
-        """The graph's inputs from a stacked past [B, L, H, P, D]."""
-        return {"input_ids": ids, **kv_graph.per_layer(past_key, past_value), "past_length": past_length,
+    def feeds(ids, pasts, past_length, input_length) -> dict:
+        return {"input_ids": ids, **dict(zip(past_names, pasts)), "past_length": past_length,
                 "input_length": input_length}
 
     def torch_step(*arrays):
         with torch.no_grad():
             out = decoder(**{n: torch.from_numpy(np.ascontiguousarray(a)) for n, a in feeds(*arrays).items()})
-        return out["logits"].numpy(), out["present_key"].numpy(), out["present_value"].numpy()
+        return [out[name].numpy() for name in output_names]
 
     assert _greedy(torch_step, prompt, 8) == expected_ids
 
     example = kv_graph.example_inputs(VOCAB, LAYERS, KV_HEADS, HEAD_DIM)
     names = list(example)
-    ranks = {n: t.dim() for n, t in example.items()} | {"logits": 2, "present_key": 5, "present_value": 5}
+    ranks = {n: t.dim() for n, t in example.items()} | {n: 4 for n in output_names} | {"logits": 2}
     axes = dynamic_axes(ranks, names, kv_graph.DYNAMIC_AXES, 1, NOWHERE)  # as the exporter names them
 
     class Outputs(torch.nn.Module):  # the exporter's adapter turns the dict into the named outputs the same way
@@ -83,35 +86,36 @@ def test_the_exported_graph_is_lean_and_decodes_like_transformers(tmp_path: Path
 
         def forward(self, *args):
             out = self.decoder(**dict(zip(names, args)))
-            return out["logits"], out["present_key"], out["present_value"]
+            return tuple(out[name] for name in output_names)
 
-    [path] = export("torchscript", Outputs(), tuple(example.values()), names, kv_graph.OUTPUT_NAMES, axes, 18,
-                    tmp_path, "auto")
+    [path] = export("torchscript", Outputs(), tuple(example.values()), names, output_names, axes, 18, tmp_path, "auto")
     nodes = onnx.load(str(path)).graph.node
     ops = Counter(node.op_type for node in nodes)
-    # a layer: one MatMul each for q/k/v, o, gate/up, down (7 before), attention and rotary as one op each (ONNX
-    # opset 23), the residual Add and the next RMSNorm as one; + the tied head
+    # a layer: one MatMul each for q/k/v, o, gate/up, down (7 before), attention with its rotary embeddings as one
+    # GroupQueryAttention, the residual Add and the next RMSNorm as one; + the tied head
     assert ops["MatMul"] == 4 * LAYERS + 1, ops
-    assert (ops["Attention"], ops["RotaryEmbedding"]) == (LAYERS, 2 * LAYERS), ops
+    assert ops["GroupQueryAttention"] == LAYERS, ops
     assert ops["SkipSimplifiedLayerNormalization"] == 2 * LAYERS - 1, ops
-    assert ops["Tile"] + ops["Expand"] + ops["Softmax"] == 0, ops  # no repeat of the cache, no loose attention
-    # the past concatenated ahead of Attention, which then has no present outputs to keep to the call's end
-    assert [len(n.output) for n in nodes if n.op_type == "Attention"] == [1] * LAYERS
+    assert ops["Softmax"] + ops["Attention"] + ops["RotaryEmbedding"] == 0, ops
 
     session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
 
     def onnx_step(*arrays):
         named = {n: np.ascontiguousarray(a) for n, a in feeds(*arrays).items()}
-        return tuple(session.run(kv_graph.OUTPUT_NAMES, named))
+        return session.run(output_names, named)
 
     assert _greedy(onnx_step, prompt, 8) == expected_ids
-    # a padded mixed batch (pasts right-padded, new tokens left-padded) gives each row the logits it gets alone
-    stacked = [np.stack([example[f"past_{kind}_{i}"].numpy() for i in range(LAYERS)], 1) for kind in ("key", "value")]
-    logits, _, _ = onnx_step(example["input_ids"].numpy(), *stacked, example["past_length"].numpy(),
-                             example["input_length"].numpy())
+    # a mixed batch (new tokens right-padded, caches with noise after their filled positions) gives each row the
+    # logits and cache it gets alone, and leaves that noise out of every output
+    pasts = [example[name].numpy() for name in past_names]
+    lengths = example["past_length"].numpy(), example["input_length"].numpy()
+    logits, *presents = onnx_step(example["input_ids"].numpy(), pasts, *lengths)
     for row in range(logits.shape[0]):
-        p, n = int(example["past_length"][row, 0]), int(example["input_length"][row, 0])
-        alone = onnx_step(example["input_ids"][row:row + 1, -n:].numpy(), stacked[0][row:row + 1, :, :, :p],
-                          stacked[1][row:row + 1, :, :, :p], np.array([[p]], np.int64),
-                          np.array([[n]], np.int64))[0]
+        p, n = int(lengths[0][row, 0]), int(lengths[1][row, 0])
+        clean = [np.where(np.arange(a.shape[2])[:, None] < p, a[row:row + 1], 0) for a in pasts]
+        alone, *alone_presents = onnx_step(example["input_ids"][row:row + 1, :n].numpy(), clean,
+                                           np.array([[p]], np.int64), np.array([[n]], np.int64))
         np.testing.assert_allclose(logits[row], alone[0], atol=1e-4)
+        for batched, single in zip(presents, alone_presents):
+            np.testing.assert_allclose(batched[row], single[0], atol=1e-5)
+            assert not np.any(batched[row][:, p + n:])

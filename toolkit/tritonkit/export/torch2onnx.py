@@ -8,7 +8,6 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from tritonkit.export import newer_ops
 from tritonkit.export.onnx_files import save_onnx
 from tritonkit.export.reproducible import strip_locations
 
@@ -125,7 +124,6 @@ def finalize(tmp_path: Path, out_dir: Path, external: str) -> list[Path]:
     import onnx
 
     model = onnx.load(str(tmp_path))
-    newer_ops.promote(model)
     strip_locations(model)  # byte-identical when built in another folder (reproducible.py)
     return save_onnx(model, out_dir / "model.onnx",
                      external == "always" or initializer_bytes(model) > EXTERNAL_THRESHOLD)

@@ -1,29 +1,27 @@
-"""The decoder graph's contract, shared by every wrapped model: batched steps over padded KV caches.
+"""The decoder graph's contract, shared by every wrapped model: batched steps over KV caches read and written in
+place.
 
-Inputs (B rows, S new tokens, P cached positions, L layers, H kv heads, D head size):
-- `input_ids` int64 [B, S]: new tokens, left-padded (row r's tokens are the last `input_length[r]`);
-- `past_key_<i>`, `past_value_<i>` float32 [B, H, P, D], one pair per layer i: cached keys/values, right-padded
-  (row r's are the first `past_length[r]` positions, the padding finite), so that a request's own cache, its
-  unfilled positions zero, is a past as it is (the engine binds one row's cache in place);
+Inputs (B rows, S new tokens, C cache positions, L layers, H kv heads, D head size):
+- `input_ids` int64 [B, S]: new tokens, right-padded (row r's are the first `input_length[r]`);
+- `past_key_<i>`, `past_value_<i>` float32 [B, H, C, D], one pair per layer i: each row's cache, its first
+  `past_length[r]` positions filled and room after them for the new tokens (`past_length + S <= C`);
 - `past_length`, `input_length` int64 [B, 1]: how many of those positions are real.
-Outputs: `logits` float32 [B, V] at each row's last (newest) token, and `present_key`/`present_value`
-[B, L, H, S, D]: the new tokens' keys/values only, left-padded like `input_ids` (row r's are the last
-`input_length[r]`). The caller keeps the cache: a graph that returned past and new concatenated copied every
-row's whole cache out each step (SmolLM2, 8 rows of 200 positions: a call took 1.31x as long). The past comes
-per layer because onnxruntime has no view of a slice: a stacked [B, L, H, P, D] input was split into a copy of
-every layer's part at the start of each call, a second copy of the whole past (SmolLM2 int4, 8 rows of 70
-positions: 26 MB a call, 27.2 against 26.0 ms; one row of 40: 8.6 against 8.2 ms).
+Outputs: `logits` float32 [B, V] at each row's last real token, and `present_key_<i>`/`present_value_<i>`
+[B, H, C, D]: the past with the new tokens' keys/values at positions `past_length[r]` onwards (zero after them).
 
-Padding is masked out of attention and positions are `past_length + k` for the k-th real new token, so rows
-of different lengths (prefill and decode alike) share one call and give the same logits as alone.
+Attention is onnxruntime's GroupQueryAttention (rotary embeddings inside it where the model has them): one kernel a
+layer where ONNX's Attention needed a dozen nodes around it (rotary, head reshapes, the past concatenated to the new
+keys), and it writes the new entries into its present outputs only. A caller that binds those outputs to the past's
+own memory (the engine binds a request's cache) has them written into the cache in place, and the attention reads
+only each row's filled positions, whatever the capacity: no copy of the cache into or out of a call, no cost for
+the room left. SmolLM2 int4, one token after 100 positions, in process: 4.9 against 7.1 ms (docs/pipelines/llm.md).
+Lengths out of range are clamped (`input_length` to 1..S, `past_length` to 0..C-S), as random inputs have them.
 """
+import math
 from typing import Any
 
-OUTPUT_NAMES = ["logits", "present_key", "present_value"]
 #: Export options for the tritonkit exporter (the batch axis is added by max_batch_size > 0).
 DYNAMIC_AXES = {"input_ids": {1: "seq"}, "past_key_*": {2: "past"}, "past_value_*": {2: "past"}}
-#: Large negative score for masked keys: finite, so a fully padded query row stays finite (no NaN leaks).
-MASKED = -1e9
 
 
 def past_names(layers: int) -> list[str]:
@@ -31,38 +29,131 @@ def past_names(layers: int) -> list[str]:
     return [f"past_key_{i}" for i in range(layers)] + [f"past_value_{i}" for i in range(layers)]
 
 
+def present_names(layers: int) -> list[str]:
+    """The per-layer present outputs, in the order of `past_names`."""
+    return [name.replace("past_", "present_", 1) for name in past_names(layers)]
+
+
 def per_layer(past_key: Any, past_value: Any) -> dict[str, Any]:
-    """{past_key_<i>, past_value_<i>} from stacked [B, L, H, P, D] keys and values (numpy or torch)."""
+    """{past_key_<i>, past_value_<i>} from stacked [B, L, H, C, D] keys and values (numpy or torch)."""
     layers = past_key.shape[1]
     return dict(zip(past_names(layers), [past_key[:, i] for i in range(layers)]
                     + [past_value[:, i] for i in range(layers)]))
 
 
-def positions_and_mask(seq: int, past: int, past_length: Any, input_length: Any) -> tuple[Any, Any]:
-    """(position ids [B, S], boolean attention mask [B, 1, S, P + S]) for a right-padded past and left-padded new
-    tokens."""
+class Lengths:
+    """A call's row lengths, clamped to the contract, as torch tensors: `past` and `new` [B] int64, and what
+    GroupQueryAttention takes: `seqlens_k` (past + new - 1) and `query_lens` [B] int32, `total` (their largest
+    past + new) int32 scalar. Sizes are read as tensors, so a trace keeps them dynamic."""
+
+    def __init__(self, input_ids: Any, past_key: Any, past_length: Any, input_length: Any) -> None:
+        import torch
+        from torch.onnx import operators
+
+        seq = operators.shape_as_tensor(input_ids)[1]
+        capacity = operators.shape_as_tensor(past_key)[2]
+        one = torch.ones_like(seq)
+        self.new = torch.minimum(torch.maximum(input_length[:, 0], one), seq)
+        self.past = torch.maximum(torch.minimum(past_length[:, 0], capacity - seq), torch.zeros_like(seq))
+        ends = self.past + self.new
+        self.seqlens_k = (ends - 1).to(torch.int32)
+        self.query_lens = self.new.to(torch.int32)
+        self.total = ends.max().to(torch.int32)
+
+    def positions(self, input_ids: Any) -> Any:
+        """Each new token's position [B, S] (padding continues the count)."""
+        import torch
+        from torch.onnx import operators
+
+        seq: Any = operators.shape_as_tensor(input_ids)[1]  # a tensor: the trace keeps it dynamic
+        return self.past[:, None] + torch.arange(seq)[None, :]
+
+    def last(self, x: Any) -> Any:
+        """x [B, S, ...] at each row's last real token: [B, ...]."""
+        import torch
+
+        index = (self.new - 1).reshape(-1, 1, *[1] * (x.dim() - 2)).expand(-1, 1, *x.shape[2:])
+        return torch.gather(x, 1, index)[:, 0]
+
+
+def attention(heads: int, kv_heads: int, head_dim: int) -> Any:
+    """`attend(qkv, past_k, past_v, lengths, cos=None, sin=None) -> (out [B, S, heads * D], present_k, present_v)`:
+    grouped query attention of packed q/k/v [B, S, (heads + 2 kv_heads) * D] over each row's cache and its new
+    tokens (causal), rotating q and k at their positions by `cos`/`sin` tables [positions, D/2] (rotate-half) when
+    given; exported as one com.microsoft GroupQueryAttention."""
     import torch
 
-    new_index = torch.arange(seq, device=past_length.device)[None, :]
-    pad_new = seq - input_length  # [B, 1]
-    positions = (past_length + new_index - pad_new).clamp(min=0)
-    key_index = torch.arange(past + seq, device=past_length.device)[None, :]
-    past_valid = key_index < past_length  # past_length <= past: never a new position
-    new_valid = key_index >= past + pad_new
-    key_valid = past_valid | new_valid  # [B, P + S]
-    causal = key_index[:, None, :] <= (past + new_index)[:, :, None]  # [1, S, P + S]
-    mask = key_valid[:, None, :] & causal
-    return positions, mask[:, None, :, :]
+    groups = heads // kv_heads
+
+    class GroupQueryAttention(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx: Any, qkv: Any, past_k: Any, past_v: Any, past: Any, new: Any, seqlens_k: Any,
+                    total: Any, query_lens: Any, cos: Any, sin: Any) -> Any:
+            batch, seq, _ = qkv.shape
+            capacity = past_k.shape[2]
+            q, k, v = (t.reshape(batch, seq, -1, head_dim).transpose(1, 2)
+                       for t in qkv.split([heads * head_dim, kv_heads * head_dim, kv_heads * head_dim], -1))
+            positions = past[:, None] + torch.arange(seq)[None, :]  # [B, S]
+            if cos is not None:
+                q, k = _rotate(q, positions, cos, sin), _rotate(k, positions, cos, sin)
+            key_index = torch.arange(capacity)
+            real = (torch.arange(seq)[None, :] < new[:, None])  # [B, S]
+            placed = ((key_index[None, None, :] == positions[:, :, None]) & real[:, :, None]).to(qkv.dtype)  # [B,S,C]
+            kept = (key_index[None, :] < past[:, None]).to(qkv.dtype)[:, None, :, None]  # [B, 1, C, 1]
+            present_k = past_k * kept + torch.einsum("bsc,bhsd->bhcd", placed, k)
+            present_v = past_v * kept + torch.einsum("bsc,bhsd->bhcd", placed, v)
+            keys = present_k.repeat_interleave(groups, dim=1)  # query head h uses kv head h // groups
+            values = present_v.repeat_interleave(groups, dim=1)
+            scores = (q @ keys.transpose(-1, -2)) / math.sqrt(head_dim)  # [B, heads, S, C]
+            allowed = key_index[None, None, :] <= positions[:, :, None]  # the past and the causal new ones
+            scores = scores.masked_fill(~allowed[:, None], float("-inf"))
+            out = (torch.softmax(scores, dim=-1) @ values).transpose(1, 2).reshape(batch, seq, heads * head_dim)
+            return out, present_k, present_v
+
+        @staticmethod
+        def symbolic(g: Any, qkv: Any, past_k: Any, past_v: Any, past: Any, new: Any, seqlens_k: Any, total: Any,
+                     query_lens: Any, cos: Any, sin: Any) -> Any:
+            from torch import _C
+
+            none = g.op("prim::Constant")  # an omitted optional input (as the exporter's own symbolics write one)
+            none.setType(_C.OptionalType.ofTensor())
+            rotary = cos is not None and not _is_none(cos)
+            inputs = [qkv, none, none, past_k, past_v, seqlens_k, total, cos if rotary else none,
+                      sin if rotary else none, *[none] * 7, query_lens]
+            return g.op("com.microsoft::GroupQueryAttention", *inputs, num_heads_i=heads, kv_num_heads_i=kv_heads,
+                        do_rotary_i=int(rotary), rotary_interleaved_i=0, outputs=3)
+
+    def attend(qkv: Any, past_k: Any, past_v: Any, lengths: Lengths, cos: Any = None, sin: Any = None) -> Any:
+        return GroupQueryAttention.apply(qkv, past_k, past_v, lengths.past, lengths.new, lengths.seqlens_k,
+                                         lengths.total, lengths.query_lens, cos, sin)
+
+    return attend
+
+
+def _rotate(x: Any, positions: Any, cos_table: Any, sin_table: Any) -> Any:
+    """Rotary embedding of x [B, H, S, D] at positions [B, S] (rotate-half layout)."""
+    import torch
+
+    cos, sin = cos_table[positions][:, None], sin_table[positions][:, None]  # [B, 1, S, D/2]
+    half = x.shape[-1] // 2
+    x1, x2 = x[..., :half], x[..., half:]
+    return torch.cat([x1 * cos - x2 * sin, x2 * cos + x1 * sin], dim=-1)
+
+
+def _is_none(value: Any) -> bool:
+    node = getattr(value, "node", None)
+    return node is not None and node().mustBeNone()
 
 
 def example_inputs(vocab: int, layers: int, kv_heads: int, head_dim: int, *, batch: int = 2, seq: int = 5,
-                   past: int = 7, seed: int = 0) -> dict[str, Any]:
-    """A mixed batch for export and verification: row 0 decodes with a full cache, row 1 prefills shorter."""
+                   capacity: int = 12, seed: int = 0) -> dict[str, Any]:
+    """A mixed batch for export and verification: row 0 decodes a full chunk after 7 cached positions, row 1
+    prefills fewer tokens after 6 (their caches' unfilled positions hold noise, which no output may read)."""
     import torch
 
     gen = torch.Generator().manual_seed(seed)
-    shape = (batch, layers, kv_heads, past, head_dim)
-    past_length = torch.tensor([[past - (r % 3)] for r in range(batch)], dtype=torch.int64)
+    shape = (batch, layers, kv_heads, capacity, head_dim)
+    past_length = torch.tensor([[capacity - seq - (r % 2)] for r in range(batch)], dtype=torch.int64)
     input_length = torch.tensor([[seq - (r % 2) * 2] for r in range(batch)], dtype=torch.int64)
     return {"input_ids": torch.randint(0, vocab, (batch, seq), generator=gen),
             **{name: t.contiguous() for name, t in per_layer(torch.randn(shape, generator=gen),
@@ -76,10 +167,11 @@ def export_options(atol: float = 1e-4, rtol: float = 1e-4, lengths: dict[str, li
     """The `export:` section for a decoder with this contract.
 
     The TorchScript exporter is the default: it traces a 30-layer decoder in ~20 s where torch.export takes
-    minutes, and verification at other batch sizes and lengths shows the trace kept every dim dynamic.
+    minutes, and verification at other batch sizes and lengths shows the trace kept every dim dynamic. The
+    default lengths pair each `seq` with a cache that has room for it after the example's longest past (7).
     """
-    verify: dict[str, Any] = {"golden_samples": golden, "lengths": lengths or {"seq": [1, 9], "past": [1, 12]}}
+    verify: dict[str, Any] = {"golden_samples": golden, "lengths": lengths or {"seq": [1, 9], "past": [8, 16]}}
     if batch_sizes is not None:
         verify["batch_sizes"] = batch_sizes
-    return {"exporter": exporter, "output_names": OUTPUT_NAMES, "dynamic_axes": DYNAMIC_AXES,
+    return {"exporter": exporter, "dynamic_axes": DYNAMIC_AXES,
             "tolerance": {"atol": atol, "rtol": rtol, "outputs": outputs or {}}, "verify": verify}

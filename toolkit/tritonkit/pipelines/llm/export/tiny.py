@@ -27,25 +27,31 @@ def make_decoder(seed: int = 0) -> Any:
     torch.manual_seed(seed)
     gpt = TinyGPT(vocab=VOCAB, max_pos=MAX_POSITIONS).eval()
 
+    blocks: list[Any] = list(gpt.blocks)
+    attend = kv_graph.attention(blocks[0].heads, blocks[0].heads, blocks[0].head_dim)
+
     class TinyGPTDecoder(nn.Module):
-        """Batched steps over TinyGPT's blocks (kv_graph: position ids and padding mask from lengths)."""
+        """Batched steps over TinyGPT's blocks (kv_graph's contract; positions from the cache lengths)."""
 
         def __init__(self) -> None:
             super().__init__()
             self.gpt = gpt
 
         def forward(self, input_ids, past_length, input_length, **past_layers):
-            """`past_layers`: past_key_<i> and past_value_<i> [B, H, P, D] (kv_graph's contract)."""
-            seq, past = input_ids.shape[1], past_layers["past_key_0"].shape[2]
-            positions, mask = kv_graph.positions_and_mask(seq, past, past_length, input_length)
+            """`past_layers`: past_key_<i> and past_value_<i> [B, H, C, D] (kv_graph's contract)."""
+            lengths = kv_graph.Lengths(input_ids, past_layers["past_key_0"], past_length, input_length)
+            positions = torch.clamp(lengths.positions(input_ids), max=MAX_POSITIONS - 1)  # padding may run past
             x = self.gpt.tok(input_ids) + self.gpt.pos(positions)
             keys, values = [], []
-            for i, block in enumerate(self.gpt.blocks):
-                x, k, v = block(x, past_layers[f"past_key_{i}"], past_layers[f"past_value_{i}"], mask)
-                keys.append(k[:, :, past:])  # the new entries only (kv_graph's contract)
-                values.append(v[:, :, past:])
-            logits = self.gpt.ln_f(x[:, -1]) @ self.gpt.tok.weight.T
-            return {"logits": logits, "present_key": torch.stack(keys, 1), "present_value": torch.stack(values, 1)}
+            for i, block in enumerate(blocks):
+                out, key, value = attend(block.qkv(block.ln1(x)), past_layers[f"past_key_{i}"],
+                                         past_layers[f"past_value_{i}"], lengths)
+                keys.append(key)
+                values.append(value)
+                x = x + block.proj(out)
+                x = x + block.mlp(block.ln2(x))
+            logits = self.gpt.ln_f(lengths.last(x)) @ self.gpt.tok.weight.T
+            return {"logits": logits, **dict(zip(kv_graph.present_names(len(blocks)), keys + values))}
 
     return TinyGPTDecoder().eval()
 

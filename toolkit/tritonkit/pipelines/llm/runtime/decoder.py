@@ -1,25 +1,22 @@
 """Runs the exported KV-cache decoder (see export/kv_graph.py) with onnxruntime, one batched step at a time.
 
-`step` takes rows of (cache, new token ids) of any mix of lengths, pads them into one call, writes each row's new
-keys/values back into its own cache, and returns the logits of each row's newest token.
+`step` takes rows of (cache, new token ids) of any mix of lengths, pads them into one call, has each row's new
+keys/values written into its own cache, and returns the logits of each row's newest token.
 
-Memory: a call of one row reads that row's cache in place: each layer's [H, capacity, D] is bound as its past, the
-positions not filled yet (zero) as padding, so nothing is copied, while the padding is at most the filled length or
-`IN_PLACE_PADDING`: attending to a padded position costs about what copying a filled one does (SmolLM2 int4, one
-token after 300 positions: 12.1 ms in place against 14.1 copied without padding, 15.4 against 14.6 with 300
-padded positions, 25.8 against 15.1 with 1,200; medians of 40 alternating calls). A call of
-several rows copies them into one padded past, as large as the rows' caches (70 MB for one 1,500-position SmolLM2
-row), laid out layer by layer so each layer's part is bound as that layer's input, read in place; its present
-outputs hold the new tokens' entries only. Both live in buffers reused from call to call (no fresh pages each
-step), the outputs bound so onnxruntime writes them there instead of into its own memory and then a copy; the
-buffers follow what recent calls needed (a long prompt's peak is given back once calls are small again) and are
-released when the engine has nothing to run (`release`), with the heap's free pages.
-onnxruntime runs without its CPU arena: a call's intermediates (per layer, the cached and new keys/values
-concatenated, as large as that layer's past) come from malloc and go back to it when the call ends, where
-the arena kept its largest call's growth, rounded up to powers of two, until the engine was idle (SmolLM2 in
-process, the served c=1 / c=8 / 300-token-prefix workload: peak 409-420 against 432 MB; served, peak RSS of the
-server 429 against 450 MB). Speed: two engines side by side in one process, 8 alternating rounds, twice: the one
-loaded second was 5-7% faster at c=1 either way (arena off second: 101.5 vs 94.7 tokens/s; on second: 125.1 vs
+Memory: the graph's attention (onnxruntime's GroupQueryAttention) writes the new keys/values into its present
+outputs, which are bound to the memory of its past inputs, so a call reads and writes caches in place. A call of one
+row binds that row's own cache (each layer's [1, H, capacity, D]): nothing is copied in or out, and the positions
+not filled yet cost nothing, since the attention reads each row's filled positions only. A call of several rows
+copies their filled positions into one padded past with room for the new tokens (in a buffer reused from call to
+call, laid out layer by layer so each layer's part is bound as that layer's input), and each row's new entries are
+copied back into its cache after the call. The buffer follows what recent calls needed (a long prompt's peak is
+given back once calls are small again) and is released when the engine has nothing to run (`release`), with the
+heap's free pages.
+onnxruntime runs without its CPU arena: a call's intermediates come from malloc and go back to it when the call
+ends, where the arena kept its largest call's growth, rounded up to powers of two, until the engine was idle
+(SmolLM2 in process, the served c=1 / c=8 / 300-token-prefix workload: peak 409-420 against 432 MB; served, peak RSS
+of the server 429 against 450 MB). Speed: two engines side by side in one process, 8 alternating rounds, twice: the
+one loaded second was 5-7% faster at c=1 either way (arena off second: 101.5 vs 94.7 tokens/s; on second: 125.1 vs
 119.3), no difference of the arena's own.
 """
 import ctypes
@@ -33,9 +30,6 @@ import numpy as np
 
 from . import pages
 from .kv_cache import CacheGeometry, KVCache
-
-#: Padded positions a lone row's cache may bring to a call read in place, whatever its length (see the module).
-IN_PLACE_PADDING = 64
 
 
 @dataclass
@@ -109,40 +103,25 @@ class OnnxDecoder:
         outputs = {o.name: o for o in self.session.get_outputs()}
         layers = sum(name.startswith("past_key_") for name in inputs)
         self.past_names = [f"past_key_{i}" for i in range(layers)] + [f"past_value_{i}" for i in range(layers)]
+        present_names = [name.replace("past_", "present_", 1) for name in self.past_names]
         missing = {"input_ids", "past_length", "input_length", "past_key_0", *self.past_names} - set(inputs)
-        if missing or not {"logits", "present_key", "present_value"} <= set(outputs):
-            raise ValueError(f"{model_path} is not a KV-cache decoder with per-layer past inputs (inputs "
-                             f"{sorted(inputs)}, outputs {sorted(outputs)}; see export/kv_graph.py)")
+        if missing or not {"logits", *present_names} <= set(outputs):
+            raise ValueError(f"{model_path} is not a KV-cache decoder with per-layer past inputs and present outputs "
+                             f"(inputs {sorted(inputs)}, outputs {sorted(outputs)}; see export/kv_graph.py)")
+        self.present_names = present_names
         _, heads, _, head_dim = inputs["past_key_0"].shape
         self.geometry = CacheGeometry(layers, int(heads), int(head_dim))
         self.vocab_size = int(outputs["logits"].shape[-1])
-        self.output_names = ["logits", "present_key", "present_value"]
-        self.past = Reused(self.geometry.dtype)  # the padded past of a call (keys, then values)
-        self.present = Reused(self.geometry.dtype)  # its present outputs, written there by onnxruntime
-
-    def run(self, input_ids: np.ndarray, past_key: np.ndarray, past_value: np.ndarray, past_length: np.ndarray,
-            input_length: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """One raw call with the past stacked [B, L, H, P, D]: (logits [B, V], present_key, present_value: the new
-        entries only)."""
-        layers = self.geometry.layers
-        pasts = [past_key[:, i] for i in range(layers)] + [past_value[:, i] for i in range(layers)]
-        feeds = {"input_ids": input_ids.astype(np.int64, copy=False),
-                 "past_length": past_length.astype(np.int64, copy=False).reshape(-1, 1),
-                 "input_length": input_length.astype(np.int64, copy=False).reshape(-1, 1)}
-        feeds |= {name: np.ascontiguousarray(p) for name, p in zip(self.past_names, pasts)}
-        logits, present_key, present_value = self.session.run(self.output_names, feeds)
-        return logits, present_key, present_value
+        self.past = Reused(self.geometry.dtype)  # the padded past of a call of several rows (keys, then values)
 
     def release(self) -> None:
-        """Gives memory back when nothing runs: the reused buffers and the heap's free pages (onnxruntime's freed
+        """Gives memory back when nothing runs: the reused buffer and the heap's free pages (onnxruntime's freed
         intermediates among them)."""
         self.past.release()
-        self.present.release()
         trim_heap()
 
     def step(self, rows: Sequence[Row]) -> np.ndarray:
-        """Runs every row's new tokens in one call; appends their keys/values to their caches; logits [B, V]."""
-        g = self.geometry
+        """Runs every row's new tokens in one call; their keys/values go into their caches; logits [B, V]."""
         batch = len(rows)
         seq = max(len(r.ids) for r in rows)
         input_ids = np.zeros((batch, seq), np.int64)
@@ -150,45 +129,41 @@ class OnnxDecoder:
         input_length = np.empty((batch, 1), np.int64)
         for b, row in enumerate(rows):
             n = len(row.ids)
-            input_ids[b, seq - n:] = row.ids
+            row.cache.check_room(n)
+            input_ids[b, :n] = row.ids
             past_length[b, 0], input_length[b, 0] = row.cache.length, n
-        pasts = self.in_place_past(rows[0].cache) if batch == 1 else None
-        if pasts is None:
-            pasts = self._padded(rows)
-        else:
+        if batch == 1:
+            cache = rows[0].cache
+            pasts = [*cache.key[:, None], *cache.value[:, None]]  # the cache itself, read and written in place
             self.past.take(0)  # a call without a padded past: the buffer's window forgets the larger calls
-        out_shape = (batch, g.layers, g.kv_heads, seq, g.head_dim)  # the new entries only (kv_graph's contract)
-        out_size = int(np.prod(out_shape))
-        outputs = self.present.take(2 * out_size)
-        present_key, present_value = outputs[:out_size].reshape(out_shape), outputs[out_size:].reshape(out_shape)
+        else:
+            pasts = self._padded(rows, seq)
         logits = np.empty((batch, self.vocab_size), np.float32)
         binding = self.session.io_binding()
         for name, value in (("input_ids", input_ids), ("past_length", past_length), ("input_length", input_length),
                             *zip(self.past_names, pasts)):
             binding.bind_cpu_input(name, value)
-        for name, array in (("logits", logits), ("present_key", present_key), ("present_value", present_value)):
+        for name, array in (("logits", logits), *zip(self.present_names, pasts)):
             binding.bind_output(name, "cpu", 0, array.dtype.type, list(array.shape),
                                 array.__array_interface__["data"][0])
         self.session.run_with_iobinding(binding)
+        layers = self.geometry.layers
         for b, row in enumerate(rows):
-            n = len(row.ids)
-            row.cache.append(present_key[b, :, :, seq - n:], present_value[b, :, :, seq - n:])
+            p, n = row.cache.length, len(row.ids)
+            if batch > 1:  # the new entries back from the padded past into the row's cache
+                for i in range(layers):
+                    row.cache.key[i, :, p:p + n] = pasts[i][b, :, p:p + n]
+                    row.cache.value[i, :, p:p + n] = pasts[layers + i][b, :, p:p + n]
+            row.cache.length += n
         return logits
 
-    @staticmethod
-    def in_place_past(cache: KVCache) -> list[np.ndarray] | None:
-        """A lone row's past read from its own cache, each layer's [1, H, capacity, D] (the unfilled positions are
-        zero, masked as padding), when the padding is small enough (see the module); else None."""
-        padding = cache.capacity - cache.length
-        if padding > max(cache.length, IN_PLACE_PADDING):
-            return None
-        return [*cache.key[:, None], *cache.value[:, None]]
-
-    def _padded(self, rows: Sequence[Row]) -> list[np.ndarray]:
-        """The rows' pasts copied into one right-padded past, each layer's [B, H, P, D] (in the reused buffer,
-        layer-major so that each layer's part is contiguous and bound as its input without a copy)."""
+    def _padded(self, rows: Sequence[Row], seq: int) -> list[np.ndarray]:
+        """The rows' filled positions copied into one past with room for `seq` new tokens after the longest, each
+        layer's [B, H, P, D] (in the reused buffer, layer-major so that each layer's part is contiguous and bound
+        as its input and output without a copy). Positions past a row's filled ones are left as they are: the
+        attention reads only a row's filled and new positions."""
         g = self.geometry
-        past = max(r.cache.length for r in rows)
+        past = max(r.cache.length for r in rows) + seq
         shape = (g.layers, len(rows), g.kv_heads, past, g.head_dim)
         size = int(np.prod(shape))
         scratch = self.past.take(2 * size)
@@ -197,6 +172,4 @@ class OnnxDecoder:
             p = row.cache.length
             past_key[:, b, :, :p] = row.cache.key[:, :, :p]
             past_value[:, b, :, :p] = row.cache.value[:, :, :p]
-            past_key[:, b, :, p:] = 0  # padding must be finite: masked weights are 0, and 0 * NaN is NaN
-            past_value[:, b, :, p:] = 0
         return [*past_key, *past_value]

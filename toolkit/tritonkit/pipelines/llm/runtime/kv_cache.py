@@ -60,14 +60,10 @@ class KVCache:
     def capacity(self) -> int:
         return self.key.shape[2]
 
-    def append(self, key: np.ndarray, value: np.ndarray) -> None:
-        """Writes new positions [L, H, n, D] after the filled ones."""
-        n = key.shape[2]
+    def check_room(self, n: int) -> None:
+        """CacheBudgetError unless `n` more positions fit after the filled ones (the decoder writes them)."""
         if self.length + n > self.capacity:
             raise CacheBudgetError(f"cache overflow: {self.length} + {n} positions > capacity {self.capacity}")
-        self.key[:, :, self.length:self.length + n] = key
-        self.value[:, :, self.length:self.length + n] = value
-        self.length += n
 
 
 class KVCachePool:
