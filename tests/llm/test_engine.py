@@ -316,8 +316,8 @@ def _held_by_decoder(decoder) -> int:
 def test_a_long_prompts_call_buffers_are_given_back(decoder, tiny, codec):
     """The padded past (the present outputs written into it) of 200-position calls (two long prompts in one call) are
     not kept once calls are small again (a short stream decodes on, alone: its cache read in place), and nothing is
-    kept once every generation has finished; the session works on after the release. Before, the padded past buffer stayed
-    at its peak for good (1,211 MiB PSS for the SmolLM2 server after the long-prompt run)."""
+    kept once every generation has finished; the session works on after the release. Before, the padded past buffer
+    stayed at its peak for good (1,211 MiB PSS for the SmolLM2 server after the long-prompt run)."""
     engine = make_engine(decoder, tiny, codec, prefill_chunk=32)
     params = SamplingParams(max_tokens=8, ignore_eos=True)
     engine.admit("short", codec.encode("Hello"), SamplingParams(max_tokens=100, ignore_eos=True))
