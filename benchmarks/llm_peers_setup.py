@@ -57,7 +57,9 @@ def setup_venv() -> None:
     # ggml's own thread pool, not OpenMP: llama-cpp-python's server built with OpenMP decoded SmolLM2 at 20 tokens/s
     # on a 2-core AVX-512 machine where its in-process API ran 190-225 and the same server without OpenMP 155-164
     env = os.environ | {"CMAKE_BUILD_PARALLEL_LEVEL": str(os.cpu_count() or 2), "CMAKE_ARGS": "-DGGML_OPENMP=OFF"}
-    run([str(PYTHON), "-m", "pip", "install", *PACKAGES], "install", env)
+    # --no-cache-dir: pip's wheel cache is keyed by the source, not CMAKE_ARGS, and gave a wheel built before with
+    # OpenMP (22.8 tokens/s where this build decodes ~180)
+    run([str(PYTHON), "-m", "pip", "install", "--no-cache-dir", *PACKAGES], "install", env)
 
 
 def hf_folder(target: Path) -> Path:
