@@ -23,7 +23,7 @@ from tritonkit.pipelines.llm.runtime.engine import (
     GenerationLimitError,
     plan_calls,
 )
-from tritonkit.pipelines.llm.runtime.kv_cache import MIB, CacheBudgetError, KVCachePool
+from tritonkit.pipelines.llm.runtime.kv_cache import MIB, CacheBudgetError, KVCache, KVCachePool
 from tritonkit.pipelines.llm.runtime.sampling import SamplingParams
 from tritonkit.pipelines.llm.runtime.text import visible_text
 
@@ -34,8 +34,8 @@ PROMPTS = ["Hello", "The capital of France is", "a", "Once upon a time, in a lan
 
 def make_engine(decoder, tiny, codec, budget=64 * MIB, **kwargs) -> Engine:
     config = GenerationConfig.load(tiny)
-    return Engine(decoder, KVCachePool(decoder.geometry, budget), config.eos_token_ids, config.max_context,
-                  decode=codec.decode, **kwargs)
+    return Engine(decoder, KVCachePool(decoder.geometry, budget, slot_positions=config.max_context),
+                  config.eos_token_ids, config.max_context, decode=codec.decode, **kwargs)
 
 
 def run_one(decoder, tiny, codec, prompt, params) -> tuple[list[int], str]:
@@ -90,12 +90,11 @@ def test_plan_calls_separates_long_prefills_from_decodes():
     assert plan_calls([], 32) == []
 
 
-def test_plan_calls_keeps_a_long_cache_apart_from_short_ones():
-    """A call pads every row's cache to the longest: a 1,500-position conversation decoding beside short ones
-    made each step copy and attend 8 x 1,500 positions (SmolLM2's server grew to 2.8 GiB in the benchmark)."""
-    assert plan_calls([1, 1, 1, 1], 32, [1500, 100, 130, 40]) == [[1, 3], [2], [0]]  # 100 <= 2 x 40 + 32 < 130
-    assert plan_calls([1, 1, 1], 32, [10, 40, 50]) == [[0, 1, 2]]  # within 2 x 10 + 32
-    assert plan_calls([200, 1, 1], 32, [0, 1500, 20]) == [[0], [2], [1]]
+def test_plan_calls_gives_each_store_its_own_call():
+    """A call reads and writes the caches of one store in place (rows of several would be copied)."""
+    assert plan_calls([1, 1, 1, 1], 32, ["a", "b", "a", "b"]) == [[0, 2], [1, 3]]
+    assert plan_calls([200, 1, 1], 32, ["a", "a", "b"]) == [[0], [1], [2]]
+    assert plan_calls([1, 1], 32, ["a", "a"]) == [[0, 1]]
 
 
 def test_max_tokens_and_stop_token(decoder, tiny, codec):
@@ -178,27 +177,62 @@ def test_stepped_at_orders_the_generations_that_waited_longest(decoder, tiny, co
     assert sorted(engine.generations, key=lambda k: engine.generations[k].stepped_at) == ["new", "old"]
 
 
-def test_decoder_step_pads_rows_of_any_lengths(decoder):
-    """Rows with different caches and prompt lengths in one call (copied into a padded past, their new tokens
-    right-padded) give the logits and cache entries each gives alone (its own cache read and written in place)."""
-    pool = KVCachePool(decoder.geometry, 64 * MIB)
+def test_decoder_step_runs_rows_of_any_lengths_in_place_or_copied(decoder):
+    """Rows with different caches and prompt lengths in one call (their new tokens right-padded) give the logits and
+    cache entries each gives alone: rows of one store read and write their slots in place (a slot between them
+    that is not a row's runs idle, untouched), rows of caches made alone are copied into a padded past and back."""
+    pool = KVCachePool(decoder.geometry, 64 * MIB, slot_positions=32)
     rng = np.random.default_rng(0)
     prompts = [rng.integers(0, 256, n) for n in (3, 9, 1)]
     alone = []
-    for i, p in enumerate(prompts):
-        cache = pool.allocate(("alone", i), 20)
+    for p in prompts:
+        cache = KVCache.empty(decoder.geometry, 20)
         decoder.step([Row(cache, p)])
-        alone.append(decoder.step([Row(cache, np.array([7]))]))
-        assert cache.length == len(p) + 1  # written into the cache itself
-    caches = [pool.allocate(("batch", i), 20) for i in range(3)]
-    decoder.step([Row(c, p) for c, p in zip(caches, prompts)])
-    together = decoder.step([Row(c, np.array([7])) for c in caches])
-    np.testing.assert_allclose(together, np.concatenate(alone), atol=1e-4)
-    for i, cache in enumerate(caches):
-        single = pool.caches[("alone", i)]
-        assert cache.length == single.length
-        np.testing.assert_allclose(cache.key, single.key, atol=1e-5)  # and zero after the filled positions
-        np.testing.assert_allclose(cache.value, single.value, atol=1e-5)
+        alone.append((decoder.step([Row(cache, np.array([7]))]), cache))
+    slotted = [pool.allocate(i, 20) for i in range(4)]  # slots 0..3; slot 1 sits the calls out
+    assert [c.slot for c in slotted] == [0, 1, 2, 3] and all(c.store is slotted[0].store for c in slotted)
+    bystander = slotted.pop(1)
+    decoder.step([Row(bystander, np.array([1, 2]))])
+    kept = bystander.key.copy(), bystander.value.copy()
+    copied = [KVCache.empty(decoder.geometry, 20) for _ in prompts]
+    for caches in (slotted, copied):
+        decoder.step([Row(c, p) for c, p in zip(caches, prompts)])
+        together = decoder.step([Row(c, np.array([7])) for c in caches])
+        np.testing.assert_allclose(together, np.concatenate([logits for logits, _ in alone]), atol=1e-4)
+        for cache, (_, single) in zip(caches, alone):
+            assert cache.length == single.length == len(prompts[caches.index(cache)]) + 1
+            n = cache.length
+            np.testing.assert_allclose(cache.key[:, :, :n], single.key[:, :, :n], atol=1e-5)
+            np.testing.assert_allclose(cache.value[:, :, :n], single.value[:, :, :n], atol=1e-5)
+    assert bystander.length == 2
+    np.testing.assert_array_equal(bystander.key, kept[0])
+    np.testing.assert_array_equal(bystander.value, kept[1])
+
+
+def test_freed_slots_are_filled_by_the_last_cache_and_given_back(decoder):
+    """The live caches of a store stay in slots 0..n-1 (a call over them wastes no row): freeing one moves the
+    store's last cache into its slot, the moved cache decoding on as before; a store with no cache left is
+    dropped, its pages with it."""
+    pool = KVCachePool(decoder.geometry, 64 * MIB, slot_positions=32, slots_per_store=4)
+    mapped = pages.mapped_bytes()
+    caches = [pool.allocate(i, 20) for i in range(5)]
+    assert [c.slot for c in caches] == [0, 1, 2, 3, 0] and len(pool.stores) == 2
+    decoder.step([Row(c, np.array([5, 6, 7])) for c in caches[:4]])
+    expected = caches[3].key[:, :, :3].copy()
+    pool.free(1)
+    assert caches[3].slot == 1 and sorted(c.slot for c in pool.caches.values() if c.store is caches[0].store) == \
+        [0, 1, 2]
+    np.testing.assert_array_equal(caches[3].key[:, :, :3], expected)
+    assert not caches[0].store.key[:, 3].any()  # the old slot's pages given back
+    moved = decoder.step([Row(caches[3], np.array([9]))])
+    reference = KVCache.empty(decoder.geometry, 20)
+    decoder.step([Row(reference, np.array([5, 6, 7]))])
+    np.testing.assert_allclose(moved, decoder.step([Row(reference, np.array([9]))]), atol=1e-5)
+    for key in (0, 2, 3, 4):
+        pool.free(key)
+    del caches, reference
+    gc.collect()
+    assert pool.stores == [] and pages.mapped_bytes() == mapped
 
 
 @pytest.mark.slow  # many engine steps (or torch's own decoding): seconds
@@ -307,33 +341,30 @@ def test_a_prompt_longer_than_the_context_or_the_whole_budget_is_refused_not_tru
     assert engine.pool.reserved_bytes == small.pool.reserved_bytes == 0
 
 
-def _held_by_decoder(decoder) -> int:
-    """Bytes of the decoder's reused call buffer (the padded past, the present outputs written into it)."""
-    return decoder.past.array.nbytes
-
-
 @pytest.mark.slow  # many engine steps (or torch's own decoding): seconds
-def test_a_long_prompts_call_buffers_are_given_back(decoder, tiny, codec):
-    """The padded past (the present outputs written into it) of 200-position calls (two long prompts in one call) are
-    not kept once calls are small again (a short stream decodes on, alone: its cache read in place), and nothing is
-    kept once every generation has finished; the session works on after the release. Before, the padded past buffer
-    stayed at its peak for good (1,211 MiB PSS for the SmolLM2 server after the long-prompt run)."""
+def test_a_long_prompts_cache_pages_are_given_back(decoder, tiny, codec):
+    """Two long prompts' caches (200 positions) give their slots' pages back when they finish, while a short stream
+    decodes on in the same store, and the store goes once every generation has finished; the session works on
+    after. Before caches were slots of a store, a call's padded copy of them stayed at its peak for good (1,211 MiB
+    PSS for the SmolLM2 server after the long-prompt run) until that buffer followed the recent calls' needs."""
     engine = make_engine(decoder, tiny, codec, prefill_chunk=32)
+    gc.collect()
+    mapped = pages.mapped_bytes()
     params = SamplingParams(max_tokens=8, ignore_eos=True)
     engine.admit("short", codec.encode("Hello"), SamplingParams(max_tokens=100, ignore_eos=True))
     engine.step(["short"])
     for key in ("long", "long too"):
         engine.admit(key, codec.encode("KV cache " * 22), params)  # 198 tokens
-    while "long" in engine:
+    store = engine.pool.caches["long"].store
+    assert [engine.pool.caches[k].slot for k in ("short", "long", "long too")] == [0, 1, 2]
+    while "long" in engine or "long too" in engine:
         engine.step(list(engine.generations))
-    at_peak = _held_by_decoder(decoder)
-    for _ in range(36):  # the short stream alone (one call a step): the long calls leave the last 32 calls
-        engine.step(["short"])
-    decoding = _held_by_decoder(decoder)
+        assert store.key[:, 1].any() == ("long" in engine or "long too" in engine)  # written, then given back
+    assert engine.pool.caches["short"].slot == 0 and not store.key[:, 1:].any()  # zero pages again: given back
     while engine.generations:
         engine.step(list(engine.generations))
-    assert at_peak >= decoder.geometry.bytes_per_token * 2 * 190, at_peak  # the long calls' padded past
-    assert decoding < at_peak / 2, (decoding, at_peak)
-    assert _held_by_decoder(decoder) == 0, at_peak  # the buffers are gone
+    del store
+    gc.collect()
+    assert engine.pool.stores == [] and pages.mapped_bytes() == mapped and decoder.past.array.size == 0
     params = SamplingParams(max_tokens=12, ignore_eos=True)
     assert run_one(decoder, tiny, codec, "Hello", params)[0] == tiny_greedy(list(codec.encode("Hello")), 12)

@@ -25,8 +25,8 @@ GREEDY = SamplingParams(max_tokens=16, ignore_eos=True)
 def make_engine(decoder, tiny, budget=64 * MIB, prefix_bytes=4 * MIB, **kwargs) -> Engine:
     config = GenerationConfig.load(tiny)
     prefix = PrefixCache(decoder.geometry, prefix_bytes) if prefix_bytes else None
-    return Engine(decoder, KVCachePool(decoder.geometry, budget, prefix), config.eos_token_ids, config.max_context,
-                  **kwargs)
+    return Engine(decoder, KVCachePool(decoder.geometry, budget, prefix, slot_positions=config.max_context),
+                  config.eos_token_ids, config.max_context, **kwargs)
 
 
 def generate(engine: Engine, key, prompt, params=GREEDY) -> tuple[list[int], int, int]:

@@ -15,7 +15,9 @@ keys), and it writes the new entries into its present outputs only. A caller tha
 own memory (the engine binds a request's cache) has them written into the cache in place, and the attention reads
 only each row's filled positions, whatever the capacity: no copy of the cache into or out of a call, no cost for
 the room left. SmolLM2 int4, one token after 100 positions, in process: 4.9 against 7.1 ms (docs/pipelines/llm.md).
-Lengths out of range are clamped (`input_length` to 1..S, `past_length` to 0..C-S), as random inputs have them.
+A row without new tokens (`input_length` 0) is idle: nothing of it is written, its logits are to be ignored (the engine
+runs the slots between two rows' caches so). Lengths out of range are clamped (`input_length` to 0..S, `past_length`
+to 0..C-S), as random inputs have them.
 """
 import math
 from typing import Any
@@ -52,10 +54,9 @@ class Lengths:
 
         seq = operators.shape_as_tensor(input_ids)[1]
         capacity = operators.shape_as_tensor(past_key)[2]
-        one = torch.ones_like(seq)
-        self.new = torch.minimum(torch.maximum(input_length[:, 0], one), seq)
+        self.new = torch.minimum(torch.maximum(input_length[:, 0], torch.zeros_like(seq)), seq)
         self.past = torch.maximum(torch.minimum(past_length[:, 0], capacity - seq), torch.zeros_like(seq))
-        ends = self.past + self.new
+        ends = torch.maximum(self.past + self.new, torch.ones_like(seq))  # the op reads at least one position
         self.seqlens_k = (ends - 1).to(torch.int32)
         self.query_lens = self.new.to(torch.int32)
         self.total = ends.max().to(torch.int32)
@@ -72,7 +73,8 @@ class Lengths:
         """x [B, S, ...] at each row's last real token: [B, ...]."""
         import torch
 
-        index = (self.new - 1).reshape(-1, 1, *[1] * (x.dim() - 2)).expand(-1, 1, *x.shape[2:])
+        newest = torch.maximum(self.new - 1, torch.zeros_like(self.new))  # an idle row (no new tokens): its first
+        index = newest.reshape(-1, 1, *[1] * (x.dim() - 2)).expand(-1, 1, *x.shape[2:])
         return torch.gather(x, 1, index)[:, 0]
 
 

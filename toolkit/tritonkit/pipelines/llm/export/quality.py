@@ -50,10 +50,12 @@ class Graph:
         self.decoder = OnnxDecoder(path)
 
     def caches(self, positions: list[int]) -> list["KVCache"]:
-        """One empty cache of each size."""
-        from tritonkit.pipelines.llm.runtime.kv_cache import KVCache
+        """One empty cache of each size, slots of one store as the engine's are (its calls run in place)."""
+        from tritonkit.pipelines.llm.runtime.kv_cache import KVCachePool
 
-        return [KVCache.empty(self.decoder.geometry, n) for n in positions]
+        pool = KVCachePool(self.decoder.geometry, self.decoder.geometry.bytes_per_token * sum(positions),
+                           slot_positions=max(positions), slots_per_store=len(positions))
+        return [pool.allocate(i, n) for i, n in enumerate(positions)]
 
     def step(self, caches: list["KVCache"], rows: list[np.ndarray]) -> np.ndarray:
         """Appends each row's ids to its cache; the logits of each row's newest token [rows, V]."""

@@ -58,10 +58,11 @@ class StepOutput:
     stop: tuple[str, ...] = ()
 
 
-def plan_calls(lengths: Sequence[int], call_cost: int, pasts: Sequence[int] | None = None) -> list[list[int]]:
+def plan_calls(lengths: Sequence[int], call_cost: int, stores: Sequence[Hashable] | None = None) -> list[list[int]]:
     """Groups row indexes into decoder calls: one call when padding every row to the longest costs less
-    than a second call (`call_cost` is a call's fixed cost in token-equivalents), else decodes apart; then
-    each call by cache length (`pasts`, see `by_past`)."""
+    than a second call (`call_cost` is a call's fixed cost in token-equivalents), else decodes apart; then each
+    call by the store its cache lives in (`stores`: a call reads and writes the caches of one store in place, and
+    copies rows of several)."""
     if not lengths:
         return []
     longest = max(lengths)
@@ -73,21 +74,10 @@ def plan_calls(lengths: Sequence[int], call_cost: int, pasts: Sequence[int] | No
         mixed = len(lengths) * longest
         split = len(long) * longest + len(short) + call_cost
         groups = [list(range(len(lengths)))] if mixed <= split else [long, short]
-    return [part for group in groups for part in by_past(group, pasts, call_cost)] if pasts is not None else groups
-
-
-def by_past(rows: list[int], pasts: Sequence[int], slack: int) -> list[list[int]]:
-    """Splits one call's rows so none is padded to more than twice its own cache length plus `slack` positions:
-    a call pads every row's cache to the longest, so one long conversation among short ones would make every
-    row of every step cost (time, and memory for the padded copies) as much as the long one."""
-    order = sorted(rows, key=lambda i: pasts[i])
-    parts: list[list[int]] = []
-    for i in order:
-        if parts and pasts[i] <= 2 * pasts[parts[-1][0]] + slack:
-            parts[-1].append(i)
-        else:
-            parts.append([i])
-    return [sorted(part) for part in parts]
+    if stores is None:
+        return groups
+    return [[i for i in group if stores[i] == store]
+            for group in groups for store in dict.fromkeys(stores[i] for i in group)]
 
 
 class Engine:
@@ -186,8 +176,8 @@ class Engine:
         self.prefilled_tokens += sum(n for n, p in zip(sizes, prefilling) if p)
         running = [i for i, n in enumerate(sizes) if n]
         logits = np.empty((len(generations), self.decoder.vocab_size), np.float32)
-        pasts = [generations[i].cache.length for i in running]
-        for group in plan_calls([sizes[i] for i in running], self.call_cost, pasts):
+        stores = [id(generations[i].cache.store) for i in running]
+        for group in plan_calls([sizes[i] for i in running], self.call_cost, stores):
             rows = [running[j] for j in group]
             logits[rows] = self.decoder.step([Row(generations[i].cache, generations[i].pending[:sizes[i]])
                                               for i in rows])
@@ -204,10 +194,12 @@ class Engine:
         self._release_when_idle()
         return outputs
 
-    def _remember(self, ids: np.ndarray, cache: KVCache) -> None:
-        """Offers a sequence's filled cache to the prefix cache (within its budget and what the pool has free)."""
+    def _remember(self, ids: np.ndarray, cache: KVCache, finishing: bool = False) -> None:
+        """Offers a sequence's filled cache to the prefix cache (within its budget and what the pool has free, this
+        cache's reservation counted free when it is `finishing`: it is freed right after)."""
         if self.pool.prefix is not None:
-            self.pool.prefix.insert(ids, cache, self.pool.free_bytes)
+            room = self.pool.free_bytes + (self.pool.bytes_for(cache.capacity) if finishing else 0)
+            self.pool.prefix.insert(ids, cache, room)
 
     def _release_when_idle(self) -> None:
         """Nothing left to run: the decoder's call buffers go back (sized for the last calls, a long prompt's
@@ -232,9 +224,9 @@ class Engine:
                 generation.finish_reason = LENGTH
         if generation.finish_reason is not None:
             del self.generations[generation.key]
-            self.pool.free(generation.key)
             self._remember(np.concatenate([generation.prompt, np.asarray(generation.generated, np.int64)]),
-                           generation.cache)
+                           generation.cache, finishing=True)
+            self.pool.free(generation.key)  # after: a freed slot's pages are given back
         return StepOutput(generation.key, emitted, list(generation.generated), generation.finish_reason, params.stop)
 
     def run(self, requests: dict[Hashable, tuple[Sequence[int], SamplingParams]]) -> dict[Hashable, StepOutput]:

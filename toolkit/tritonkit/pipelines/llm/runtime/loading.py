@@ -40,9 +40,10 @@ def load_engine(folder: str | Path, params: dict[str, str]) -> Loaded:
     if not 0 <= prefix_bytes <= budget:
         raise ValueError(f"parameter prefix_cache_bytes ({prefix_bytes}) must be between 0 (no prefix reuse) and "
                          f"kv_cache_bytes ({budget}): the prefix cache lives inside the KV-cache budget")
-    pool = KVCachePool(decoder.geometry, budget, PrefixCache(decoder.geometry, prefix_bytes) if prefix_bytes else None)
-    codec = TextCodec(folder / assets.TOKENIZER_FILE)
     max_context = min(generation.max_context, assets.int_parameter(params, "max_context", generation.max_context))
+    pool = KVCachePool(decoder.geometry, budget, PrefixCache(decoder.geometry, prefix_bytes) if prefix_bytes else None,
+                       slot_positions=max_context)
+    codec = TextCodec(folder / assets.TOKENIZER_FILE)
     limit = assets.int_parameter(params, "max_tokens_limit", max_context)
     engine = Engine(decoder, pool, generation.eos_token_ids, max_context, decode=codec.decode, max_tokens_limit=limit,
                     call_cost=assets.int_parameter(params, "call_cost_tokens", 32),

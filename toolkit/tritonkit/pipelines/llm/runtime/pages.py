@@ -1,4 +1,4 @@
-"""Zeroed arrays in anonymous pages of their own, for the engine's large buffers: KV caches, prefix blocks and a
+"""Zeroed arrays in anonymous pages of their own, for the engine's large buffers: KV cache slots, prefix blocks and a
 call's padded past.
 
 glibc serves such sizes from its heap once its mmap threshold has risen (the threshold follows the largest block
@@ -26,6 +26,22 @@ def zeros(shape: tuple[int, ...] | int, dtype: np.dtype | type) -> np.ndarray:
     _count(size)
     weakref.finalize(pages, _count, -size)  # the mapping goes with the last array viewing it
     return np.frombuffer(pages, dtype, count).reshape(shape)
+
+
+def discard(array: np.ndarray, start: int, stop: int) -> None:
+    """Gives back the whole pages within bytes [start, stop) of an array from `zeros` (contiguous, its own mapping):
+    they read as zero again and are no longer resident (a freed cache slot)."""
+    pages = array.base
+    while isinstance(pages, np.ndarray):  # reshaped views of the array frombuffer made over the mapping
+        pages = pages.base
+    if isinstance(pages, memoryview):
+        pages = pages.obj
+    if not isinstance(pages, mmap.mmap):
+        raise ValueError("discard() takes an array made by pages.zeros")
+    first = -(-start // mmap.PAGESIZE) * mmap.PAGESIZE
+    last = stop // mmap.PAGESIZE * mmap.PAGESIZE
+    if last > first:
+        pages.madvise(mmap.MADV_DONTNEED, first, last - first)
 
 
 def mapped_bytes() -> int:
