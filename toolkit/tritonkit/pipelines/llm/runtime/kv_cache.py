@@ -177,7 +177,10 @@ class KVCachePool:
             slot = store.take()
             if slot is not None:
                 return KVCache(store, slot, positions)
-        store = SlotStore.create(self.geometry, self.slots_per_store, self.slot_positions)
+        try:
+            store = SlotStore.create(self.geometry, self.slots_per_store, self.slot_positions)
+        except OSError:  # a kernel that will not map it (strict overcommit): this cache alone, its calls copied
+            return KVCache.empty(self.geometry, positions)
         self.stores.append(store)
         return KVCache(store, store.take() or 0, positions)
 
