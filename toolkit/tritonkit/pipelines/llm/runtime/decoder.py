@@ -131,7 +131,11 @@ class OnnxDecoder:
         if any(row.cache.store is not store for row in rows):
             return self._copied(rows)
         logits = np.empty((len(rows), self.vocab_size), np.float32)
-        for block in _blocks(sorted(range(len(rows)), key=lambda i: rows[i].cache.slot), rows):
+        seq = max(len(row.ids) for row in rows)
+        # a row near the end of its slot has no room for the call's padding: it runs alone, unpadded
+        alone = [i for i, row in enumerate(rows) if row.cache.length + seq > store.positions]
+        together = sorted((i for i in range(len(rows)) if i not in alone), key=lambda i: rows[i].cache.slot)
+        for block in [*_blocks(together, rows), *([i] for i in alone)]:
             logits[block] = self._in_place(store, [rows[i] for i in block])
         return logits
 
