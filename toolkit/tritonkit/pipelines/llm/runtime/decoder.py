@@ -145,14 +145,7 @@ class OnnxDecoder:
         nothing written, its logits ignored)."""
         first = min(row.cache.slot for row in rows)
         batch = max(row.cache.slot for row in rows) - first + 1
-        seq = max(len(row.ids) for row in rows)
-        input_ids = np.zeros((batch, seq), np.int64)
-        past_length = np.ones((batch, 1), np.int64)
-        input_length = np.zeros((batch, 1), np.int64)
-        for row in rows:
-            b, n = row.cache.slot - first, len(row.ids)
-            input_ids[b, :n] = row.ids
-            past_length[b, 0], input_length[b, 0] = row.cache.length, n
+        input_ids, past_length, input_length = _inputs(rows, [row.cache.slot - first for row in rows], batch)
         self.past.take(0)  # a call without a padded past: the buffer's window forgets the larger calls
         block = slice(first, first + batch)
         logits = self._run(input_ids, past_length, input_length, [*store.key[:, block], *store.value[:, block]])
@@ -162,16 +155,8 @@ class OnnxDecoder:
 
     def _copied(self, rows: Sequence[Row]) -> np.ndarray:
         """One call over a padded copy of the rows' filled positions; their new entries copied back after it."""
-        batch = len(rows)
-        seq = max(len(r.ids) for r in rows)
-        input_ids = np.zeros((batch, seq), np.int64)
-        past_length = np.empty((batch, 1), np.int64)
-        input_length = np.empty((batch, 1), np.int64)
-        for b, row in enumerate(rows):
-            n = len(row.ids)
-            input_ids[b, :n] = row.ids
-            past_length[b, 0], input_length[b, 0] = row.cache.length, n
-        pasts = self._padded(rows, seq)
+        input_ids, past_length, input_length = _inputs(rows, range(len(rows)), len(rows))
+        pasts = self._padded(rows, input_ids.shape[1])
         logits = self._run(input_ids, past_length, input_length, pasts)
         layers = self.geometry.layers
         for b, row in enumerate(rows):
@@ -212,6 +197,19 @@ class OnnxDecoder:
             past_key[:, b, :, :p] = row.cache.key[:, :, :p]
             past_value[:, b, :, :p] = row.cache.value[:, :, :p]
         return [*past_key, *past_value]
+
+
+def _inputs(rows: Sequence[Row], indexes: Sequence[int], batch: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(input_ids [batch, S] right-padded, past_length, input_length [batch, 1]) with row i at `indexes[i]`; the
+    other indexes idle (one past position, no new tokens: nothing written)."""
+    seq = max(len(row.ids) for row in rows)
+    input_ids = np.zeros((batch, seq), np.int64)
+    past_length = np.ones((batch, 1), np.int64)
+    input_length = np.zeros((batch, 1), np.int64)
+    for b, row in zip(indexes, rows):
+        input_ids[b, :len(row.ids)] = row.ids
+        past_length[b, 0], input_length[b, 0] = row.cache.length, len(row.ids)
+    return input_ids, past_length, input_length
 
 
 #: Idle slots a call over one block of a store may span between two rows (each costs about what a row does).
