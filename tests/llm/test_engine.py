@@ -236,6 +236,27 @@ def test_freed_slots_are_filled_by_the_last_cache_and_given_back(decoder):
     assert pool.stores == [] and pages.mapped_bytes() == mapped
 
 
+def test_a_blocks_binding_is_made_once_and_goes_with_its_store(decoder):
+    """A block of slots is bound as every layer's past and present on its first call only; later calls over it, of
+    any number of new tokens, bind just those (and decode as a cache alone does); a dropped store's go with it."""
+    pool = KVCachePool(decoder.geometry, 64 * MIB, slot_positions=32, slots_per_store=4)
+    caches = [pool.allocate(i, 20) for i in range(2)]
+    decoder.step([Row(c, np.array([5, 6, 7])) for c in caches])
+    bindings = decoder._store_bindings[caches[0].store]
+    made = bindings[0, 2]
+    together = decoder.step([Row(c, np.array([9, 4][:i + 1])) for i, c in enumerate(caches)])
+    assert list(bindings) == [(0, 2)] and bindings[0, 2] is made
+    reference = KVCache.empty(decoder.geometry, 20)
+    decoder.step([Row(reference, np.array([5, 6, 7]))])
+    np.testing.assert_allclose(together[1], decoder.step([Row(reference, np.array([9, 4]))])[0], atol=1e-5)
+    stores = len(decoder._store_bindings)
+    pool.free(0)
+    pool.free(1)
+    del caches, bindings
+    gc.collect()
+    assert len(decoder._store_bindings) == stores - 1
+
+
 @pytest.mark.slow  # many engine steps (or torch's own decoding): seconds
 def test_many_generations_leave_nothing_behind(decoder, tiny, codec):
     """Soak-style churn in process (finished by length, stop string and cancellation, unique keys as Triton's
