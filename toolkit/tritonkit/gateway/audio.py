@@ -1,7 +1,9 @@
-"""Audio in and out of the gateway: uploads decoded by libsndfile (WAV, FLAC, OGG, MP3, ...), mixed to mono and
-resampled with soxr; speech encoded as streamable WAV / raw PCM (16-bit) or, whole, as FLAC / MP3 / Opus."""
+"""Audio in and out of the gateway: uploads decoded by libsndfile (WAV, FLAC, OGG, MP3, ...) or, 16-bit PCM WAV, by the
+standard library's `wave`; mixed to mono and resampled with soxr; speech encoded as streamable WAV / raw PCM (16-bit)
+or, whole, as FLAC / MP3 / Opus."""
 import io
 import struct
+import wave
 from typing import BinaryIO
 
 import numpy as np
@@ -20,11 +22,15 @@ def decode(file: BinaryIO, rate: int, param: str = "file") -> tuple[np.ndarray, 
     import soundfile
     import soxr
 
-    try:
-        samples, source_rate = soundfile.read(file, dtype="float32", always_2d=True)
-    except (soundfile.LibsndfileError, RuntimeError, TypeError) as exc:
-        raise bad_request(f"could not decode the audio file ({exc}); send WAV, FLAC, OGG or MP3", param,
-                          "invalid_value") from None
+    read = _pcm16_wav(file)
+    if read is not None:
+        samples, source_rate = read
+    else:
+        try:
+            samples, source_rate = soundfile.read(file, dtype="float32", always_2d=True)
+        except (soundfile.LibsndfileError, RuntimeError, TypeError) as exc:
+            raise bad_request(f"could not decode the audio file ({exc}); send WAV, FLAC, OGG or MP3", param,
+                              "invalid_value") from None
     channels = samples.shape[1]
     # the channels' mean as one matrix-vector product: numpy's mean over a 2-wide axis is ~40x slower (0.2 s for 38 s of
     # 96 kHz stereo here)
@@ -35,6 +41,24 @@ def decode(file: BinaryIO, rate: int, param: str = "file") -> tuple[np.ndarray, 
     if source_rate != rate:
         mono = soxr.resample(mono, source_rate, rate, quality="HQ")
     return np.ascontiguousarray(mono, dtype=np.float32), duration
+
+
+def _pcm16_wav(file: BinaryIO) -> tuple[np.ndarray, int] | None:
+    """A 16-bit PCM WAV's samples [frames, channels] as float32 (x / 32768, as libsndfile gives them) and its rate, read
+    by `wave` in one piece: 10 s at 16 kHz in ~0.05 ms against libsndfile's ~0.3 ms, whose reads of a Python file call
+    back into Python chunk by chunk. None (the file rewound) for any other file, which libsndfile then reads."""
+    try:
+        with wave.open(file, "rb") as wav:
+            if wav.getsampwidth() != 2:
+                raise wave.Error("not 16-bit")
+            channels, rate = wav.getnchannels(), wav.getframerate()
+            frames = wav.readframes(wav.getnframes())
+    except (wave.Error, EOFError):
+        file.seek(0)
+        return None
+    usable = len(frames) // (2 * channels) * 2 * channels   # a data chunk cut short mid-frame: whole frames only
+    samples = np.frombuffer(frames, "<i2", count=usable // 2).reshape(-1, channels)
+    return samples.astype(np.float32) * np.float32(1 / 32768), rate
 
 
 def pcm16(audio: np.ndarray) -> bytes:
