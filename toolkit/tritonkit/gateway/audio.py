@@ -46,15 +46,16 @@ def decode(file: BinaryIO, rate: int, param: str = "file") -> tuple[np.ndarray, 
 def _pcm16_wav(file: BinaryIO) -> tuple[np.ndarray, int] | None:
     """A 16-bit PCM WAV's samples [frames, channels] as float32 (x / 32768, as libsndfile gives them) and its rate, read
     by `wave` in one piece: 10 s at 16 kHz in ~0.05 ms against libsndfile's ~0.3 ms, whose reads of a Python file call
-    back into Python chunk by chunk. None (the file rewound) for any other file, which libsndfile then reads."""
+    back into Python chunk by chunk. None for any other file, put back where it was for libsndfile to read."""
+    start = file.tell()
     try:
         with wave.open(file, "rb") as wav:
-            if wav.getsampwidth() != 2:
-                raise wave.Error("not 16-bit")
-            channels, rate = wav.getnchannels(), wav.getframerate()
-            frames = wav.readframes(wav.getnframes())
+            width, channels, rate = wav.getsampwidth(), wav.getnchannels(), wav.getframerate()
+            frames = wav.readframes(wav.getnframes()) if width == 2 else b""
     except (wave.Error, EOFError):
-        file.seek(0)
+        width = 0
+    if width != 2:
+        file.seek(start)
         return None
     usable = len(frames) // (2 * channels) * 2 * channels   # a data chunk cut short mid-frame: whole frames only
     samples = np.frombuffer(frames, "<i2", count=usable // 2).reshape(-1, channels)
