@@ -122,6 +122,41 @@ def test_4bit_blocks_are_carried_over_exactly_at_int4(tmp_path: Path) -> None:
     assert exact < 0.01 and exact < regridded / 3, (exact, regridded)
 
 
+def wide_graph(weight: np.ndarray, x_shape: list[int | str] | None, path: Path) -> Path:
+    """y = x @ weight with x a graph input of shape `x_shape` (None: no shape declared, so no rank to infer)."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    g = helper.make_graph([helper.make_node("MatMul", ["x", "weight"], ["y"], name="down_proj")], "g",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, x_shape)],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                          [numpy_helper.from_array(weight, "weight")])
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)])
+    model.ir_version = 8
+    onnx.save(model, str(path))
+    return path
+
+
+@pytest.mark.parametrize(("x_shape", "summed"), [([1, "tokens", 1536], True), (["tokens", 1536], True), (None, False)])
+def test_wide_block_sums_are_summed_from_a_reshape_and_stay_exact(tmp_path: Path, x_shape: list[int | str] | None,
+                                                                  summed: bool) -> None:
+    """A 1536-wide input's block sums: a Reshape and a ReduceSum (its 0/1 columns would be 295 KB), at x's rank, with
+    the same product as the MatMul by columns gives; x of unknown rank keeps the MatMul."""
+    weight = q4_1_blocks(64, 1536, seed=7)
+    src = wide_graph(weight, x_shape, tmp_path / "float.onnx")
+    counts = quantize_graph(src, tmp_path / "q.onnx", bits=4, block_size=32, symmetric=True, embedding_bits=None,
+                            always_external=True)
+    assert counts.exact_4bit == 1
+    ops = sorted(n.op_type for n in onnx.load(str(tmp_path / "q.onnx")).graph.node)
+    sums = ["Constant", "Constant", "ReduceSum", "Reshape"] if summed else ["MatMul"]
+    assert ops == sorted(["Add", "MatMul", "MatMulNBits", *sums])
+    rank = 3 if x_shape is None else len(x_shape)
+    x = np.random.default_rng(8).standard_normal((1, 5, 1536)[-rank:]).astype(np.float32)
+    session = ort.InferenceSession(str(tmp_path / "q.onnx"), providers=["CPUExecutionProvider"])
+    (y,) = session.run(None, {"x": x})
+    assert y.shape == (*x.shape[:-1], 64)
+    assert np.linalg.norm(y - x @ weight) / np.linalg.norm(x @ weight) < 0.01
+
+
 def test_plain_int4_rounding_moves_weights_that_are_not_on_a_grid(tmp_path: Path) -> None:
     """The measure above is not vacuous: Gaussian weights at int4 change the output by several percent."""
     rng = np.random.default_rng(2)
