@@ -201,7 +201,12 @@ def quantize_graph(src: Path, dst: Path, bits: int, block_size: int, symmetric: 
     embeddings = [t for t in tables if t is not None]
     counts, nodes, replaced = Counts(), list[Any](), set[str]()
     sums, ones = dict[str, str](), dict[int, str]()
-    ranks = _ranks(model) if bits == 4 and exact_4bit else {}
+    ranks: list[dict[str, int]] = []   # shape inference runs once, when a first wide input needs its rank
+
+    def rank(name: str) -> int | None:
+        if not ranks:
+            ranks.append(_ranks(model))
+        return ranks[0].get(name)
 
     def block_sums(name: str, k: int) -> str:
         """x's sums over each block of `block_size` along its last axis, made once: a MatMul by 0/1 columns, or, when
@@ -210,9 +215,10 @@ def quantize_graph(src: Path, dst: Path, bits: int, block_size: int, symmetric: 
             return sums[name]
         sums[name] = out = f"{name}_block_sums"
         blocks = k // block_size
-        if k * blocks * 4 > MOST_SUM_COLUMN_BYTES and name in ranks:
+        x_rank = rank(name) if k * blocks * 4 > MOST_SUM_COLUMN_BYTES else None
+        if x_rank is not None:
             # shapes as Constant nodes: they stay in model.onnx, where onnxruntime reads them at load
-            shape = np.array([0] * (ranks[name] - 1) + [blocks, block_size], np.int64)
+            shape = np.array([0] * (x_rank - 1) + [blocks, block_size], np.int64)
             nodes.extend([constant(f"{out}_shape", shape), constant(f"{out}_axis", np.array([-1], np.int64)),
                           helper.make_node("Reshape", [name, f"{out}_shape"], [f"{out}_blocks"], name=f"{out}_reshape"),
                           helper.make_node("ReduceSum", [f"{out}_blocks", f"{out}_axis"], [out], name=out,
