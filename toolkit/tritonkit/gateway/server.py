@@ -7,7 +7,6 @@ from tritonkit.errors import TritonkitError
 from tritonkit.gateway.catalog import GatewayConfig, Served
 from tritonkit.gateway.heap import keep_large_buffers
 from tritonkit.gateway.routes import gateway_pipelines
-from tritonkit.gateway.slices import prefer_short_slices
 from tritonkit.serve.ports import is_loopback
 from tritonkit.spec.gateway import GatewaySpec
 
@@ -53,11 +52,10 @@ def run(config: GatewayConfig, host: str, port: int) -> None:
 
 def serve_app(app: Any, host: str, port: int) -> None:
     """uvicorn as the gateway runs it: uvloop and httptools where installed (uvicorn's "auto"), no access log, large
-    buffers kept in the heap between requests (gateway/heap.py), short time slices (gateway/slices.py)."""
+    buffers kept in the heap between requests (gateway/heap.py)."""
     import uvicorn
 
     keep_large_buffers()
-    prefer_short_slices()
 
     uvicorn.run(app, host=host.strip("[]"), port=port, log_level="warning", access_log=False,
                 timeout_graceful_shutdown=5)
