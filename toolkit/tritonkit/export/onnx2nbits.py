@@ -8,14 +8,18 @@ the fast CPU path. Measured (one [1, 576] x [576, 1536] MatMul, one thread, load
 symmetric 71 us, int4 with integer zero points 117 us, int4 with float zero points 6,011 us.
 
 Weights that already are 4-bit blocks (a GGUF Q4_1 model dequantized: each block d * q + m, q in 0..15, its least
-value at q = 0 and its greatest at q = 15) are carried over exactly at int4 instead of being re-quantized onto
-another grid (which adds up to half a step of error per weight: SmolLM2's greedy agreement fell to 0.64-0.71).
-Float zero points would hold them, but onnxruntime 1.32 runs those on a slow reference path; so q goes to a
-symmetric MatMulNBits (the fast path: d * (q - 8)) and each block's offset m + 8d is added as a small float
-product, x's block sums times the offsets: two MatMuls and an Add beside each MatMulNBits. The block sums are a MatMul
-by 0/1 columns where those are small, and a Reshape to blocks and a ReduceSum where reading them costs more than the
-extra node: SmolLM2's MLP down projection (1536 wide, 295 KB of columns) stepped 5.56 against 5.87 ms a token that
-way, its 576-wide inputs 0.09 ms slower (9 alternating rounds, in process).
+value at q = 0 and its greatest at q = 15) keep their levels at int4 instead of being re-quantized onto another grid
+(which adds up to half a step of error per weight: SmolLM2's greedy agreement fell to 0.64-0.71). Float zero points
+would hold them, but onnxruntime 1.32 runs those on a slow reference path; so q goes to a MatMulNBits with each
+block's nearest integer zero point z = round(-m / d) (the fast path: d * (q - z)), and what that leaves of the
+block's offset, r = m + z * d (at most half a step where the block spans 0), rides in the same MatMulNBits: x's block
+sums are appended to x (a Concat) and the remainders are extra 4-bit blocks of the weight, one row per block sum.
+SmolLM2 stepped 0.77x as long a token as with each whole offset m + 8d a float32 product beside symmetric levels
+(two MatMuls and an Add beside each MatMulNBits, 13 MB of offsets read a step; 25 alternating rounds, in process),
+with greedy agreement 0.98 and perplexity x1.009 against 0.969 and x1.004. The block sums are a MatMul by 0/1
+columns where those are small, and a Reshape to blocks and a ReduceSum where reading them costs more than the extra
+node: SmolLM2's MLP down projection (1536 wide, 295 KB of columns) stepped 5.56 against 5.87 ms a token that way,
+its 576-wide inputs 0.09 ms slower (9 alternating rounds, in process).
 """
 import functools
 from dataclasses import dataclass
@@ -78,8 +82,9 @@ def pack(values: np.ndarray, bits: int) -> np.ndarray:
 
 def grid_blocks(rows: np.ndarray, block_size: int) -> tuple[Blocks, np.ndarray] | None:
     """When every block of [rows, K] along K already holds only the 16 levels min + i * (max - min) / 15 (weights
-    dequantized from 4-bit blocks), those levels as symmetric 4-bit blocks and each block's offset (its value at
-    level 8) [rows, blocks], so that value = scale * (level - 8) + offset exactly; else None."""
+    dequantized from 4-bit blocks), those levels as 4-bit blocks with each block's nearest integer zero point, and
+    what that zero point leaves of the block's offset [rows, blocks], so that value = scale * (level - zero point) +
+    remainder exactly; else None."""
     count, k = rows.shape
     if k % block_size:
         return None
@@ -90,7 +95,8 @@ def grid_blocks(rows: np.ndarray, block_size: int) -> tuple[Blocks, np.ndarray] 
     off_grid = np.abs(levels * step[..., None] + low[..., None] - blocks) > GRID_TOLERANCE * step[..., None]
     if off_grid.any():
         return None
-    return Blocks(levels.astype(np.uint8), step, None), low + 8 * step
+    zero = np.clip(np.round(-low / np.where(step == 0, 1, step)), 0, 15)
+    return Blocks(levels.astype(np.uint8), step, zero.astype(np.uint8)), low + zero * step
 
 
 @dataclass
@@ -100,41 +106,45 @@ class Counts:
     matmuls: int = 0
     embeddings: int = 0
     tied_heads: int = 0
-    #: of `matmuls`, those whose weights already were 4-bit blocks, carried over exactly (see the module's docstring)
+    #: of `matmuls`, those whose weights already were 4-bit blocks, their levels carried over (see the module's
+    #: docstring)
     exact_4bit: int = 0
 
 
-def _matmul_nbits(node: Any, weight: np.ndarray, bits: int, block_size: int, symmetric: bool, add: Any) -> Any:
+def _nbits(x: str, blocks: Blocks, bits: int, shape: tuple[int, int], block_size: int, name: str, output: str,
+           add: Any) -> Any:
+    """A MatMulNBits node: x [..., K] times the blocks of a [K, N] weight (`shape`), with their zero points if any."""
     from onnx import helper
 
-    k, n = weight.shape
-    blocks = quantize_rows(weight.T, bits, block_size, symmetric)
-    inputs = [node.input[0], add(f"{node.name}_q", pack(blocks.values, bits)), add(f"{node.name}_s",
-                                                                                   blocks.scales.reshape(-1))]
+    inputs = [x, add(f"{name}_q", pack(blocks.values, bits)), add(f"{name}_s", blocks.scales.reshape(-1))]
     if blocks.zero_points is not None:
-        inputs.append(add(f"{node.name}_z", pack(blocks.zero_points, bits).reshape(-1)))
-    return helper.make_node("MatMulNBits", inputs, list(node.output), name=node.name, domain="com.microsoft",
-                            K=k, N=n, bits=bits, block_size=block_size, accuracy_level=ACCURACY_LEVEL)
+        inputs.append(add(f"{name}_z", pack(blocks.zero_points, bits).reshape(-1)))
+    return helper.make_node("MatMulNBits", inputs, [output], name=name, domain="com.microsoft", K=shape[0],
+                            N=shape[1], bits=bits, block_size=block_size, accuracy_level=ACCURACY_LEVEL)
 
 
-def _exact_4bit(node: Any, weight: np.ndarray, block_size: int, add: Any, block_sums: Any) -> list[Any] | None:
-    """`node` as MatMulNBits of `weight`'s 4-bit blocks plus the blocks' offsets (x's block sums times them), when
-    its weight already is 4-bit blocks of `block_size` (see grid_blocks); else None."""
-    from onnx import helper
+def _matmul_nbits(node: Any, weight: np.ndarray, bits: int, block_size: int, symmetric: bool, add: Any) -> Any:
+    k, n = weight.shape
+    return _nbits(node.input[0], quantize_rows(weight.T, bits, block_size, symmetric), bits, (k, n), block_size,
+                  node.name, node.output[0], add)
 
+
+def _exact_4bit(node: Any, weight: np.ndarray, block_size: int, add: Any, with_sums: Any) -> Any | None:
+    """`node` as one MatMulNBits of `weight`'s 4-bit blocks (levels, scales, integer zero points) and, as extra
+    blocks read against x's appended block sums, the rest of the blocks' offsets at 4 bits, when its weight already is
+    4-bit blocks of `block_size` (see grid_blocks); else None."""
     found = grid_blocks(weight.T, block_size)
     if found is None:
         return None
-    blocks, offsets = found
+    levels, remainders = found
+    rest = quantize_rows(remainders, 4, block_size, symmetric=True)
+    assert levels.zero_points is not None
+    both = Blocks(np.concatenate([levels.values, rest.values], axis=1),
+                  np.concatenate([levels.scales, rest.scales], axis=1),
+                  np.concatenate([levels.zero_points, np.full(rest.scales.shape, 8, np.uint8)], axis=1))
     k, n = weight.shape
-    main, extra = f"{node.name}_levels_out", f"{node.name}_offsets_out"
-    return [helper.make_node("MatMulNBits", [node.input[0], add(f"{node.name}_q", pack(blocks.values, 4)),
-                                             add(f"{node.name}_s", blocks.scales.reshape(-1))],
-                             [main], name=node.name, domain="com.microsoft", K=k, N=n, bits=4,
-                             block_size=block_size, accuracy_level=ACCURACY_LEVEL),
-            helper.make_node("MatMul", [block_sums(node.input[0], k), add(f"{node.name}_offsets", offsets.T.copy())],
-                             [extra], name=f"{node.name}_offsets"),
-            helper.make_node("Add", [main, extra], list(node.output), name=f"{node.name}_add")]
+    return _nbits(with_sums(node.input[0], k), both, 4, (k + k // block_size, n), block_size, node.name,
+                  node.output[0], add)
 
 
 def _gather_block(node: Any, table: np.ndarray, bits: int, block_size: int, add: Any) -> Any:
@@ -201,7 +211,7 @@ def quantize_graph(src: Path, dst: Path, bits: int, block_size: int, symmetric: 
     tables = [float_2d(n.input[0]) for n in graph.node if n.op_type == "Gather"]
     embeddings = [t for t in tables if t is not None]
     counts, nodes, replaced = Counts(), list[Any](), set[str]()
-    sums, ones = dict[str, str](), dict[int, str]()
+    sums, joined, ones = dict[str, str](), dict[str, str](), dict[int, str]()
     ranks = functools.cache(lambda: _ranks(model))   # shape inference runs once, when a first wide input needs it
 
     def block_sums(name: str, k: int) -> str:
@@ -227,6 +237,13 @@ def quantize_graph(src: Path, dst: Path, bits: int, block_size: int, symmetric: 
         nodes.append(helper.make_node("MatMul", [name, ones[k]], [out], name=out))
         return out
 
+    def with_block_sums(name: str, k: int) -> str:
+        """x with its block sums appended along its last axis, made once."""
+        if name not in joined:
+            joined[name] = out = f"{name}_with_block_sums"
+            nodes.append(helper.make_node("Concat", [name, block_sums(name, k)], [out], name=out, axis=-1))
+        return joined[name]
+
     for node in graph.node:
         new: list[Any] | None = None
         weight = float_2d(node.input[1]) if node.op_type == "MatMul" and node.input[0] not in weights else None
@@ -234,7 +251,8 @@ def quantize_graph(src: Path, dst: Path, bits: int, block_size: int, symmetric: 
             tied = any(e.shape == weight.shape[::-1] and np.array_equal(e, weight.T) for e in embeddings)
             node_bits = (head_bits or embedding_bits) if tied else bits
             if node_bits == 4 and not tied and exact_4bit:
-                new = _exact_4bit(node, weight, block_size, add, block_sums)
+                nbits = _exact_4bit(node, weight, block_size, add, with_block_sums)
+                new = None if nbits is None else [nbits]
                 counts.exact_4bit += new is not None
             if new is None and node_bits is not None:
                 new = [_matmul_nbits(node, weight, node_bits, block_size, symmetric or tied, add)]
