@@ -1,5 +1,5 @@
-"""What the weights' format costs a SmolLM2 decode step, and what it keeps of the model: int8, int4 carried over
-exactly from the GGUF's Q4_1 blocks, int4 re-quantized onto another grid, and that with the tied LM head at int4
+"""What the weights' format costs a SmolLM2 decode step, and what it keeps of the model: int8, int4 keeping the
+GGUF's Q4_1 levels, int4 re-quantized onto another grid, and that with the tied LM head at int4
 too (onnxruntime-genai's int4 choices: its model builder re-quantizes every MatMul, the head included), in process.
 
 Usage: python benchmarks/llm_weights.py [--rounds 7] [--steps 32]
@@ -11,7 +11,7 @@ float graph the build verifies; cached), then quantized as `tritonkit build` doe
 timed; rounds alternate the graphs (each first in turn), medians of the rounds' median step. Each way's quality is
 measured as the build measures it (export/quality.py: greedy agreement with the float graph, teacher forced, and
 perplexity over the float graph's), against the bounds of issue 23 and the example's spec (>= 0.9, <= 1.05): the
-exact carry-over's offsets (two small MatMuls and an Add beside each MatMulNBits) cost steps what the re-grid saves,
+carry-over's block sums (appended to x for the remainders of the blocks' offsets) cost steps beside the re-grid,
 and the re-grid costs what those bounds allow.
 The last line is {"int8_step_ms", "int4_exact_step_ms", "int4_regrid_step_ms", "int4_regrid_head4_step_ms",
 "int4_exact_over_int8_step", "int4_exact_over_regrid_head4_step", "int8_mib", "int4_exact_mib", "int4_regrid_mib",
@@ -106,8 +106,8 @@ def main(argv: list[str] | None = None) -> int:
     agreement = {name: q["greedy_agreement_quantized_vs_float"] for name, q in quality.items()}
     ratio = {name: q["perplexity_quantized_over_float"] for name, q in quality.items()}
     rows = [(f"{name} decode step", f"{ms[name]:.2f} ms",
-             f"{mib[name]:.0f} MiB; {counts[name].exact_4bit} of {counts[name].matmuls} MatMuls exact 4-bit; greedy "
-             f"agreement {agreement[name]:.3f}, perplexity x{ratio[name]:.3f}; rounds: "
+             f"{mib[name]:.0f} MiB; {counts[name].exact_4bit} of {counts[name].matmuls} MatMuls' Q4_1 levels kept; "
+             f"greedy agreement {agreement[name]:.3f}, perplexity x{ratio[name]:.3f}; rounds: "
              f"{', '.join(f'{v * 1000:.2f}' for v in runs[name])}") for name in WAYS]
     summary = {f"{name}_step_ms": round(ms[name], 2) for name in WAYS}
     summary |= {"int4_exact_over_int8_step": round(ms["int4_exact"] / ms["int8"], 3),
