@@ -129,7 +129,7 @@ def _matmul_nbits(node: Any, weight: np.ndarray, bits: int, block_size: int, sym
                   node.name, node.output[0], add)
 
 
-def _exact_4bit(node: Any, weight: np.ndarray, block_size: int, add: Any, with_sums: Any) -> Any | None:
+def _exact_4bit(node: Any, weight: np.ndarray, block_size: int, add: Any, with_sums: Any) -> list[Any] | None:
     """`node` as one MatMulNBits of `weight`'s 4-bit blocks (levels, scales, integer zero points) and, as extra
     blocks read against x's appended block sums, the rest of the blocks' offsets at 4 bits, when its weight already is
     4-bit blocks of `block_size` (see grid_blocks); else None."""
@@ -143,8 +143,8 @@ def _exact_4bit(node: Any, weight: np.ndarray, block_size: int, add: Any, with_s
                   np.concatenate([levels.scales, rest.scales], axis=1),
                   np.concatenate([levels.zero_points, np.full(rest.scales.shape, 8, np.uint8)], axis=1))
     k, n = weight.shape
-    return _nbits(with_sums(node.input[0], k), both, 4, (k + k // block_size, n), block_size, node.name,
-                  node.output[0], add)
+    return [_nbits(with_sums(node.input[0], k), both, 4, (k + k // block_size, n), block_size, node.name,
+                   node.output[0], add)]
 
 
 def _gather_block(node: Any, table: np.ndarray, bits: int, block_size: int, add: Any) -> Any:
@@ -211,15 +211,14 @@ def quantize_graph(src: Path, dst: Path, bits: int, block_size: int, symmetric: 
     tables = [float_2d(n.input[0]) for n in graph.node if n.op_type == "Gather"]
     embeddings = [t for t in tables if t is not None]
     counts, nodes, replaced = Counts(), list[Any](), set[str]()
-    sums, joined, ones = dict[str, str](), dict[str, str](), dict[int, str]()
+    joined, ones = dict[str, str](), dict[int, str]()
     ranks = functools.cache(lambda: _ranks(model))   # shape inference runs once, when a first wide input needs it
 
     def block_sums(name: str, k: int) -> str:
-        """x's sums over each block of `block_size` along its last axis, made once: a MatMul by 0/1 columns, or, when
-        those are large and x's rank is known, a Reshape to [..., blocks, block_size] and a ReduceSum."""
-        if name in sums:
-            return sums[name]
-        sums[name] = out = f"{name}_block_sums"
+        """x's sums over each block of `block_size` along its last axis (with_block_sums makes them once per x): a
+        MatMul by 0/1 columns, or, when those are large and x's rank is known, a Reshape to [..., blocks, block_size]
+        and a ReduceSum."""
+        out = f"{name}_block_sums"
         blocks = k // block_size
         x_rank = ranks().get(name) if k * blocks * 4 > MOST_SUM_COLUMN_BYTES else None
         if x_rank is not None:
@@ -251,8 +250,7 @@ def quantize_graph(src: Path, dst: Path, bits: int, block_size: int, symmetric: 
             tied = any(e.shape == weight.shape[::-1] and np.array_equal(e, weight.T) for e in embeddings)
             node_bits = (head_bits or embedding_bits) if tied else bits
             if node_bits == 4 and not tied and exact_4bit:
-                nbits = _exact_4bit(node, weight, block_size, add, with_block_sums)
-                new = None if nbits is None else [nbits]
+                new = _exact_4bit(node, weight, block_size, add, with_block_sums)
                 counts.exact_4bit += new is not None
             if new is None and node_bits is not None:
                 new = [_matmul_nbits(node, weight, node_bits, block_size, symmetric or tied, add)]
