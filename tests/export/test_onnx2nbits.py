@@ -94,6 +94,68 @@ def test_the_tied_head_takes_its_own_bits_when_given(tmp_path: Path) -> None:
                                rtol=0.05, atol=0.05 * np.abs(logits).max())
 
 
+def test_a_rescored_head_computes_its_top_logits_again_from_the_8bit_embedding(tmp_path: Path) -> None:
+    """head_rescore_top_k: the tied head at int4, its top k logits replaced by the products of the embedding's 8-bit
+    rows (float32, the rows the embedding's Gather reads: one table in the file), the rest the int4 head's; the
+    greedy token is the 8-bit head's wherever it is among the int4 head's top k."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(7)
+    vocab, width, top_k = 300, 64, 8
+    q = rng.integers(-127, 128, (vocab, width // 32, 32))
+    q[..., 0] = 127
+    table = (q * rng.uniform(0.001, 0.01, (vocab, width // 32, 1))).astype(np.float32).reshape(vocab, width)  # Q8_0
+    nodes = [helper.make_node("Gather", ["table", "ids"], ["x"], name="embed"),
+             helper.make_node("MatMul", ["h", "head"], ["logits"], name="head")]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("ids", TensorProto.INT64, [None]),
+                                       helper.make_tensor_value_info("h", TensorProto.FLOAT, [None, width])],
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, None),
+                           helper.make_tensor_value_info("logits", TensorProto.FLOAT, None)],
+                          [numpy_helper.from_array(table, "table"), numpy_helper.from_array(table.T.copy(), "head")])
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)])
+    model.ir_version = 8
+    onnx.save(model, str(tmp_path / "float.onnx"))
+    counts = quantize_graph(tmp_path / "float.onnx", tmp_path / "q.onnx", bits=4, block_size=32, symmetric=True,
+                            embedding_bits=8, head_rescore_top_k=top_k)
+    assert counts.tied_heads == 1 and counts.embeddings == 1
+    quantized = onnx.load(str(tmp_path / "q.onnx"))
+    bits = sorted((n.op_type, next(a.i for a in n.attribute if a.name == "bits")) for n in quantized.graph.node
+                  if n.op_type in ("MatMulNBits", "GatherBlockQuantized"))
+    assert bits == [("GatherBlockQuantized", 8), ("GatherBlockQuantized", 8), ("MatMulNBits", 4)]
+    assert len([t for t in quantized.graph.initializer if t.dims == [vocab, width]]) == 1   # one 8-bit table
+
+    # the int4 logits and the top k chosen from them, as outputs too
+    quantized.graph.output.extend([helper.make_tensor_value_info("head_int4", TensorProto.FLOAT, None),
+                                   helper.make_tensor_value_info("head_top", TensorProto.INT64, None)])
+    onnx.save(quantized, str(tmp_path / "q_traced.onnx"))
+    h = rng.standard_normal((16, width)).astype(np.float32)
+    x, logits, int4, top = ort.InferenceSession(str(tmp_path / "q_traced.onnx"), providers=["CPUExecutionProvider"]
+                                                ).run(None, {"ids": np.arange(vocab, dtype=np.int64), "h": h})
+    np.testing.assert_allclose(x, table, rtol=1e-6)   # Q8_0 rows come back (to float32 rounding): the 8-bit rows
+    exact = h @ table.T
+    # int8 activations (accuracy_level 4) add ~1% to the int4 weights' product
+    np.testing.assert_allclose(int4, h @ dequantized(table.T.copy(), 4, True), rtol=0.05,
+                               atol=0.03 * np.abs(int4).max())
+    assert top.shape == (16, top_k)
+    np.testing.assert_array_equal(np.sort(np.take_along_axis(int4, top, 1), 1), np.sort(int4, 1)[:, -top_k:])
+    rescored = np.zeros_like(logits, dtype=bool)
+    np.put_along_axis(rescored, top, True, axis=1)
+    np.testing.assert_allclose(logits[rescored], exact[rescored], rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(logits[~rescored], int4[~rescored])
+    assert np.abs(int4 - exact).max() > 0.05   # the int4 head does differ from the table's
+    assert (logits.argmax(1) == exact.argmax(1)).all()
+
+
+def test_a_rescored_head_needs_an_8bit_embedding() -> None:
+    from pydantic import ValidationError
+
+    from tritonkit.spec.export import QuantizeSpec
+
+    assert QuantizeSpec.model_validate({"head_rescore_top_k": 64}).head_rescore_top_k == 64
+    with pytest.raises(ValidationError, match="set embedding: int8 or head_rescore_top_k: 0"):
+        QuantizeSpec.model_validate({"embedding": "int4", "head_rescore_top_k": 64})
+
+
 def test_weights_already_in_4bit_blocks_are_found_and_put_back_exactly() -> None:
     weight = q4_1_blocks(48, 64)
     found = grid_blocks(weight.T, 32)

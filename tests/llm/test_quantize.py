@@ -97,6 +97,7 @@ def test_the_cache_key_follows_every_quantize_setting(tmp_path: Path) -> None:
 
     variants = [None, {"weights": "int4"}, {"weights": "int8"}, {"weights": "int4", "block_size": 64},
                 {"weights": "int4", "symmetric": False}, {"weights": "int4", "embedding": "float32"},
+                {"weights": "int4", "head_rescore_top_k": 64},
                 {"weights": "int4", "lm": lm}, {"weights": "int4", "lm": {**lm, "min_greedy_agreement": 0.9}}]
     keys = [key(v) for v in variants]
     assert len(set(keys)) == len(keys)

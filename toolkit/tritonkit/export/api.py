@@ -194,7 +194,8 @@ def _size(size: int) -> str:
 def quantized_line(quantized: dict[str, Any]) -> str:
     """The build log's line on a quantized graph: its size and, for an LM, how it compares with the float graph."""
     q = quantized
-    line = (f"quantized {q['weights']} (blocks of {q['block_size']}, embedding {q['embedding']}): "
+    rescored = f", tied head int4, its top {q['head_rescore_top_k']} rescored" if q.get("head_rescore_top_k") else ""
+    line = (f"quantized {q['weights']} (blocks of {q['block_size']}, embedding {q['embedding']}{rescored}): "
             f"{_size(q['bytes_quantized'])} from {_size(q['bytes_float'])}")
     lm = q.get("lm")
     if lm:

@@ -20,6 +20,9 @@ with greedy agreement 0.98 and perplexity x1.009 against 0.969 and x1.004. The b
 columns where those are small, and a Reshape to blocks and a ReduceSum where reading them costs more than the extra
 node: SmolLM2's MLP down projection (1536 wide, 295 KB of columns) stepped 5.56 against 5.87 ms a token that way,
 its 576-wide inputs 0.09 ms slower (9 alternating rounds, in process).
+
+A tied head may run at int4 with its top k logits computed again from the embedding's 8-bit rows
+(`head_rescore_top_k`, see _rescored_head): SmolLM2's head is a third of an int8 step's bytes.
 """
 import functools
 from dataclasses import dataclass
@@ -147,19 +150,60 @@ def _exact_4bit(node: Any, weight: np.ndarray, block_size: int, add: Any, with_s
                    node.output[0], add)]
 
 
-def _gather_block(node: Any, table: np.ndarray, bits: int, block_size: int, add: Any) -> Any:
-    from onnx import helper
-
+def _table_blocks(name: str, table: np.ndarray, bits: int, block_size: int, add: Any) -> list[str] | None:
+    """A token embedding [rows, width] as GatherBlockQuantized's data, scales and zero points (symmetric, the
+    initializers' names), or None when its rows are not whole blocks (the op needs them)."""
     blocks = quantize_rows(table, bits, block_size, symmetric=True)
     rows, width = table.shape
     data = pack(blocks.values, bits).reshape(rows, -1)
-    zero_points = pack(np.full(blocks.scales.shape, 2 ** (bits - 1), np.uint8), bits)
     if data.shape[1] * 8 // bits != width or (bits == 4 and blocks.scales.shape[-1] % 2):
-        return None  # padded or odd-sized blocks: GatherBlockQuantized needs whole blocks
-    inputs = [add(f"{node.name}_q", data), node.input[1], add(f"{node.name}_s", blocks.scales),
-              add(f"{node.name}_z", zero_points)]
-    return helper.make_node("GatherBlockQuantized", inputs, list(node.output), name=node.name,
-                            domain="com.microsoft", bits=bits, block_size=block_size, gather_axis=0, quantize_axis=1)
+        return None
+    zero_points = pack(np.full(blocks.scales.shape, 2 ** (bits - 1), np.uint8), bits)
+    name = f"{name}_{bits}bit"
+    return [add(f"{name}_q", data), add(f"{name}_s", blocks.scales), add(f"{name}_z", zero_points)]
+
+
+def _gather_block(node: Any, table: list[str], bits: int, block_size: int) -> Any:
+    from onnx import helper
+
+    data, scales, zero_points = table
+    return helper.make_node("GatherBlockQuantized", [data, node.input[1], scales, zero_points], list(node.output),
+                            name=node.name, domain="com.microsoft", bits=bits, block_size=block_size, gather_axis=0,
+                            quantize_axis=1)
+
+
+def _rescored_head(node: Any, weight: np.ndarray, table: list[str], table_bits: int, top_k: int, block_size: int,
+                   add: Any) -> list[Any]:
+    """A tied LM head as int4 logits (symmetric blocks: the fast path) whose `top_k` largest are computed again
+    from the embedding's `table_bits` rows (`table`, as GatherBlockQuantized holds them) in float32 and written over
+    them: the head reads half the bytes, and the logits that sampling picks from are the 8-bit table's."""
+    from onnx import helper
+
+    name, x, k, n = node.name, node.input[0], *weight.shape
+    approx, top, rows = f"{name}_int4", f"{name}_top", f"{name}_top_rows"
+    top_k_name, last_axis = f"{name}_top_k", f"{name}_last_axis"
+    data, scales, zero_points = table
+    return [_nbits(x, quantize_rows(weight.T, 4, block_size, symmetric=True), 4, (k, n), block_size, approx, approx,
+                   add),
+            _constant(top_k_name, np.array([min(top_k, n)], np.int64)), _constant(last_axis, np.array([-1], np.int64)),
+            helper.make_node("TopK", [approx, top_k_name], [f"{top}_values", top], name=top, axis=-1),
+            helper.make_node("GatherBlockQuantized", [data, top, scales, zero_points], [rows], name=rows,
+                             domain="com.microsoft", bits=table_bits, block_size=block_size, gather_axis=0,
+                             quantize_axis=1),
+            helper.make_node("Unsqueeze", [x, last_axis], [f"{name}_x_column"], name=f"{name}_x_column"),
+            helper.make_node("MatMul", [rows, f"{name}_x_column"], [f"{name}_rescored_column"],
+                             name=f"{name}_rescored_column"),
+            helper.make_node("Squeeze", [f"{name}_rescored_column", last_axis], [f"{name}_rescored"],
+                             name=f"{name}_rescored"),
+            helper.make_node("ScatterElements", [approx, top, f"{name}_rescored"], list(node.output), name=name,
+                             axis=-1)]
+
+
+def _constant(name: str, array: np.ndarray) -> Any:
+    """A Constant node (it stays in model.onnx, where onnxruntime reads it at load, not in the external data)."""
+    from onnx import helper, numpy_helper
+
+    return helper.make_node("Constant", [], [name], name=name, value=numpy_helper.from_array(array, name))
 
 
 def _ranks(model: Any) -> dict[str, int]:
@@ -181,12 +225,14 @@ def _ranks(model: Any) -> dict[str, int]:
 
 def quantize_graph(src: Path, dst: Path, bits: int, block_size: int, symmetric: bool,
                    embedding_bits: int | None, always_external: bool = False, exact_4bit: bool = True,
-                   head_bits: int | None = None) -> Counts:
+                   head_bits: int | None = None, head_rescore_top_k: int = 0) -> Counts:
     """Writes `dst` with every MatMul by a 2-D float initializer as MatMulNBits (`bits`) and every Gather from a
     2-D float initializer (a token embedding) as GatherBlockQuantized (`embedding_bits`, None: kept float); a MatMul
     by the embedding's transpose (a tied LM head) gets `embedding_bits` too, or `head_bits` when given. Other nodes
     are left as they are. `exact_4bit=False` re-quantizes weights that already are 4-bit blocks too, and `head_bits`
-    quantizes the head apart from the embedding (both for benchmarks/llm_weights.py: onnxruntime-genai's choices)."""
+    quantizes the head apart from the embedding (both for benchmarks/llm_weights.py: onnxruntime-genai's choices).
+    `head_rescore_top_k` > 0 (with `embedding_bits` 8): the tied head at int4, its top k logits computed again from
+    the embedding's rows (see _rescored_head)."""
     import onnx
     from onnx import helper, numpy_helper
 
@@ -199,17 +245,16 @@ def quantize_graph(src: Path, dst: Path, bits: int, block_size: int, symmetric: 
         added.append(numpy_helper.from_array(array, name))
         return name
 
-    def constant(name: str, array: np.ndarray) -> Any:
-        return helper.make_node("Constant", [], [name], name=name, value=numpy_helper.from_array(array, name))
-
     def float_2d(name: str) -> np.ndarray | None:
         tensor = weights.get(name)
         if tensor is None or tensor.data_type != onnx.TensorProto.FLOAT or len(tensor.dims) != 2:
             return None
         return numpy_helper.to_array(tensor)
 
-    tables = [float_2d(n.input[0]) for n in graph.node if n.op_type == "Gather"]
-    embeddings = [t for t in tables if t is not None]
+    embeddings = {n.input[0]: t for n in graph.node
+                  if n.op_type == "Gather" and (t := float_2d(n.input[0])) is not None}
+    # an embedding's quantized rows, made once: its Gather and a head rescored from it read the same initializers
+    table_blocks = functools.cache(lambda name, bits: _table_blocks(name, embeddings[name], bits, block_size, add))
     counts, nodes, replaced = Counts(), list[Any](), set[str]()
     joined, ones = dict[str, str](), dict[int, str]()
     ranks = functools.cache(lambda: _ranks(model))   # shape inference runs once, when a first wide input needs it
@@ -224,7 +269,7 @@ def quantize_graph(src: Path, dst: Path, bits: int, block_size: int, symmetric: 
         if x_rank is not None:
             # shapes as Constant nodes: they stay in model.onnx, where onnxruntime reads them at load
             shape = np.array([0] * (x_rank - 1) + [blocks, block_size], np.int64)
-            nodes.extend([constant(f"{out}_shape", shape), constant(f"{out}_axis", np.array([-1], np.int64)),
+            nodes.extend([_constant(f"{out}_shape", shape), _constant(f"{out}_axis", np.array([-1], np.int64)),
                           helper.make_node("Reshape", [name, f"{out}_shape"], [f"{out}_blocks"], name=f"{out}_reshape"),
                           helper.make_node("ReduceSum", [f"{out}_blocks", f"{out}_axis"], [out], name=out,
                                            keepdims=0)])
@@ -247,20 +292,23 @@ def quantize_graph(src: Path, dst: Path, bits: int, block_size: int, symmetric: 
         new: list[Any] | None = None
         weight = float_2d(node.input[1]) if node.op_type == "MatMul" and node.input[0] not in weights else None
         if weight is not None:
-            tied = any(e.shape == weight.shape[::-1] and np.array_equal(e, weight.T) for e in embeddings)
+            tied = next((name for name, e in embeddings.items()
+                         if e.shape == weight.shape[::-1] and np.array_equal(e, weight.T)), None)
             node_bits = (head_bits or embedding_bits) if tied else bits
             if node_bits == 4 and not tied and exact_4bit:
                 new = _exact_4bit(node, weight, block_size, add, with_block_sums)
                 counts.exact_4bit += new is not None
+            if tied and head_rescore_top_k and node_bits == 8 and (table := table_blocks(tied, 8)) is not None:
+                new = _rescored_head(node, weight, table, node_bits, head_rescore_top_k, block_size, add)
             if new is None and node_bits is not None:
-                new = [_matmul_nbits(node, weight, node_bits, block_size, symmetric or tied, add)]
+                new = [_matmul_nbits(node, weight, node_bits, block_size, symmetric or tied is not None, add)]
             if new is not None:
-                counts.tied_heads += tied
-                counts.matmuls += not tied
-        elif (node.op_type == "Gather" and embedding_bits is not None and (table := float_2d(node.input[0])) is not None
+                counts.tied_heads += tied is not None
+                counts.matmuls += tied is None
+        elif (node.op_type == "Gather" and embedding_bits is not None and node.input[0] in embeddings
               and all(a.i == 0 for a in node.attribute if a.name == "axis")):
-            gathered = _gather_block(node, table, embedding_bits, block_size, add)
-            new = None if gathered is None else [gathered]
+            table = table_blocks(node.input[0], embedding_bits)
+            new = None if table is None else [_gather_block(node, table, embedding_bits, block_size)]
             counts.embeddings += new is not None
         if new is not None:
             replaced.update(name for name in node.input if name in weights)

@@ -193,14 +193,16 @@ def _quantize(job: ExportJob, made: dict[str, Any], out_dir: Path, progress: Pro
         (out_dir / name).rename(float_dir / name)
     progress(f"quantize ({spec.weights}, blocks of {spec.block_size}, embedding {spec.embedding})")
     counts = quantize_graph(float_dir / "model.onnx", out_dir / "model.onnx", spec.bits, spec.block_size,
-                            spec.symmetric, spec.embedding_bits, options.external_data == "always")
+                            spec.symmetric, spec.embedding_bits, options.external_data == "always",
+                            head_rescore_top_k=spec.head_rescore_top_k)
     made["files"] = [p.name for p in sorted(out_dir.glob("model.onnx*"))]
     made["report"] = verify(out_dir / "model.onnx", made["reference"], made["cases"], made["output_names"],
                             spec.tolerance, model=job.name, where=where, keep=options.verify.golden_samples,
                             progress=progress)
     size = lambda folder: sum(p.stat().st_size for p in folder.glob("model.onnx*"))  # noqa: E731
     made["quantized"] = {"weights": spec.weights, "block_size": spec.block_size, "symmetric": spec.symmetric,
-                         "embedding": spec.embedding, "matmuls": counts.matmuls, "embeddings": counts.embeddings,
+                         "embedding": spec.embedding, "head_rescore_top_k": spec.head_rescore_top_k,
+                         "matmuls": counts.matmuls, "embeddings": counts.embeddings,
                          "tied_heads": counts.tied_heads, "exact_4bit": counts.exact_4bit,
                          "bytes_float": size(float_dir),
                          "bytes_quantized": size(out_dir), "lm": None,

@@ -177,12 +177,25 @@ class QuantizeSpec(StrictModel):
     embedding: Literal["int8", "int4", "float32"] = Field(
         default="int8", description="Token embeddings (Gather from a weight) and an output head tied to one: they "
         "shape every logit, so the default keeps them at 8 bits as llama.cpp does (symmetric).")
+    head_rescore_top_k: int = Field(
+        default=0, ge=0, description="With embedding: int8, an output head tied to the embedding runs at int4 and "
+        "its this many largest logits are computed again from the embedding's 8-bit rows: the head reads half the "
+        "bytes, the logits sampling picks from stay the 8-bit ones and the rest are int4 (SmolLM2 with 64: a decode "
+        "step 0.92x as long, greedy agreement 0.984 against 0.981, perplexity x1.028 against x1.009). 0: the head "
+        "at the embedding's bits.")
     tolerance: ToleranceSpec = Field(
         default_factory=lambda: ToleranceSpec(atol=0.1, rtol=0.1),
         description="|quantized - PyTorch| bound at every verify case (the float graph keeps export.tolerance).")
     lm: LMQualitySpec | None = Field(
         default=None, description="For an LM decoder: greedy agreement and perplexity against the float graph, "
         "reported by the build and bounded here.")
+
+    @model_validator(mode="after")
+    def _rescore_from_int8(self) -> QuantizeSpec:
+        if self.head_rescore_top_k and self.embedding != "int8":
+            raise ValueError(f"head_rescore_top_k computes the head's top logits again from the embedding's 8-bit "
+                             f"rows, and embedding is {self.embedding}; set embedding: int8 or head_rescore_top_k: 0")
+        return self
 
     @property
     def bits(self) -> int:
