@@ -135,12 +135,15 @@ class OnnxDecoder:
         store = rows[0].cache.store
         if any(row.cache.store is not store for row in rows):
             return self._copied(rows)
-        logits = np.empty((len(rows), self.vocab_size), np.float32)
         seq = max(len(row.ids) for row in rows)
         # a row near the end of its slot has no room for the call's padding: it runs alone, unpadded
         alone = [i for i, row in enumerate(rows) if row.cache.length + seq > store.positions]
         together = sorted((i for i in range(len(rows)) if i not in alone), key=lambda i: rows[i].cache.slot)
-        for block in [*_blocks(together, rows), *([i] for i in alone)]:
+        blocks = [*_blocks(together, rows), *([i] for i in alone)]
+        if len(blocks) == 1 and blocks[0] == list(range(len(rows))):
+            return self._in_place(store, rows)   # one call in the rows' order: its logits as they are
+        logits = np.empty((len(rows), self.vocab_size), np.float32)
+        for block in blocks:
             logits[block] = self._in_place(store, [rows[i] for i in block])
         return logits
 
@@ -155,7 +158,9 @@ class OnnxDecoder:
         logits = self._run(self._block_binding(store, first, batch), input_ids, past_length, input_length)
         for row in rows:
             row.cache.length += len(row.ids)
-        return logits[[row.cache.slot - first for row in rows]]
+        offsets = [row.cache.slot - first for row in rows]
+        # the rows are the call's slots in order (no idle slot between them): no copy of their logits
+        return logits if offsets == list(range(batch)) else logits[offsets]
 
     def _copied(self, rows: Sequence[Row]) -> np.ndarray:
         """One call over a padded copy of the rows' filled positions; their new entries copied back after it."""
