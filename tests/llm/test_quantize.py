@@ -127,3 +127,31 @@ def test_the_served_starter_decodes_with_the_int4_graph(int4_build, serve) -> No
     expected = quality.greedy(quality.Graph(repository / "generate" / "1" / "model.onnx"), [np.array(HELLO)], 12)
     body = {"text_input": "Hello", "max_tokens": 12, "ignore_eos": True}
     assert clients.http(server.http_url, "llm", body, stream=True).ids == expected[0].tolist()
+
+
+@pytest.mark.slow  # exports, builds and serves the llm starter: tens of seconds
+@pytest.mark.server
+def test_a_rescored_head_is_built_measured_and_served(tmp_path: Path, serve) -> None:
+    """head_rescore_top_k on the starter: `tritonkit build --json` reports it with the LM measures within the
+    starter's bounds, the served graph holds the int4 head and its rescoring, and generate streams that graph's
+    greedy continuation."""
+    from tritonkit.pipelines.llm.export import quality
+
+    export = recipe_export("tiny")
+    export["quantize"]["head_rescore_top_k"] = 8
+    # the tail's logits are the int4 head's: 2.45 off PyTorch's where the int8 head's stayed within the starter's 1
+    export["quantize"]["tolerance"] = {"atol": 1.0, "rtol": 0.1, "outputs": {"logits": {"atol": 4.0, "rtol": 0.1}}}
+    spec = write_spec(tmp_path, "tiny", quantized=True, generate_overrides={"export": export})
+    out, log = build_json(spec)
+    quantized = out["exports"]["generate"]["quantized"]
+    assert quantized["head_rescore_top_k"] == 8 and quantized["tied_heads"] == 1
+    assert "tied head int4, its top 8 rescored" in log
+    lm = quantized["lm"]
+    assert lm["greedy_agreement_quantized_vs_float"] >= 0.9 and lm["perplexity_quantized_over_float"] <= 1.05
+    repository = tmp_path / "model_repository"
+    served = repository / "generate" / "1" / "model.onnx"
+    assert {"TopK", "ScatterElements", "GatherBlockQuantized", "MatMulNBits"} <= graph_ops(served)
+    server = serve(repository)
+    expected = quality.greedy(quality.Graph(served), [np.array(HELLO)], 12)
+    body = {"text_input": "Hello", "max_tokens": 12, "ignore_eos": True}
+    assert clients.http(server.http_url, "llm", body, stream=True).ids == expected[0].tolist()
