@@ -4,7 +4,8 @@ Usage: python benchmarks/llm_settings.py [--model smollm2] [--rounds 6] [--varia
 
 Each variant is a copy of the example's built repository (hard links, benchmarks/llm.py's build) with generate's
 config edited: onnxruntime's intra-op threads (`intra_op_thread_count`), whether its idle worker threads spin
-(`allow_spinning`) and for how long (`spin_duration_us`), and the generations a step advances (`max_batch_size`).
+(`allow_spinning`) and for how long (`spin_duration_us`), the generations a step advances (`max_batch_size`), and
+whether the loaded weights go onto 2 MiB pages (`huge_pages`).
 Every variant is served at once and each round runs c=1 then c=8 (32 greedy tokens a
 stream, benchmarks/llm.py's clients and prompts) on each variant, the order rotated every round, so a shared
 machine's load falls on each alike.
@@ -38,6 +39,7 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "intra2-spin100": {"intra_op_thread_count": "2", "allow_spinning": "1", "spin_duration_us": "100"},
     "default-nospin": {"intra_op_thread_count": "0", "allow_spinning": "0"},
     "intra2-batch8": {"intra_op_thread_count": "2", "step_batch": 8},
+    "4k-pages": {"huge_pages": "0"},  # the weights left on 4 KiB pages
 }
 TOKENS, LEVELS = 32, (1, 8)
 

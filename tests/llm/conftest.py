@@ -7,6 +7,7 @@ the served tests build the example specs, whose `source:` the build exports. Eve
 from __future__ import annotations
 
 import importlib.util
+import platform
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -108,3 +109,13 @@ def serve() -> Iterator[Callable[[Path], Any]]:
     yield start
     for server in servers:
         server.stop()
+
+
+def huge_pages_refused() -> str | None:
+    """Why this kernel makes no huge pages for pages.to_huge_pages (no MADV_COLLAPSE before Linux 6.1, or
+    transparent huge pages off), or None."""
+    setting = Path("/sys/kernel/mm/transparent_hugepage/enabled")
+    if not setting.exists() or "[never]" in setting.read_text():
+        return "transparent huge pages are off here"
+    major, minor = (int(x) for x in platform.release().split(".")[:2])
+    return "MADV_COLLAPSE needs Linux 6.1" if (major, minor) < (6, 1) else None

@@ -1,8 +1,12 @@
-"""Arrays in pages of their own: zero, writable, counted while alive and given back when the last view goes."""
+"""Arrays in pages of their own: zero, writable, counted while alive and given back when the last view goes; resident
+memory moved onto huge pages."""
 import gc
+import mmap
 
 import numpy as np
+import pytest
 
+from tests.llm.conftest import huge_pages_refused
 from tritonkit.pipelines.llm.runtime import pages
 
 
@@ -33,3 +37,38 @@ def test_discarded_pages_read_as_zero_and_the_rest_is_kept():
     array[:] = 1.0
     pages.discard(array, array.strides[0] + 1, 3 * array.strides[0])  # whole pages only: row 1 but its first, row 2
     assert array[0].all() and array[1, :1024].all() and not array[1, 1024:].any() and not array[2].any()
+
+
+def _mapping(address: int) -> dict[str, int]:
+    """The kB fields (Rss, AnonHugePages, ...) of the mapping of this process that holds `address`."""
+    fields: dict[str, int] | None = None
+    with open("/proc/self/smaps") as smaps:
+        for line in smaps:
+            head = line.split()[0]
+            if "-" in head and ":" not in head:
+                start, end = (int(x, 16) for x in head.split("-"))
+                if fields is not None:
+                    break
+                fields = {} if start <= address < end else None
+            elif fields is not None and line.split()[-1] == "kB":
+                fields[head.rstrip(":")] = int(line.split()[1])
+    assert fields is not None
+    return fields
+
+
+def test_resident_memory_moves_onto_huge_pages_and_sparse_memory_stays_as_it_is():
+    if (why := huge_pages_refused()) is not None:
+        pytest.skip(why)
+    size = 12 * pages.HUGE_PAGE  # whole 2 MiB ranges within it whatever its alignment
+    full = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+    # NORESERVE as pages.zeros maps KV-cache slots (and so a mapping of its own, not merged with `full`)
+    sparse = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | pages._NORESERVE)
+    full_array, sparse_array = np.frombuffer(full, np.uint8), np.frombuffer(sparse, np.uint8)
+    full_array[::mmap.PAGESIZE] = 1
+    sparse_array[:1] = 1
+    moved = pages.to_huge_pages()
+    full_fields = _mapping(full_array.ctypes.data)
+    sparse_fields = _mapping(sparse_array.ctypes.data)
+    assert full_fields["AnonHugePages"] >= 10 * pages.HUGE_PAGE // 1024 and moved >= 10 * pages.HUGE_PAGE
+    assert sparse_fields["AnonHugePages"] == 0 and sparse_fields["Rss"] < 64   # untouched pages stay unbacked
+    assert full_array[::mmap.PAGESIZE].all() and not full_array[1::mmap.PAGESIZE].any()   # the contents are kept

@@ -4,12 +4,13 @@ once per session (about 1.5 minutes on 2 cores)."""
 from __future__ import annotations
 
 import importlib.util
+from pathlib import Path
 
 import pytest
 
 from tests.conftest import missing
 from tests.llm import clients
-from tests.llm.conftest import build_repository, write_spec
+from tests.llm.conftest import build_repository, huge_pages_refused, write_spec
 from tritonkit.pipelines.llm.runtime.assets import GenerationConfig
 from tritonkit.pipelines.llm.runtime.text import TextCodec
 
@@ -87,3 +88,20 @@ def test_chunked_prefill_gives_the_greedy_tokens_of_one_prefill(model_dir):
         steps.append(loaded.engine.step(["y"])[0].token_ids)
     assert len(prompt) == 300 and steps[:18] == [[]] * 18  # 19 chunks; the first token comes with the last
     assert [t for s in steps for t in s] == whole and len(whole) == 16
+
+
+def _descendants(pid: int) -> list[int]:
+    children = [int(c) for task in Path(f"/proc/{pid}/task").iterdir() for c in (task / "children").read_text().split()]
+    return children + [d for c in children for d in _descendants(c)]
+
+
+def test_the_served_decoders_weights_sit_on_huge_pages(server, model_dir):
+    """generate moves its weights onto 2 MiB pages once loaded (parameter huge_pages, on by default)."""
+    if (why := huge_pages_refused()) is not None:
+        pytest.skip(why)
+    [stub] = [pid for pid in _descendants(server.pid)
+              if b"/generate/1/model.py" in Path(f"/proc/{pid}/cmdline").read_bytes()]
+    rollup = Path(f"/proc/{stub}/smaps_rollup").read_text()
+    huge = int(next(line.split()[1] for line in rollup.splitlines() if line.startswith("AnonHugePages:"))) * 1024
+    weights = sum(f.stat().st_size for f in model_dir.glob("model.onnx*"))
+    assert huge >= 0.8 * weights, (huge, weights)

@@ -46,6 +46,12 @@ def float_parameter(params: dict[str, str], name: str, default: float) -> float:
     return float(value) if value.strip() else default
 
 
+def bool_parameter(params: dict[str, str], name: str, default: bool) -> bool:
+    """0 or false is off, anything else on; absent or empty: `default`."""
+    value = params.get(name, "").strip().lower()
+    return value not in ("0", "false") if value else default
+
+
 def model_context(initialize_args: dict[str, str],
                   needs: tuple[str, ...]) -> tuple[dict[str, Any], dict[str, str], Path]:
     """From a Python model's `initialize` args: its config, its string parameters and its own version folder,

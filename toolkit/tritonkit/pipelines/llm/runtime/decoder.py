@@ -85,11 +85,12 @@ class OnnxDecoder:
     """An onnxruntime session over model.onnx (CPU unless providers say otherwise)."""
 
     def __init__(self, model_path: str | Path, intra_op_threads: int = 0, providers: Sequence[str] | None = None,
-                 spin: bool = True, spin_duration_us: int | None = None) -> None:
+                 spin: bool = True, spin_duration_us: int | None = None, huge_pages: bool = True) -> None:
         """`spin`: idle worker threads spin waiting for work (onnxruntime's default) or sleep at once;
         `spin_duration_us`: how long they spin before sleeping (onnxruntime >= 1.26; None: its default). A short
         spin hands work between a call's nodes without a wake-up, and leaves the cores to the server's other
-        processes between calls."""
+        processes between calls. `huge_pages`: once the session holds the weights, they go onto 2 MiB pages
+        (`pages.to_huge_pages`: a decode step reads them whole)."""
         import onnxruntime as ort
 
         options = ort.SessionOptions()
@@ -103,6 +104,8 @@ class OnnxDecoder:
         options.enable_cpu_mem_arena = False  # see the module's docstring
         self.session = ort.InferenceSession(str(model_path), sess_options=options,
                                             providers=list(providers or ["CPUExecutionProvider"]))
+        if huge_pages:
+            pages.to_huge_pages()
         inputs = {i.name: i for i in self.session.get_inputs()}
         outputs = {o.name: o for o in self.session.get_outputs()}
         layers = sum(name.startswith("past_key_") for name in inputs)

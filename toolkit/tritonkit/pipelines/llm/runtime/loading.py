@@ -28,13 +28,14 @@ class Loaded:
 def load_engine(folder: str | Path, params: dict[str, str]) -> Loaded:
     """Parameters: kv_cache_bytes, max_context, max_tokens_limit, default_max_tokens, call_cost_tokens,
     max_streams, prefill_chunk_tokens, prefix_cache_bytes (0 = no prefix reuse), intra_op_thread_count,
-    allow_spinning, spin_duration_us (all optional)."""
+    allow_spinning, spin_duration_us, huge_pages (all optional)."""
     folder = Path(folder)
     generation = assets.GenerationConfig.load(folder)
     spin_us = params.get("spin_duration_us", "").strip()
     decoder = OnnxDecoder(folder / assets.MODEL_FILE, assets.int_parameter(params, "intra_op_thread_count", 0),
-                          spin=params.get("allow_spinning", "1").strip().lower() not in ("0", "false"),
-                          spin_duration_us=int(spin_us) if spin_us else None)
+                          spin=assets.bool_parameter(params, "allow_spinning", True),
+                          spin_duration_us=int(spin_us) if spin_us else None,
+                          huge_pages=assets.bool_parameter(params, "huge_pages", True))
     budget = assets.int_parameter(params, "kv_cache_bytes", DEFAULT_BUDGET)
     prefix_bytes = assets.int_parameter(params, "prefix_cache_bytes", budget // DEFAULT_PREFIX_SHARE)
     if not 0 <= prefix_bytes <= budget:

@@ -1,5 +1,5 @@
 """Zeroed arrays in anonymous pages of their own, for the engine's large buffers: KV cache slots, prefix blocks and a
-call's padded past.
+call's padded past; and the loaded weights moved onto 2 MiB pages.
 
 glibc serves such sizes from its heap once its mmap threshold has risen (the threshold follows the largest block
 freed, up to 32 MiB), and a freed cache then stays resident as a hole that the next one, of another size, may not
@@ -7,7 +7,10 @@ fit. Pages of their own are zero until written, resident only once touched, and 
 as the array is freed. SmolLM2 served, c=1, c=8 and 300-token prefix rounds (generate's peak resident memory):
 345 MiB against 359-372 MiB from the heap.
 """
+import ctypes
+import functools
 import mmap
+import re
 import sys
 import threading
 import weakref
@@ -47,6 +50,83 @@ def discard(array: np.ndarray, start: int, stop: int) -> None:
     last = stop // mmap.PAGESIZE * mmap.PAGESIZE
     if last > first:
         pages.madvise(mmap.MADV_DONTNEED, first, last - first)
+
+
+#: Linux's MADV_COLLAPSE (6.1 on; Python 3.11's mmap does not name it) and the x86-64/arm64 huge page it makes.
+_MADV_COLLAPSE = 25
+HUGE_PAGE = 2 << 20
+#: A 2 MiB range is collapsed when at most this share of its pages is untouched: collapsing fills them too, so
+#: sparse memory (KV-cache slots, untouched reservations) stays as it is.
+MOST_UNTOUCHED = 0.1
+_HEADER = re.compile(r"([0-9a-f]+)-([0-9a-f]+) (\S+) \S+ \S+ (\d+)\s*(.*)$")
+_PRESENT = np.uint64(1 << 63)  # /proc/self/pagemap: the page is in memory
+
+
+def to_huge_pages() -> int:
+    """Moves the process's resident anonymous memory onto 2 MiB pages, now, and returns the bytes moved: after a
+    decoder's session is made, that is mostly its weights (onnxruntime's prepacked MatMulNBits blocks), which a
+    decode step reads whole. On 4 KiB pages those are ~30,000 pages a step, each a TLB entry and a boundary the
+    hardware prefetcher stops at; on 2 MiB pages ~60. SmolLM2 int4 in process (scratch, 3 alternating pairs of
+    processes, 15 x 32 steps each): a decode step 4.78-5.26 against 5.64-5.96 ms, resident memory unchanged.
+    MADV_COLLAPSE acts whatever the system's transparent huge page setting is, short of `never`; where it is
+    refused (kernels before 6.1, not Linux, `never`) nothing changes and 0 is returned."""
+    madvise = _madvise()
+    if madvise is None:
+        return 0
+    moved = 0
+    for start, end in _resident_ranges():
+        if madvise(start, end - start, _MADV_COLLAPSE) == 0:
+            moved += end - start
+    return moved
+
+
+@functools.cache
+def _madvise():
+    if sys.platform != "linux":
+        return None
+    function = ctypes.CDLL(None, use_errno=True).madvise
+    function.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+    return function
+
+
+def _resident_ranges() -> list[tuple[int, int]]:
+    """[start, end) of runs of whole 2 MiB ranges of private writable anonymous memory (and the heap) whose pages
+    are resident but for MOST_UNTOUCHED."""
+    ranges: list[tuple[int, int]] = []
+    per_range = HUGE_PAGE // mmap.PAGESIZE
+    with open("/proc/self/pagemap", "rb") as pagemap:
+        for start, end in _anonymous_mappings():
+            first, last = -(-start // HUGE_PAGE) * HUGE_PAGE, end // HUGE_PAGE * HUGE_PAGE
+            if last <= first:
+                continue
+            pagemap.seek(first // mmap.PAGESIZE * 8)
+            entries = np.frombuffer(pagemap.read((last - first) // mmap.PAGESIZE * 8), np.uint64)
+            resident = ((entries & _PRESENT) != 0).reshape(-1, per_range).sum(axis=1)
+            for i in np.flatnonzero(resident >= (1 - MOST_UNTOUCHED) * per_range):
+                low = first + int(i) * HUGE_PAGE
+                if ranges and ranges[-1][1] == low:
+                    ranges[-1] = (ranges[-1][0], low + HUGE_PAGE)
+                else:
+                    ranges.append((low, low + HUGE_PAGE))
+    return ranges
+
+
+def _anonymous_mappings() -> list[tuple[int, int]]:
+    """[start, end) of the private writable anonymous mappings (and the heap) with at least 2 MiB resident."""
+    found: list[tuple[int, int]] = []
+    candidate: tuple[int, int] | None = None
+    with open("/proc/self/smaps") as smaps:
+        for line in smaps:
+            header = _HEADER.match(line)
+            if header is not None:
+                start, end, perms, inode, name = header.groups()
+                anonymous = perms.startswith("rw") and perms.endswith("p") and inode == "0" and name in ("", "[heap]")
+                candidate = (int(start, 16), int(end, 16)) if anonymous else None
+            elif candidate is not None and line.startswith("Rss:"):
+                if int(line.split()[1]) * 1024 >= HUGE_PAGE:
+                    found.append(candidate)
+                candidate = None
+    return found
 
 
 def mapped_bytes() -> int:
