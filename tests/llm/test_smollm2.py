@@ -4,6 +4,7 @@ once per session (about 1.5 minutes on 2 cores)."""
 from __future__ import annotations
 
 import importlib.util
+import re
 from pathlib import Path
 
 import pytest
@@ -96,7 +97,7 @@ def _descendants(pid: int) -> list[int]:
 
 
 def test_the_served_decoders_weights_sit_on_huge_pages(server, model_dir):
-    """generate moves its weights onto 2 MiB pages once loaded (parameter huge_pages, on by default)."""
+    """generate moves its weights onto 2 MiB pages once loaded (parameter huge_pages, on by default) and logs it."""
     if (why := huge_pages_refused()) is not None:
         pytest.skip(why)
     [stub] = [pid for pid in _descendants(server.pid)
@@ -105,3 +106,5 @@ def test_the_served_decoders_weights_sit_on_huge_pages(server, model_dir):
     huge = int(next(line.split()[1] for line in rollup.splitlines() if line.startswith("AnonHugePages:"))) * 1024
     weights = sum(f.stat().st_size for f in model_dir.glob("model.onnx*"))
     assert huge >= 0.8 * weights, (huge, weights)
+    said = re.search(r"generate: (\d+) MiB of the loaded weights on 2 MiB pages", server.log_path.read_text())
+    assert said is not None and int(said[1]) << 20 >= 0.8 * weights   # the server's log says so too

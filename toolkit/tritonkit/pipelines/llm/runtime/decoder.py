@@ -104,8 +104,8 @@ class OnnxDecoder:
         options.enable_cpu_mem_arena = False  # see the module's docstring
         self.session = ort.InferenceSession(str(model_path), sess_options=options,
                                             providers=list(providers or ["CPUExecutionProvider"]))
-        if huge_pages:
-            pages.to_huge_pages()
+        #: bytes moved onto 2 MiB pages at load (0: not asked, or the kernel refused)
+        self.huge_page_bytes = pages.to_huge_pages() if huge_pages else 0
         inputs = {i.name: i for i in self.session.get_inputs()}
         outputs = {o.name: o for o in self.session.get_outputs()}
         layers = sum(name.startswith("past_key_") for name in inputs)
