@@ -62,7 +62,8 @@ class TritonPythonModel:
         loaded = load_engine(folder, params)
         moved = loaded.engine.decoder.huge_page_bytes >> 20
         pb_utils.Logger.log_info(f"generate: {moved} MiB of the loaded weights on 2 MiB pages (parameter huge_pages; "
-                                 "0: off, or refused by the kernel: Linux < 6.1, or transparent huge pages never)")
+                                 "0: off, weights under 2 MiB, or the kernel refused: Linux < 6.1, or transparent "
+                                 "huge pages never)")
         self.engine, self.codec, self.default_max_tokens = loaded.engine, loaded.codec, loaded.default_max_tokens
         self.generation = loaded.generation
         self.batched = config.get("max_batch_size", 0) > 0
