@@ -72,3 +72,11 @@ def test_resident_memory_moves_onto_huge_pages_and_sparse_memory_stays_as_it_is(
     assert full_fields["AnonHugePages"] >= 10 * pages.HUGE_PAGE // 1024 and moved >= 10 * pages.HUGE_PAGE
     assert sparse_fields["AnonHugePages"] == 0 and sparse_fields["Rss"] < 64   # untouched pages stay unbacked
     assert full_array[::mmap.PAGESIZE].all() and not full_array[1::mmap.PAGESIZE].any()   # the contents are kept
+
+
+def test_without_a_readable_pagemap_nothing_moves(monkeypatch):
+    def unreadable():
+        raise PermissionError("/proc/self/pagemap")   # some sandboxes have no pagemap
+
+    monkeypatch.setattr(pages, "_resident_ranges", unreadable)
+    assert pages.to_huge_pages() == 0
