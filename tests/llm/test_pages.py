@@ -56,9 +56,10 @@ def _mapping(address: int) -> dict[str, int]:
     return fields
 
 
-def test_resident_memory_moves_onto_huge_pages_and_sparse_memory_stays_as_it_is():
+def test_resident_memory_moves_onto_huge_pages_and_sparse_memory_stays_as_it_is(monkeypatch):
     if (why := huge_pages_refused()) is not None:
         pytest.skip(why)
+    monkeypatch.setattr(pages, "PAGEMAP_STRIDE", 2 * pages.HUGE_PAGE)  # each mapping read in several strides
     size = 12 * pages.HUGE_PAGE  # whole 2 MiB ranges within it whatever its alignment
     full = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
     # NORESERVE as pages.zeros maps KV-cache slots (and so a mapping of its own, not merged with `full`)

@@ -60,6 +60,7 @@ HUGE_PAGE = 2 << 20
 MOST_UNTOUCHED = 0.1
 _HEADER = re.compile(r"([0-9a-f]+)-([0-9a-f]+) (\S+) \S+ \S+ (\d+)\s*(.*)$")
 _PRESENT = np.uint64(1 << 63)  # /proc/self/pagemap: the page is in memory
+PAGEMAP_STRIDE = 1 << 30  # addresses read from /proc/self/pagemap at a time (a multiple of HUGE_PAGE)
 
 
 def to_huge_pages() -> int:
@@ -102,22 +103,24 @@ def _resident_ranges() -> list[tuple[int, int]]:
     with open("/proc/self/pagemap", "rb") as pagemap:
         for start, end in _anonymous_mappings():
             first, last = -(-start // HUGE_PAGE) * HUGE_PAGE, end // HUGE_PAGE * HUGE_PAGE
-            if last <= first:
-                continue
-            pagemap.seek(first // mmap.PAGESIZE * 8)
-            entries = np.frombuffer(pagemap.read((last - first) // mmap.PAGESIZE * 8), np.uint64)
-            resident = ((entries & _PRESENT) != 0).reshape(-1, per_range).sum(axis=1)
-            for i in np.flatnonzero(resident >= (1 - MOST_UNTOUCHED) * per_range):
-                low = first + int(i) * HUGE_PAGE
-                if ranges and ranges[-1][1] == low:
-                    ranges[-1] = (ranges[-1][0], low + HUGE_PAGE)
-                else:
-                    ranges.append((low, low + HUGE_PAGE))
+            # a GiB of addresses at a time: 2 MiB of pagemap, however large a reservation is
+            for low in range(first, last, PAGEMAP_STRIDE):
+                high = min(low + PAGEMAP_STRIDE, last)
+                pagemap.seek(low // mmap.PAGESIZE * 8)
+                entries = np.frombuffer(pagemap.read((high - low) // mmap.PAGESIZE * 8), np.uint64)
+                resident = ((entries & _PRESENT) != 0).reshape(-1, per_range).sum(axis=1)
+                for i in np.flatnonzero(resident >= (1 - MOST_UNTOUCHED) * per_range):
+                    begin = low + int(i) * HUGE_PAGE
+                    if ranges and ranges[-1][1] == begin:
+                        ranges[-1] = (ranges[-1][0], begin + HUGE_PAGE)
+                    else:
+                        ranges.append((begin, begin + HUGE_PAGE))
     return ranges
 
 
 def _anonymous_mappings() -> list[tuple[int, int]]:
-    """[start, end) of the private writable anonymous mappings (and the heap) with at least 2 MiB resident."""
+    """[start, end) of the private writable anonymous mappings (the heap, and those a library named) with at least
+    2 MiB resident."""
     found: list[tuple[int, int]] = []
     candidate: tuple[int, int] | None = None
     with open("/proc/self/smaps") as smaps:
@@ -125,7 +128,8 @@ def _anonymous_mappings() -> list[tuple[int, int]]:
             header = _HEADER.match(line)
             if header is not None:
                 start, end, perms, inode, name = header.groups()
-                anonymous = perms.startswith("rw") and perms.endswith("p") and inode == "0" and name in ("", "[heap]")
+                anonymous = (perms.startswith("rw") and perms.endswith("p") and inode == "0"
+                             and (name in ("", "[heap]") or name.startswith("[anon:")))  # named: PR_SET_VMA
                 candidate = (int(start, 16), int(end, 16)) if anonymous else None
             elif candidate is not None and line.startswith("Rss:"):
                 if int(line.split()[1]) * 1024 >= HUGE_PAGE:
