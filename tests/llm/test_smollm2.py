@@ -14,6 +14,7 @@ from tests.llm import clients
 from tests.llm.conftest import build_repository, huge_pages_refused, write_spec
 from tritonkit.pipelines.llm.runtime.assets import GenerationConfig
 from tritonkit.pipelines.llm.runtime.text import TextCodec
+from tritonkit.serve.stubs import stub_pids
 
 pytestmark = [pytest.mark.slow, pytest.mark.server]
 
@@ -91,17 +92,11 @@ def test_chunked_prefill_gives_the_greedy_tokens_of_one_prefill(model_dir):
     assert [t for s in steps for t in s] == whole and len(whole) == 16
 
 
-def _descendants(pid: int) -> list[int]:
-    children = [int(c) for task in Path(f"/proc/{pid}/task").iterdir() for c in (task / "children").read_text().split()]
-    return children + [d for c in children for d in _descendants(c)]
-
-
 def test_the_served_decoders_weights_sit_on_huge_pages(server, model_dir):
     """generate moves its weights onto 2 MiB pages once loaded (parameter huge_pages, on by default) and logs it."""
     if (why := huge_pages_refused()) is not None:
         pytest.skip(why)
-    [stub] = [pid for pid in _descendants(server.pid)
-              if b"/generate/1/model.py" in Path(f"/proc/{pid}/cmdline").read_bytes()]
+    [stub] = [pid for pid, model in stub_pids(server.pid).items() if model == "generate"]
     rollup = Path(f"/proc/{stub}/smaps_rollup").read_text()
     huge = int(next(line.split()[1] for line in rollup.splitlines() if line.startswith("AnonHugePages:"))) * 1024
     weights = sum(f.stat().st_size for f in model_dir.glob("model.onnx*"))
