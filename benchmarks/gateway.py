@@ -5,14 +5,17 @@ Usage: python benchmarks/gateway.py [--rounds 5] [--tokens 32]
 LLM: SmolLM2-135M-Instruct (examples/llm/smollm2, built under .tritonkit/bench/gateway/) served on the embedded
 Triton; the same raw prompts (greedy, so all ways generate the same tokens) streamed through the gateway's
 /v1/completions (SSE, usage from stream_options), straight to Triton's HTTP /v2/models/llm/generate_stream (the `llm`
-ensemble: text in, text out, what a client of Triton calls), and as the gateway's own Triton request alone: the
-prompt's ids (encoded before the clock starts) streamed to `generate` in one gRPC ModelStreamInfer call with the
-gateway's inputs, requested outputs and flags, made with grpcio's asyncio stubs and nothing else (RawGrpc), on a
-stream of its own (ttft_floor_raw_grpc_over_http_c1: its TTFT over generate_stream's) and on a stream an earlier
-request left open, as the gateway sends them (ttft_floor_raw_grpc_kept_over_http_c1: the floor of this gateway).
-c=1 and c=8 requests at once, each way going first in turn round by round; both HTTP ways over kept-open connections
-(KeptOpen: the `openai` client's pool keeps them, so neither way's TTFT includes a TCP connect), the gRPC ways on one
-kept-open channel each. Reported per way and concurrency:
+ensemble: text in, text out, what a client of Triton calls), as the gateway's own Triton request alone: the prompt's
+ids (encoded before the clock starts) streamed to `generate` in one gRPC ModelStreamInfer call with the gateway's
+inputs, requested outputs and flags, made with grpcio's asyncio stubs and nothing else (RawGrpc), on a stream an
+earlier request left open, as the gateway sends them (ttft_floor_raw_grpc_kept_over_http_c1: the floor of gRPC to
+Triton), and through the relay floor (benchmarks/gateway_floor.py's /floor/generate: the same ids posted to a second
+process on the gateway's own stack, uvicorn, Starlette and its Triton client, which streams each response's text
+back as SSE and does nothing else: floor_relay_ttft_over_direct_c1 and floor_relay_over_direct_tokens_s_c8 are the
+least any gateway on this stack, a second Python process between client and Triton, could reach).
+c=1 and c=8 requests at once, each way going first in turn round by round; the HTTP ways over kept-open connections
+(KeptOpen: the `openai` client's pool keeps them, so no way's TTFT includes a TCP connect), the gRPC way on one
+kept-open channel. Reported per way and concurrency:
 medians over rounds of output tokens/s (all tokens of the round over its wall time) and mean time to first text (TTFT);
 and the share of the machine's CPU the gateway process used in its c=8 rounds: with the model CPU-bound, 1 - that
 share (tokens_s_c8_floor) is the c=8 ratio a gateway that cost nothing but its own CPU would reach.
@@ -25,7 +28,8 @@ kinds of audio: 8 held-out command clips (~1.4 s, ~8 ms to transcribe, so any HT
 them: the length of a spoken request). (floor + direct) / direct is the least ratio any gateway on this HTTP stack
 could reach.
 The last line is {"gateway_over_direct_tokens_s_c8", "gateway_ttft_over_direct_c1", "gateway_ttft_over_direct_grpc_c1",
-"ttft_floor_raw_grpc_over_http_c1", "ttft_floor_raw_grpc_kept_over_http_c1", "transcription_gateway_over_direct",
+"ttft_floor_raw_grpc_kept_over_http_c1", "floor_relay_ttft_over_direct_c1", "floor_relay_over_direct_tokens_s_c8",
+"gateway_ttft_over_floor_relay_c1", "transcription_gateway_over_direct",
 "transcription_floor_over_direct", "transcription_gateway_over_direct_short", "transcription_floor_over_direct_short",
 "tokens_s_c8_floor"}: the unsuffixed transcription ratios are on the ~10 s recordings, the _short ones on the command
 clips.
@@ -64,8 +68,8 @@ PROMPTS = ["The capital of France is", "Once upon a time", "Write a haiku about 
            "A recipe for pancakes: first,", "Translate to French: good morning"]
 FOLDER = REPO_ROOT / ".tritonkit" / "bench" / "gateway"
 WAYS = {"gateway": "gateway /v1/completions", "direct": "Triton's HTTP generate_stream of the llm ensemble",
-        "direct gRPC": "the gateway's request to generate on a gRPC stream of its own, grpcio's stub alone",
-        "direct gRPC kept": "the same on a gRPC stream kept open from an earlier request"}
+        "direct gRPC kept": "the gateway's request to generate on a kept gRPC stream, grpcio's stub alone",
+        "floor relay": "the same ids relayed by the gateway's stack and Triton client, nothing else"}
 JSON = {"Content-Type": "application/json"}
 
 
@@ -138,15 +142,27 @@ def direct(http_url: str, prompt: str, tokens: int) -> tuple[float, int, float]:
     return first - started, sum(len(np.atleast_1d(e.get("output_ids", []))) for _, e in events), events[-1][0]
 
 
+class Relay:
+    """The relay floor's request: the prompt's ids, encoded before the clock starts, posted to /floor/generate."""
+
+    def __init__(self, encode: Callable[[str], np.ndarray]) -> None:
+        self.encode = encode
+
+    def __call__(self, base: str, prompt: str, tokens: int) -> tuple[float, int, float]:
+        body = {"ids": self.encode(prompt).tolist(), "max_tokens": tokens}
+        started, events = CONNECTIONS.sse(f"{base}/floor/generate", body)
+        first = next(t for t, e in events if e["text"])
+        return first - started, sum(e["tokens"] for _, e in events), events[-1][0]
+
+
 class RawGrpc:
     """The gateway's Triton request for a prompt (its ids to `generate`, the outputs the gateway asks for) as one
     ModelStreamInfer call through grpcio's asyncio stubs (tritonclient.grpc's generated service_pb2_grpc, no
-    tritonclient code on the way), on one kept-open channel and event loop: the least a Python gRPC client waits for
-    Triton's first response, so its TTFT over HTTP generate_stream's is the floor of this gateway. `kept`: each
-    request goes on a stream an earlier request left open (as the gateway keeps them), else on a stream of its own."""
+    tritonclient code on the way), on one kept-open channel and event loop, each request on a stream an earlier one
+    left open (as the gateway keeps them): the least a Python gRPC client waits for Triton's first response."""
 
-    def __init__(self, grpc_url: str, kept: bool, encode: Callable[[str], np.ndarray]) -> None:
-        self.kept, self.encode = kept, encode
+    def __init__(self, grpc_url: str, encode: Callable[[str], np.ndarray]) -> None:
+        self.encode = encode
         self.idle: list[tuple[asyncio.Queue, Any]] = []
         self.loop = asyncio.new_event_loop()
         threading.Thread(target=self.loop.run_forever, daemon=True).start()
@@ -169,10 +185,8 @@ class RawGrpc:
         for _, call in self.idle:
             self.loop.call_soon_threadsafe(call.cancel)
 
-    def _open(self, request) -> tuple[asyncio.Queue | None, Any]:
-        """(the queue its later requests go in, the call) of a stream that `request` goes first on."""
-        if not self.kept:
-            return None, self.stub.ModelStreamInfer(iter([request]))
+    def _open(self, request) -> tuple[asyncio.Queue, Any]:
+        """(the queue its later requests go in, the call) of a kept stream that `request` goes on next."""
         if self.idle:
             queue, call = self.idle.pop()
         else:
@@ -214,8 +228,7 @@ class RawGrpc:
             final = response.parameters.get("triton_final_response")
             if final is not None and final.bool_param:
                 break
-        if queue is not None:
-            self.idle.append((queue, call))
+        self.idle.append((queue, call))
         return arrivals[0] - started, count, arrivals[-1]
 
 
@@ -265,14 +278,14 @@ def bench_llm(rounds: int, tokens: int) -> tuple[dict[str, dict[int, tuple[float
                                                            write_assets("smollm2", f / "prepared_assets")))
     medians: dict[str, dict[int, tuple[float, float]]] = {name: {} for name in WAYS}
     with EmbeddedServer(repository, work_dir=repository.parent / ".tritonkit", startup_timeout=600) as server, \
-            gateway(repository.parent, server, "--repository", str(repository)) as base:
+            gateway(repository.parent, server, "--repository", str(repository)) as base, \
+            floor_gateway(repository.parent, server.grpc_url) as floor_base:
         encode = LlmFiles.load(str(repository)).encode
-        kept = RawGrpc(server.grpc_url, kept=True, encode=encode)
-        ways = {"gateway": (via_gateway, base), "direct": (direct, server.http_url),
-                "direct gRPC": (RawGrpc(server.grpc_url, kept=False, encode=encode), ""),
-                "direct gRPC kept": (kept, "")}
+        kept = RawGrpc(server.grpc_url, encode)
+        ways = {"gateway": (via_gateway, base), "direct": (direct, server.http_url), "direct gRPC kept": (kept, ""),
+                "floor relay": (Relay(encode), floor_base)}
         pid, shares = _gateway_pid(), []
-        for way in ways.values():   # warm-up: both ways once
+        for way in ways.values():   # warm-up: every way once
             llm_round(way[0], way[1], 2, 4)
         for c in (1, 8):
             runs: dict[str, list[tuple[float, float]]] = {name: [] for name in ways}
@@ -296,12 +309,14 @@ def bench_llm(rounds: int, tokens: int) -> tuple[dict[str, dict[int, tuple[float
 
 
 @contextmanager
-def floor_gateway(folder: Path) -> Iterator[str]:
-    """benchmarks/gateway_floor.py on a free port (the gateway's stack with a fixed transcript); yields its base URL."""
+def floor_gateway(folder: Path, triton_grpc_url: str = "") -> Iterator[str]:
+    """benchmarks/gateway_floor.py on a free port (the gateway's stack with a fixed transcript, and the relay to
+    `triton_grpc_url` when given); yields its root URL."""
     [port] = quiet_ports(1)
     log_path = folder / f"floor-{port}.log"
     log = log_path.open("w")
-    process = subprocess.Popen([sys.executable, str(Path(__file__).with_name("gateway_floor.py")), str(port)],
+    process = subprocess.Popen([sys.executable, str(Path(__file__).with_name("gateway_floor.py")), str(port)]
+                               + ([triton_grpc_url] if triton_grpc_url else []),
                                stdout=log, stderr=subprocess.STDOUT,
                                env={**os.environ, "PYTHONPATH": os.pathsep.join(
                                    filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")]))})
@@ -315,7 +330,7 @@ def floor_gateway(folder: Path) -> Iterator[str]:
                 if process.poll() is not None or time.monotonic() > deadline:
                     raise RuntimeError(f"the floor did not start: {log_path.read_text()}") from None
                 time.sleep(0.2)
-        yield f"http://127.0.0.1:{port}/v1"
+        yield f"http://127.0.0.1:{port}"
     finally:
         process.terminate()
         process.wait(timeout=10)
@@ -425,12 +440,15 @@ def main(argv: list[str] | None = None) -> int:
     print_report(_rows(llm, gateway_cpu, asr, counts), {
         "gateway_over_direct_tokens_s_c8": round(llm["gateway"][8][0] / llm["direct"][8][0], 3),
         "gateway_ttft_over_direct_c1": round(llm["gateway"][1][1] / llm["direct"][1][1], 3),
-        # the gateway talks gRPC to generate: its TTFT over the same Triton request as a bare grpcio stream, and that
-        # stream's TTFT over HTTP generate_stream's of the llm ensemble (the floor of this gateway)
-        "gateway_ttft_over_direct_grpc_c1": round(llm["gateway"][1][1] / llm["direct gRPC"][1][1], 3),
-        "ttft_floor_raw_grpc_over_http_c1": round(llm["direct gRPC"][1][1] / llm["direct"][1][1], 3),
-        # the same over a stream kept open from an earlier request, as the gateway sends them
+        # the gateway talks gRPC to generate: its TTFT over the same Triton request as a bare grpcio stream kept open
+        # from an earlier request, and that stream's TTFT over HTTP generate_stream's of the llm ensemble
+        "gateway_ttft_over_direct_grpc_c1": round(llm["gateway"][1][1] / llm["direct gRPC kept"][1][1], 3),
         "ttft_floor_raw_grpc_kept_over_http_c1": round(llm["direct gRPC kept"][1][1] / llm["direct"][1][1], 3),
+        # the relay floor (the gateway's stack and Triton client as a second process, nothing else) over direct: the
+        # least any gateway on this stack could reach; and the gateway over it (what its OpenAI work adds)
+        "floor_relay_ttft_over_direct_c1": round(llm["floor relay"][1][1] / llm["direct"][1][1], 3),
+        "floor_relay_over_direct_tokens_s_c8": round(llm["floor relay"][8][0] / llm["direct"][8][0], 3),
+        "gateway_ttft_over_floor_relay_c1": round(llm["gateway"][1][1] / llm["floor relay"][1][1], 3),
         # on ~10 s recordings; the least any gateway on this HTTP stack could reach: (floor + direct) / direct
         "transcription_gateway_over_direct": round(long["gateway"] / long["direct"], 3),
         "transcription_floor_over_direct": round((long["floor"] + long["direct"]) / long["direct"], 3),
