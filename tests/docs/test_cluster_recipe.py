@@ -1,8 +1,8 @@
-"""README's "From this machine to a cluster" works as written up to the kubectl steps (issue 20's must-show).
+"""The cluster recipe (docs/recipes.md, "From this machine to a cluster") works as written up to the kubectl steps.
 
 Every line of the section's bash block before the first `kubectl`/`helm` line runs as written, in one shell, with
 only the environment pointing boto3 (and so tritonkit) at a moto S3 server: `AWS_ENDPOINT_URL` and fake
-credentials. The `kubectl`/`helm` lines must be the ones `tritonkit deploy` printed, for the README's namespace.
+credentials. The `kubectl`/`helm` lines must be the ones `tritonkit deploy` printed, for the recipe's namespace.
 """
 from __future__ import annotations
 
@@ -15,16 +15,17 @@ from tests.conftest import REPO_ROOT
 from tests.docs.snippets import Reader, Snippet, environment, stop_servers
 from tests.publish.conftest import s3  # noqa: F401  (the moto S3 server fixture)
 
+PAGE = REPO_ROOT / "docs" / "recipes.md"
 SECTION = "## From this machine to a cluster"
 CLUSTER_TOOLS = ("kubectl", "helm")
 
 
 def _cluster_block() -> tuple[list[str], list[str]]:
     """The block's lines before the first kubectl/helm line, and the kubectl/helm lines."""
-    text = (REPO_ROOT / "README.md").read_text()
-    assert SECTION in text, f"README.md has no section {SECTION!r}"
+    text = PAGE.read_text()
+    assert SECTION in text, f"docs/recipes.md has no section {SECTION!r}"
     block = re.search(r"```bash\n(.*?)```", text[text.index(SECTION):], re.S)
-    assert block, f"README.md's {SECTION!r} has no bash block"
+    assert block, f"docs/recipes.md's {SECTION!r} has no bash block"
     lines = block[1].rstrip("\n").splitlines()
     first = next(i for i, line in enumerate(lines) if line.split(" ", 1)[0] in CLUSTER_TOOLS)
     return lines[:first], lines[first:]
@@ -32,7 +33,7 @@ def _cluster_block() -> tuple[list[str], list[str]]:
 
 @pytest.mark.server
 @pytest.mark.slow
-def test_readme_cluster_commands_run_as_written(s3: dict[str, str], tmp_path: Path) -> None:  # noqa: F811
+def test_cluster_recipe_runs_as_written(s3: dict[str, str], tmp_path: Path) -> None:  # noqa: F811
     local, cluster = _cluster_block()
     assert any("tritonkit deploy k8s" in line for line in local) and any(
         "tritonkit publish s3://" in line for line in local
@@ -43,7 +44,7 @@ def test_readme_cluster_commands_run_as_written(s3: dict[str, str], tmp_path: Pa
         boto3.client("s3", endpoint_url=s3["endpoint"]).create_bucket(Bucket=bucket)
     env = environment({"AWS_ENDPOINT_URL": s3["endpoint"]})
     reader = Reader(tmp_path, env)
-    snippet = Snippet(REPO_ROOT / "README.md", 0, "bash", "\n".join(local) + "\n", frozenset({"server"}))
+    snippet = Snippet(PAGE, 0, "bash", "\n".join(local) + "\n", frozenset({"server"}))
     try:
         result = reader.run(snippet, timeout=600)
     finally:
@@ -57,6 +58,6 @@ def test_readme_cluster_commands_run_as_written(s3: dict[str, str], tmp_path: Pa
     namespace = re.search(r"kubectl -n (\S+) ", cluster[0])
     assert namespace, cluster[0]
     expected = [line.strip().replace("NAMESPACE", namespace[1]) for line in printed if line.startswith("  ")]
-    assert cluster == expected, "README's kubectl/helm lines are not what `tritonkit deploy k8s` prints:\n" + "\n".join(
+    assert cluster == expected, "the recipe's kubectl/helm lines are not what `tritonkit deploy k8s` prints:\n" + "\n".join(
         expected
     )
