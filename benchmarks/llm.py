@@ -24,7 +24,7 @@ a shared machine's load falls on each alike; without it, the spec's value. Then 
 rounds, with only the first (or the spec's) server up: proportional set size (PSS) summed over tritonserver and
 every Python-backend stub, per process, after loading and after the long prompts, next to the weights' size and
 the stubs' baseline: the same repository served with generate's model.onnx swapped for the tiny GPT's (0.2 MB of
-weights; the same stubs, libraries, tokenizers and engine code), after one short request. The aim the issue sets:
+weights; the same stubs, libraries, tokenizers and engine code), after one short request. The target:
 at most 1.3 x the weights + that baseline (`memory_aim_mib`).
 
 Prints a table; the LAST line is the JSON object for the last model run, keys named after the lowest (lo) and

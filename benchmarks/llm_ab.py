@@ -3,7 +3,7 @@
 Usage: python benchmarks/llm_ab.py REPO_A REPO_B [--rounds 6]
 Example (a change against the commit before it; each repository built at its own commit, its generate's files
 copied in at build time, so both run as built):
-    git worktree add /tmp/before c2123ff && (cd /tmp/before && make setup && .venv/bin/tritonkit build -f
+    git worktree add /tmp/before HEAD~1 && (cd /tmp/before && make setup && .venv/bin/tritonkit build -f
         examples/llm/smollm2/tritonkit.yaml)
     .venv/bin/tritonkit build -f examples/llm/smollm2/tritonkit.yaml
     nice -n 15 .venv/bin/python benchmarks/llm_ab.py /tmp/before/examples/llm/smollm2/model_repository \\

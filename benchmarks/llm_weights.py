@@ -11,7 +11,7 @@ float graph the build verifies; cached), then quantized as `tritonkit build` doe
 (2 intra-op threads, idle threads spinning 20 us): a 20-token prompt, then --steps greedy decode steps, each step
 timed; rounds alternate the graphs (each first in turn), medians of the rounds' median step. Each way's quality is
 measured as the build measures it (export/quality.py: greedy agreement with the float graph, teacher forced, and
-perplexity over the float graph's), against the bounds of issue 23 and the example's spec (>= 0.9, <= 1.05): the
+perplexity over the float graph's), against the bounds of the example's spec (>= 0.9, <= 1.05): the
 carry-over's block sums (appended to x for the remainders of the blocks' offsets) cost steps beside the re-grid,
 and the re-grid costs what those bounds allow.
 The last line is {"<way>_step_ms", "<way>_mib", "<way>_greedy_agreement", "<way>_perplexity_ratio"} for each way

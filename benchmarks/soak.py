@@ -1,6 +1,6 @@
 """Soak: the example project and the LLM starter on the embedded Triton, every model driven at once.
 
-Builds both projects in a scratch folder, serves each repository on its own embedded server (both have a
+Builds both projects in a temporary folder, serves each repository on its own embedded server (both have a
 model named `preprocess`), then runs `--concurrency`
 workers (half HTTP, half gRPC) for `--seconds`, each replaying the smoke golden cases (`read_cases`) of
 every model in turn: plain requests, sequences (interleaved correlation ids unique per replay), decoupled

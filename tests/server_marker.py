@@ -1,9 +1,9 @@
 """Fails a test that starts a tritonserver without `@pytest.mark.server`, so `pytest -m "not server"` stays the
 fast unit subset.
 
-Every process this session starts inherits TRITONKIT_TEST_SESSION; a tritonserver carrying it that first shows up
+Every process this pytest run starts inherits TRITONKIT_TEST_SESSION; a tritonserver carrying it that first shows up
 while an unmarked test runs (its fixtures' setup included) is that test's. Seen by a poll every half second and a
-look before the test's teardown, so one started and stopped within a test is caught too. Other sessions' servers
+look before the test's teardown, so one started and stopped within a test is caught too. Other runs' servers
 (a benchmark, another checkout's tests) carry another value or none and are left alone.
 """
 from __future__ import annotations
@@ -23,7 +23,7 @@ POLL_S = 0.5
 
 
 class ServerWatch:
-    """The tritonserver processes seen so far, and those of this session first seen in the unmarked test now running."""
+    """The tritonserver processes seen so far, and those of this run first seen in the unmarked test now running."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()

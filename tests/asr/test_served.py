@@ -3,7 +3,7 @@
 One server for the module. The committed held-out WAVs (voices never used in training) go through the `asr`
 ensemble over HTTP and gRPC; each served transcript must equal the same pipeline run in process (fbank ->
 onnxruntime on the built model.onnx -> WfstDecoder over the built TLG.fst), and the word error rate against the
-references must meet the issue's aim (<= 5%).
+references must be at most 5%.
 """
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ from examples.asr.project import write_project  # noqa: E402
 
 pytestmark = pytest.mark.server
 
-#: The issue's aim for the WFST decoder on held-out voices.
+#: The most word errors the WFST decoder may make on held-out voices.
 MAX_WER = 0.05
 
 

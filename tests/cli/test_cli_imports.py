@@ -1,7 +1,7 @@
-"""What `tritonkit --version`, `--help` and `validate` import: none of the export or serving stacks (issue #15).
+"""What `tritonkit --version`, `--help` and `validate` import: none of the export or serving stacks.
 
-Starting the CLI used to import every command module and with them torch tooling, tritonclient's HTTP and
-gRPC clients, jinja2 and the pydantic spec models (1.2 s); these commands need none of it. Each case runs
+Importing every command module would bring torch tooling, tritonclient's HTTP and gRPC clients, jinja2 and the
+pydantic spec models (over a second); these commands need none of it. Each case runs
 `python -m tritonkit ...` in a fresh interpreter and reads its `sys.modules` afterwards.
 """
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""What issue 20 added to `tritonkit deploy`: metrics scraping declared, the adapter's Prometheus, the optional
-PodMonitor, topology spread, KV-cache memory, file modes, the next commands, and a missing extra in one line."""
+"""What `tritonkit deploy` writes beyond the manifests' basics: metrics scraping declared, the adapter's Prometheus,
+the optional PodMonitor, topology spread, KV-cache memory, file modes, the next commands, and a missing extra in one
+line."""
 from __future__ import annotations
 
 import json
@@ -103,7 +104,7 @@ def test_a_run_without_podmonitor_removes_the_one_an_earlier_run_wrote(classifie
 
 
 def test_the_pages_the_manifests_point_at_exist(out: dict[str, Path]) -> None:
-    """The comments sent readers to README "Deploy to Kubernetes", a section the README no longer has."""
+    """The manifests' comments point readers at docs pages that exist, never at a README section."""
     text = "".join(p.read_text() for folder in out.values() for p in sorted(folder.iterdir()))
     assert 'README "' not in text
     pages = set(re.findall(r"docs/[\w/.-]+\.md", text))

@@ -58,6 +58,6 @@ def test_cluster_recipe_runs_as_written(s3: dict[str, str], tmp_path: Path) -> N
     namespace = re.search(r"kubectl -n (\S+) ", cluster[0])
     assert namespace, cluster[0]
     expected = [line.strip().replace("NAMESPACE", namespace[1]) for line in printed if line.startswith("  ")]
-    assert cluster == expected, "the recipe's kubectl/helm lines are not what `tritonkit deploy k8s` prints:\n" + "\n".join(
-        expected
+    assert cluster == expected, (
+        "the recipe's kubectl/helm lines are not what `tritonkit deploy k8s` prints:\n" + "\n".join(expected)
     )

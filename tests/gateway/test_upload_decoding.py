@@ -40,7 +40,7 @@ async def _decoded_while_threads_are_held(upload: UploadFile) -> tuple[np.ndarra
 
 def test_a_10_s_wav_at_16_khz_is_decoded_on_the_event_loop():
     upload = _wav(MODEL_RATE, 10.0)
-    assert upload.size is not None and upload.size > 256 * 1024   # past the old on-loop limit
+    assert upload.size is not None and upload.size > 256 * 1024   # past 256 KiB: still on the loop
     decoded = anyio.run(_decoded_while_threads_are_held, upload)
     assert decoded is not None
     pcm, duration = decoded

@@ -277,7 +277,7 @@ def test_many_generations_leave_nothing_behind(decoder, tiny, codec):
             engine.step(live)
 
     gc.collect()  # earlier tests' caches still waiting for the collector would go during the waves
-    for _ in range(5):  # warm-up: the decoder's scratch buffer and onnxruntime's arena reach their size
+    for _ in range(5):  # warm-up: the decoder's call buffers and onnxruntime's arena reach their size
         wave()
     ours = [tracemalloc.Filter(True, str(Path(runtime.__file__).parent / "*"))]  # allocated by the runtime's lines
     tracemalloc.start()

@@ -59,7 +59,7 @@ def wheel_env(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str,
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
     _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(root / "dist"), str(REPO_ROOT)], root, env,
          600)
-    shutil.rmtree(REPO_ROOT / "build", ignore_errors=True)  # setuptools' scratch folder
+    shutil.rmtree(REPO_ROOT / "build", ignore_errors=True)  # setuptools' temporary build folder
     wheels = sorted((root / "dist").glob("tritonkit-*.whl"))
     assert len(wheels) == 1, wheels
     _run([sys.executable, "-m", "venv", str(root / "venv")], root, env, 120)

@@ -20,7 +20,7 @@ from tests.serve.conftest import DOUBLE_MODEL, _write_python_model
 pytestmark = pytest.mark.server
 require("pytriton", "the embedded server: pip install 'tritonkit[serve]'")
 
-#: A model that takes 3 s to load: the old progress printed a line a second while it loaded.
+#: A model that takes 3 s to load: progress must not print a line a second while it loads.
 SLOW = '''
 import time
 

@@ -1,7 +1,7 @@
 """Entry point of the `tritonkit` command: a click group whose commands are imported only when used.
 
 Each command lives in its own module, and some of them import export or serving stacks that take most
-of a second; `tritonkit --help`, `--version` and `validate` must not pay for them (issue #15).
+of a second; `tritonkit --help`, `--version` and `validate` must not pay for them.
 """
 import contextlib
 import importlib

@@ -134,10 +134,10 @@ EXPORTERS = {"dynamo": export_dynamo, "torchscript": export_torchscript}
 
 def export(exporter: str, adapter: Any, args: tuple[Any, ...], input_names: list[str], output_names: list[str],
            axes: dict[str, dict[int, str]], opset: int, out_dir: Path, external: str) -> list[Path]:
-    """Runs one exporter into a scratch folder, then writes the final model.onnx (+ data) into out_dir."""
+    """Runs one exporter into a temporary folder, then writes the final model.onnx (+ data) into out_dir."""
     torch = _torch()
-    with tempfile.TemporaryDirectory(prefix="tritonkit-onnx-") as scratch:
-        tmp = Path(scratch) / "model.onnx"
+    with tempfile.TemporaryDirectory(prefix="tritonkit-onnx-") as workdir:
+        tmp = Path(workdir) / "model.onnx"
         with torch.no_grad():
             EXPORTERS[exporter](adapter, args, input_names, output_names, axes, opset, tmp)
         return finalize(tmp, out_dir, external)

@@ -180,9 +180,8 @@ class QuantizeSpec(StrictModel):
     head_rescore_top_k: int = Field(
         default=0, ge=0, description="With embedding: int8, an output head tied to the embedding runs at int4 and "
         "its this many largest logits are computed again from the embedding's 8-bit rows: the head reads half the "
-        "bytes, the logits sampling picks from stay the 8-bit ones and the rest are int4 (SmolLM2 with 64: a decode "
-        "step of one request 0.92-0.96x as long, of 8 the same; greedy agreement 0.984 against 0.981, perplexity "
-        "x1.028 against x1.009). The other logits move by the int4 head's error: `tolerance` may need a larger logits "
+        "bytes, the logits sampling picks from stay the 8-bit ones and the rest are int4 (the SmolLM2 example uses "
+        "64). The other logits move by the int4 head's error: `tolerance` may need a larger logits "
         "atol. 0: the head at the embedding's bits.")
     tolerance: ToleranceSpec = Field(
         default_factory=lambda: ToleranceSpec(atol=0.1, rtol=0.1),
