@@ -4,7 +4,8 @@ place.
 Inputs (B rows, S new tokens, C cache positions, L layers, H kv heads, D head size):
 - `input_ids` int64 [B, S]: new tokens, right-padded (row r's are the first `input_length[r]`);
 - `past_key_<i>`, `past_value_<i>` float32 [B, H, C, D], one pair per layer i: each row's cache, its first
-  `past_length[r]` positions filled and room after them for the new tokens (`past_length + S <= C`);
+  `past_length[r]` positions filled and room after them for the new tokens and, in a call of one token a row, one
+  more (`past_length + max(S, 2) <= C`: see paired queries below);
 - `past_length`, `input_length` int64 [B, 1]: how many of those positions are real.
 Outputs: `logits` float32 [B, V] at each row's last real token, and `present_key_<i>`/`present_value_<i>`
 [B, H, C, D]: the past with the new tokens' keys/values at positions `past_length[r]` onwards (zero after them).
@@ -17,7 +18,16 @@ only each row's filled positions, whatever the capacity: no copy of the cache in
 the room left. SmolLM2 int4, one token after 100 positions, in process: 4.9 against 7.1 ms (docs/pipelines/llm.md).
 A row without new tokens (`input_length` 0) is idle: nothing of it is written, its logits are to be ignored (the engine
 runs the slots between two rows' caches so). Lengths out of range are clamped (`input_length` to 0..S, `past_length`
-to 0..C-S), as random inputs have them.
+to 0..C-max(S, 2)), as random inputs have them.
+
+Paired queries: onnxruntime's CPU attention multiplies a row's probabilities by the values with a kernel of its own
+when the row has one query (MLAS's single-row SGEMM), whose sums round differently from the kernel every longer row
+takes; int8 activations then turn the last-bit difference into logits up to ~1 apart. So a token's logits would depend
+on whether it came alone (a decode step, a one-token chunk) or with others (a prefill), and greedy text on what else
+was in flight. A row with one new token therefore runs a second query after it: a throwaway one (the call's padding,
+or in a call of one token a row a zero position appended), so every query goes through the same kernel. The
+throwaway's keys and values land at the row's next position (`past_length + 1`), which the row's next token
+overwrites and nothing reads before.
 """
 import math
 from typing import Any
@@ -45,29 +55,36 @@ def per_layer(past_key: Any, past_value: Any) -> dict[str, Any]:
 
 class Lengths:
     """A call's row lengths, clamped to the contract, as torch tensors: `past` and `new` [B] int64, and what
-    GroupQueryAttention takes: `seqlens_k` (past + new - 1) and `query_lens` [B] int32, `total` (their largest
-    past + new) int32 scalar. Sizes are read as tensors, so a trace keeps them dynamic."""
+    GroupQueryAttention takes: `query_lens` [B] int32 (new, plus the throwaway query of a paired row: see the
+    module), `seqlens_k` (past + query_lens - 1) [B] int32, `total` (their largest past + query_lens) int32 scalar.
+    Sizes are read as tensors, so a trace keeps them dynamic. `limit`: positions the model can place (its rotary
+    table's length; None: no limit), which the throwaway query's position must stay under."""
 
-    def __init__(self, input_ids: Any, past_key: Any, past_length: Any, input_length: Any) -> None:
+    def __init__(self, input_ids: Any, past_key: Any, past_length: Any, input_length: Any,
+                 limit: int | None = None) -> None:
         import torch
         from torch.onnx import operators
 
-        seq = operators.shape_as_tensor(input_ids)[1]
+        self.seq: Any = operators.shape_as_tensor(input_ids)[1]  # a tensor: the trace keeps it dynamic
         capacity = operators.shape_as_tensor(past_key)[2]
-        self.new = torch.minimum(torch.maximum(input_length[:, 0], torch.zeros_like(seq)), seq)
-        self.past = torch.maximum(torch.minimum(past_length[:, 0], capacity - seq), torch.zeros_like(seq))
-        ends = torch.maximum(self.past + self.new, torch.ones_like(seq))  # the op reads at least one position
+        self.width: Any = torch.maximum(self.seq, torch.full_like(self.seq, 2))  # the attention's chunk: S, at least 2
+        zero = torch.zeros_like(self.seq)
+        self.new = torch.minimum(torch.maximum(input_length[:, 0], zero), self.seq)
+        self.past = torch.maximum(torch.minimum(past_length[:, 0], capacity - self.width), zero)
+        paired = self.new == 1
+        if limit is not None:  # the throwaway query's position must have a rotary angle
+            paired = paired & (self.past + 2 <= limit)
+        queries = self.new + paired.to(self.new.dtype)
+        ends = torch.maximum(self.past + queries, torch.ones_like(zero))  # the op reads at least one position
         self.seqlens_k = (ends - 1).to(torch.int32)
-        self.query_lens = self.new.to(torch.int32)
+        self.query_lens = queries.to(torch.int32)
         self.total = ends.max().to(torch.int32)
 
-    def positions(self, input_ids: Any) -> Any:
+    def positions(self) -> Any:
         """Each new token's position [B, S] (padding continues the count)."""
         import torch
-        from torch.onnx import operators
 
-        seq: Any = operators.shape_as_tensor(input_ids)[1]  # a tensor: the trace keeps it dynamic
-        return self.past[:, None] + torch.arange(seq)[None, :]
+        return self.past[:, None] + torch.arange(self.seq)[None, :]
 
     def last(self, x: Any) -> Any:
         """x [B, S, ...] at each row's last real token: [B, ...]."""
@@ -89,17 +106,18 @@ def attention(heads: int, kv_heads: int, head_dim: int) -> Any:
 
     class GroupQueryAttention(torch.autograd.Function):
         @staticmethod
-        def forward(ctx: Any, qkv: Any, past_k: Any, past_v: Any, past: Any, new: Any, seqlens_k: Any,
-                    total: Any, query_lens: Any, cos: Any, sin: Any) -> Any:
+        def forward(ctx: Any, qkv: Any, past_k: Any, past_v: Any, past: Any, seqlens_k: Any, total: Any,
+                    query_lens: Any, cos: Any, sin: Any) -> Any:
             batch, seq, _ = qkv.shape
             capacity = past_k.shape[2]
             q, k, v = (t.reshape(batch, seq, -1, head_dim).transpose(1, 2)
                        for t in qkv.split([heads * head_dim, kv_heads * head_dim, kv_heads * head_dim], -1))
             positions = past[:, None] + torch.arange(seq)[None, :]  # [B, S]
             if cos is not None:
-                q, k = _rotate(q, positions, cos, sin), _rotate(k, positions, cos, sin)
+                placeable = torch.clamp(positions, max=cos.shape[0] - 1)  # padding may run past the table
+                q, k = _rotate(q, placeable, cos, sin), _rotate(k, placeable, cos, sin)
             key_index = torch.arange(capacity)
-            real = (torch.arange(seq)[None, :] < new[:, None])  # [B, S]
+            real = (torch.arange(seq)[None, :] < query_lens[:, None])  # [B, S]: written (a paired row's throwaway too)
             placed = ((key_index[None, None, :] == positions[:, :, None]) & real[:, :, None]).to(qkv.dtype)  # [B,S,C]
             kept = (key_index[None, :] < past[:, None]).to(qkv.dtype)[:, None, :, None]  # [B, 1, C, 1]
             present_k = past_k * kept + torch.einsum("bsc,bhsd->bhcd", placed, k)
@@ -113,7 +131,7 @@ def attention(heads: int, kv_heads: int, head_dim: int) -> Any:
             return out, present_k, present_v
 
         @staticmethod
-        def symbolic(g: Any, qkv: Any, past_k: Any, past_v: Any, past: Any, new: Any, seqlens_k: Any, total: Any,
+        def symbolic(g: Any, qkv: Any, past_k: Any, past_v: Any, past: Any, seqlens_k: Any, total: Any,
                      query_lens: Any, cos: Any, sin: Any) -> Any:
             from torch import _C
 
@@ -126,8 +144,11 @@ def attention(heads: int, kv_heads: int, head_dim: int) -> Any:
                         do_rotary_i=int(rotary), rotary_interleaved_i=0, outputs=3)
 
     def attend(qkv: Any, past_k: Any, past_v: Any, lengths: Lengths, cos: Any = None, sin: Any = None) -> Any:
-        return GroupQueryAttention.apply(qkv, past_k, past_v, lengths.past, lengths.new, lengths.seqlens_k,
-                                         lengths.total, lengths.query_lens, cos, sin)
+        # a call of one token a row gets a zero position after it: the paired rows' throwaway query
+        padded = torch.cat([qkv, torch.zeros_like(qkv[:, :1])], 1).index_select(1, torch.arange(lengths.width))
+        out, present_k, present_v = GroupQueryAttention.apply(padded, past_k, past_v, lengths.past, lengths.seqlens_k,
+                                                              lengths.total, lengths.query_lens, cos, sin)
+        return out.index_select(1, torch.arange(lengths.seq)), present_k, present_v
 
     return attend
 

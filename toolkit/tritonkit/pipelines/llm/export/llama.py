@@ -81,7 +81,8 @@ def make_decoder(hf_model: Any) -> Any:
 
         def forward(self, input_ids, past_length, input_length, **past_layers):
             """`past_layers`: past_key_<i> and past_value_<i> [B, H, C, D] (kv_graph's contract)."""
-            lengths = kv_graph.Lengths(input_ids, past_layers["past_key_0"], past_length, input_length)
+            lengths = kv_graph.Lengths(input_ids, past_layers["past_key_0"], past_length, input_length,
+                                       limit=config.max_position_embeddings)
             layers = self.model.layers
             x = self.model.embed_tokens(input_ids)
             h = layers[0].input_layernorm(x)

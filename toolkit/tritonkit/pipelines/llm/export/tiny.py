@@ -40,7 +40,7 @@ def make_decoder(seed: int = 0) -> Any:
         def forward(self, input_ids, past_length, input_length, **past_layers):
             """`past_layers`: past_key_<i> and past_value_<i> [B, H, C, D] (kv_graph's contract)."""
             lengths = kv_graph.Lengths(input_ids, past_layers["past_key_0"], past_length, input_length)
-            positions = torch.clamp(lengths.positions(input_ids), max=MAX_POSITIONS - 1)  # padding may run past
+            positions = torch.clamp(lengths.positions(), max=MAX_POSITIONS - 1)  # padding may run past
             x = self.gpt.tok(input_ids) + self.gpt.pos(positions)
             keys, values = [], []
             for i, block in enumerate(blocks):

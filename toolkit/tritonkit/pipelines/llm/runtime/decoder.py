@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from . import pages
-from .kv_cache import CacheGeometry, KVCache, SlotStore
+from .kv_cache import SPARE_POSITIONS, CacheGeometry, KVCache, SlotStore
 
 
 @dataclass
@@ -139,8 +139,9 @@ class OnnxDecoder:
         if any(row.cache.store is not store for row in rows):
             return self._copied(rows)
         seq = max(len(row.ids) for row in rows)
-        # a row near the end of its slot has no room for the call's padding: it runs alone, unpadded
-        alone = [i for i, row in enumerate(rows) if row.cache.length + seq > store.positions]
+        # a row near the end of its slot has no room for the call's padding: it runs alone, unpadded (the graph's
+        # attention takes at least 2 positions a row: export/kv_graph.py)
+        alone = [i for i, row in enumerate(rows) if row.cache.length + max(seq, 2) > store.positions]
         together = sorted((i for i in range(len(rows)) if i not in alone), key=lambda i: rows[i].cache.slot)
         blocks = [*_blocks(together, rows), *([i] for i in alone)]
         if len(blocks) == 1 and blocks[0] == list(range(len(rows))):
@@ -209,12 +210,13 @@ class OnnxDecoder:
         return logits
 
     def _padded(self, rows: Sequence[Row], seq: int) -> list[np.ndarray]:
-        """The rows' filled positions copied into one past with room for `seq` new tokens after the longest, each
+        """The rows' filled positions copied into one past with room for `seq` new tokens after the longest (and the
+        spare positions of a paired query), each
         layer's [B, H, P, D] (in the reused buffer, layer-major so that each layer's part is contiguous and bound
         as its input and output without a copy). Positions past a row's filled ones are left as they are: the
         attention reads only a row's filled and new positions."""
         g = self.geometry
-        past = max(r.cache.length for r in rows) + seq
+        past = max(r.cache.length for r in rows) + seq + SPARE_POSITIONS
         shape = (g.layers, len(rows), g.kv_heads, past, g.head_dim)
         size = int(np.prod(shape))
         scratch = self.past.take(2 * size)

@@ -15,6 +15,8 @@ the live slots stay 0..n-1 and a call over them wastes no rows; an empty store i
 from __future__ import annotations
 
 import heapq
+import math
+import mmap
 from collections.abc import Hashable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -29,6 +31,9 @@ if TYPE_CHECKING:
 MIB = 1024 * 1024
 #: Caches a store holds side by side (`generate` advances up to max_batch_size, 16, a step).
 SLOTS_PER_STORE = 16
+#: Positions a store keeps after each slot's reserved ones: a decode step's paired query writes its throwaway keys
+#: and values one position past the token (export/kv_graph.py), which at the end of a reservation lands here.
+SPARE_POSITIONS = 1
 
 
 class CacheBudgetError(Exception):
@@ -61,7 +66,12 @@ class SlotStore:
 
     @classmethod
     def create(cls, geometry: CacheGeometry, slots: int, positions: int) -> SlotStore:
-        shape = (geometry.layers, slots, geometry.kv_heads, positions, geometry.head_dim)
+        """Slots of `positions` positions each and the spare ones after them, rounded up to whole pages a slot (a
+        freed slot's pages are given back whole)."""
+        position_bytes = geometry.kv_heads * geometry.head_dim * np.dtype(geometry.dtype).itemsize
+        step = mmap.PAGESIZE // math.gcd(mmap.PAGESIZE, position_bytes)
+        total = -(-(positions + SPARE_POSITIONS) // step) * step
+        shape = (geometry.layers, slots, geometry.kv_heads, total, geometry.head_dim)
         return cls(pages.zeros(shape, geometry.dtype), pages.zeros(shape, geometry.dtype), list(range(slots)))
 
     @property

@@ -67,7 +67,7 @@ def to_huge_pages() -> int:
     """Moves the process's resident anonymous memory onto 2 MiB pages, now, and returns the bytes moved: after a
     decoder's session is made, that is mostly its weights (onnxruntime's prepacked MatMulNBits blocks), which a
     decode step reads whole. On 4 KiB pages those are ~30,000 pages a step, each a TLB entry and a boundary the
-    hardware prefetcher stops at; on 2 MiB pages ~60. SmolLM2 int4 in process (scratch, 3 alternating pairs of
+    hardware prefetcher stops at; on 2 MiB pages ~60. SmolLM2 int4 in process (3 alternating pairs of
     processes, 15 x 32 steps each): a decode step 4.78-5.26 against 5.64-5.96 ms, resident memory unchanged.
     MADV_COLLAPSE acts whatever the system's transparent huge page setting is, short of `never`; where it is
     refused (kernels before 6.1, not Linux, `never`, no /proc/self/pagemap as in some sandboxes) nothing changes and
