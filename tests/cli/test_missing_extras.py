@@ -10,8 +10,12 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import REPO_ROOT
 from tests.smoke.test_smoke_embedded import copy_example
 from tritonkit.extras import extras_providing, install_command, missing_module
+
+#: The command for an extra in this test environment: tritonkit is the checkout, installed editable (`make setup`).
+CHECKOUT = f"pip install -e '{REPO_ROOT}[{{}}]'"
 
 
 def hide(module: str, root: Path) -> dict[str, str]:
@@ -25,10 +29,10 @@ def hide(module: str, root: Path) -> dict[str, str]:
 
 def test_extras_come_from_tritonkit_s_own_metadata() -> None:
     assert extras_providing("torch") == ["export"]
-    assert install_command("pytriton") == "pip install 'tritonkit[serve]'"
-    assert install_command("model_analyzer") == "pip install 'tritonkit[tune]'"
-    assert install_command("kaldi_native_fbank") == "pip install 'tritonkit[asr]'"
-    assert install_command("onnxruntime", prefer="tts") == "pip install 'tritonkit[tts]'"
+    assert install_command("pytriton") == CHECKOUT.format("serve")
+    assert install_command("model_analyzer") == CHECKOUT.format("tune")
+    assert install_command("kaldi_native_fbank") == CHECKOUT.format("asr")
+    assert install_command("onnxruntime", prefer="tts") == CHECKOUT.format("tts")
     assert install_command("pytest") is None and install_command("no_such_module") is None  # dev tools, strangers
     assert missing_module("ModuleNotFoundError: No module named 'torch.nn'") == "torch"
 
@@ -41,7 +45,7 @@ def test_build_without_torch_is_one_line_with_the_pip_command(tmp_path: Path) ->
     assert result.returncode == 2
     errors = [line for line in result.stderr.splitlines() if not line.startswith("[export ")]
     assert errors == ["tritonkit.yaml: models.mlp.export: exporting model 'mlp' needs the Python module 'torch', "
-                      "which is not installed; pip install 'tritonkit[export]'"]
+                      f"which is not installed; {CHECKOUT.format('export')}"]
     assert not (project / "model_repository").exists()
 
 
@@ -63,5 +67,5 @@ def test_a_command_meeting_a_missing_extra_says_the_pip_command(tmp_path: Path, 
                             text=True, timeout=60, env=hide("torch", tmp_path))
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert result.stderr.splitlines() == ["needs-torch: needs the Python module 'torch', which is not installed; "
-                                          "pip install 'tritonkit[export]'"]
+                                          + CHECKOUT.format("export")]
     assert ('"ok": false' in result.stdout) == as_json

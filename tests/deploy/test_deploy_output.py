@@ -17,6 +17,7 @@ import yaml
 from tests.cli.cli_contract import ERROR_LINE
 from tests.conftest import REPO_ROOT, require
 from tests.deploy.conftest import PROMETHEUS_OPERATED, S3, containers, deploy, documents, init_and_build
+from tritonkit.extras import install_extra
 
 pytestmark = pytest.mark.slow  # every test reads what init, build and deploy (CLI children) wrote: tens of seconds
 
@@ -223,8 +224,8 @@ def test_without_the_deploy_extra_help_works_and_a_run_is_one_line(classifier: P
                                str(tmp_path / target)],
                               cwd=classifier, capture_output=True, text=True, timeout=60)
         assert done.returncode == 2 and done.stderr.strip() == (
-            f"tritonkit deploy {target}: needs jsonschema, kubernetes-validate to check the manifests; pip install "
-            "'tritonkit[deploy]'"), done.stderr
+            f"tritonkit deploy {target}: needs jsonschema, kubernetes-validate to check the manifests; "
+            f"{install_extra('deploy')}"), done.stderr
         assert not (tmp_path / target).exists()
 
 

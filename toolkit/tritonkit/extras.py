@@ -1,10 +1,17 @@
-"""Which `tritonkit[...]` extra brings a missing Python module, so that a missing one is one line with the pip command.
+"""Which `tritonkit[...]` extra brings a missing Python module, and the command that installs it, so that a missing
+one is one line with a pip command that works.
 
 The extras are read from tritonkit's installed metadata (pyproject's optional-dependencies), not from a second
-list here; only import names that differ from their distribution's name are listed.
+list here; only import names that differ from their distribution's name are listed. tritonkit is on no package
+index, so `pip install 'tritonkit[x]'` fails: the command names where this tritonkit was installed from (pip's
+direct_url.json: a checkout, a wheel file, a VCS or archive URL).
 """
+import json
 import re
+import shlex
+from collections.abc import Iterable
 from importlib import metadata
+from urllib.parse import unquote, urlparse
 
 #: Import name -> distribution, where the two differ beyond `_` and `-`.
 DISTRIBUTION = {"pytriton": "nvidia-pytriton", "model_analyzer": "triton-model-analyzer", "ruamel": "ruamel.yaml",
@@ -36,7 +43,51 @@ def extras_providing(module: str) -> list[str]:
     return [extra for extra in dict.fromkeys(found) if extra not in _NOT_FOR_COMMANDS]
 
 
+def _direct_url() -> dict:
+    """pip's record of where the installed tritonkit came from (empty: an index, or not recorded)."""
+    try:
+        text = metadata.distribution("tritonkit").read_text("direct_url.json")
+    except metadata.PackageNotFoundError:
+        return {}
+    return json.loads(text) if text else {}
+
+
+def install_extra(*extras: str) -> str:
+    """The command installing tritonkit with `extras` from where this tritonkit came from: `pip install -e
+    '/checkout[export]'` (an editable checkout), `pip install '/dist/tritonkit-...whl[export]'`, `pip install
+    'tritonkit[export] @ git+URL@COMMIT'`; else a sentence saying how."""
+    wanted = ",".join(extras)
+    origin = _direct_url()
+    url, vcs = origin.get("url", ""), origin.get("vcs_info")
+    if url.startswith("file://") and not vcs:
+        editable = "-e " if origin.get("dir_info", {}).get("editable") else ""
+        return f"pip install {editable}{shlex.quote(f'{unquote(urlparse(url).path)}[{wanted}]')}"
+    if url:
+        reference = f"{vcs['vcs']}+{url}@{vcs['commit_id']}" if vcs else url
+        return f"pip install {shlex.quote(f'tritonkit[{wanted}] @ {reference}')}"
+    named = " and ".join(f"'{extra}'" for extra in extras)
+    return (f"install tritonkit with the extra{'s' if len(extras) > 1 else ''} {named} from where you got it "
+            f"(a checkout: pip install '<checkout>[{wanted}]'; a wheel: pip install '<wheel file>[{wanted}]')")
+
+
 def install_command(module: str, prefer: str | None = None) -> str | None:
-    """`pip install 'tritonkit[export]'` for a module an extra brings (`prefer` when several do), else None."""
+    """`install_extra` of the extra that brings `module` (`prefer` when several do), else None."""
     extras = extras_providing(module)
-    return f"pip install 'tritonkit[{prefer if prefer in extras else extras[0]}]'" if extras else None
+    return install_extra(prefer if prefer in extras else extras[0]) if extras else None
+
+
+_TRITONKIT_EXTRA = re.compile(r"tritonkit\[([a-z0-9_,-]+)\]")
+
+
+def install_commands(requirements: Iterable[str]) -> list[str]:
+    """Commands for requirements among which tritonkit's own extras are spelled `tritonkit[x]`: those in one
+    `install_extra`, the others in one `pip install`."""
+    extras, others = [], []
+    for requirement in requirements:
+        named = _TRITONKIT_EXTRA.fullmatch(requirement)
+        if named:
+            extras += named[1].split(",")
+        else:
+            others.append(requirement)
+    return ([install_extra(*dict.fromkeys(extras))] if extras else []) + (
+        [f"pip install {' '.join(map(shlex.quote, others))}"] if others else [])

@@ -11,6 +11,7 @@ from pathlib import Path
 from tritonkit.deploy.load_time import LoadTime, measured_load_time
 from tritonkit.deploy.sizing import Footprint, Sizing, footprint, parse_size, size
 from tritonkit.errors import Problem, TritonkitError, Where, shown_path
+from tritonkit.extras import install_extra
 from tritonkit.repository.compose import python_requirements, system_packages
 from tritonkit.spec.loader import load_project
 from tritonkit.spec.project import Project
@@ -155,7 +156,7 @@ def check_installed() -> None:
     missing = [dist for module, dist in DEPLOY_EXTRA.items() if importlib.util.find_spec(module) is None]
     if missing:
         raise TritonkitError("", "", f"needs {', '.join(missing)} to check the manifests",
-                             "pip install 'tritonkit[deploy]'")
+                             install_extra("deploy"))
 
 
 def load_target(opts: Options) -> Target:

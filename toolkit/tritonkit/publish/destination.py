@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, Protocol
 
 from tritonkit.errors import TritonkitError
+from tritonkit.extras import install_extra
 from tritonkit.files import sha256_bytes, sha256_file, write_atomically
 from tritonkit.triton.s3url import S3Url, parse_s3_url
 
@@ -113,7 +114,7 @@ class S3Destination:
             from botocore.config import Config
         except ImportError as exc:
             raise TritonkitError(f"s3://{bucket}/{prefix}", "", "publishing to S3 needs boto3",
-                                 "pip install 'tritonkit[publish]'") from exc
+                                 install_extra("publish")) from exc
         self.bucket, self.prefix = bucket, prefix.strip("/")
         self.url = f"s3://{bucket}/{self.prefix}".rstrip("/")
         self.endpoint_url = endpoint_url

@@ -19,10 +19,10 @@ from pathlib import Path
 
 from tritonkit import TRITON_VERSION
 from tritonkit.errors import TritonkitError
+from tritonkit.extras import install_extra
 
 #: The wheel that ships Triton 2.51.0; other versions ship other servers and are not validated.
 PYTRITON_VERSION = "0.7.0"
-INSTALL_FIX = "pip install 'tritonkit[serve]'"
 #: Names perf_analyzer (tritonclient 2.51) links against, and the wheel library that provides each.
 PERF_LIBRARY_ALIASES = {"libb64.so.0d": "libb64-", "libcudart.so.12": "libcudart-"}
 _MARKER = "tritonkit-runtime.txt"
@@ -69,18 +69,19 @@ def wheel_paths() -> tuple[Path, Path]:
         version = None
     spec = importlib.util.find_spec("pytriton")
     if version is None or spec is None or not spec.submodule_search_locations:
-        raise TritonkitError("nvidia-pytriton", "", "the embedded Triton server is not installed", INSTALL_FIX)
+        raise TritonkitError("nvidia-pytriton", "", "the embedded Triton server is not installed",
+                             install_extra("serve"))
     if version != PYTRITON_VERSION:
         raise TritonkitError(
             "nvidia-pytriton", "version",
             f"nvidia-pytriton {version} is installed but tritonkit runs Triton {TRITON_VERSION} from "
-            f"nvidia-pytriton {PYTRITON_VERSION}", INSTALL_FIX,
+            f"nvidia-pytriton {PYTRITON_VERSION}", install_extra("serve"),
         )
     package = Path(next(iter(spec.submodule_search_locations)))
     server, libs = package / "tritonserver", package.parent / "nvidia_pytriton.libs"
     if not (server / "bin" / "tritonserver").is_file() or not libs.is_dir():
         raise TritonkitError(str(package), "", "the nvidia-pytriton wheel has no tritonserver binary",
-                             "reinstall it: pip install --force-reinstall 'tritonkit[serve]'")
+                             f"reinstall it: pip install --force-reinstall nvidia-pytriton=={PYTRITON_VERSION}")
     return server, libs
 
 

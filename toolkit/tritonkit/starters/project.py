@@ -5,6 +5,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tritonkit.errors import TritonkitError, shown_path
+from tritonkit.extras import install_commands
 from tritonkit.package_files import package_path
 from tritonkit.pipelines.registry import PIPELINES, Starter
 
@@ -71,7 +72,7 @@ def _loadable(library: str) -> bool:
 
 def next_steps(result: InitResult) -> list[str]:
     steps = [f"apt-get install {' '.join(result.missing_system)}"] if result.missing_system else []
-    steps += [f"pip install '{extra}'" for extra in result.missing]
+    steps += install_commands(result.missing)
     if result.missing and STARTERS[result.pipeline].generate_command:
         steps.append(STARTERS[result.pipeline].generate_command)
     cd = [] if result.root.resolve() == Path.cwd().resolve() else [f"cd {shown_path(result.root)}"]

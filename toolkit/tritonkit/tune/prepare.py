@@ -14,6 +14,7 @@ from typing import Any
 import yaml
 
 from tritonkit.errors import TritonkitError
+from tritonkit.extras import install_extra
 from tritonkit.serve.background import running_state
 from tritonkit.serve.fallback import gpu_available
 from tritonkit.serve.ports import choose_ports
@@ -118,7 +119,7 @@ def check_installed() -> None:
     missing = [dist for module, dist in REQUIRED.items() if importlib.util.find_spec(module.split(".")[0]) is None
                or (module == "ruamel.yaml" and importlib.util.find_spec(module) is None)]
     if missing:
-        raise TritonkitError("tritonkit tune", "", f"missing {', '.join(missing)}", "pip install 'tritonkit[tune]'")
+        raise TritonkitError("tritonkit tune", "", f"missing {', '.join(missing)}", install_extra("tune"))
 
 
 def prepare(options: TuneOptions) -> TunePlan:
