@@ -82,7 +82,8 @@ _TRITONKIT_EXTRA = re.compile(r"tritonkit\[([a-z0-9_,-]+)\]")
 def install_commands(requirements: Iterable[str]) -> list[str]:
     """Commands for requirements among which tritonkit's own extras are spelled `tritonkit[x]`: those in one
     `install_extra`, the others in one `pip install`."""
-    extras, others = [], []
+    extras: list[str] = []
+    others: list[str] = []
     for requirement in requirements:
         named = _TRITONKIT_EXTRA.fullmatch(requirement)
         if named:
