@@ -37,6 +37,8 @@ def init_command(directory: Path, pipeline: str, force: bool, as_json: bool) -> 
         click.echo(f"missing for the build: {', '.join(result.missing)}")
     if result.missing_system:
         click.echo(f"missing system packages (Debian/Ubuntu): {', '.join(result.missing_system)}")
+    if STARTERS[pipeline].note:
+        click.echo(f"note: {STARTERS[pipeline].note}")
     click.echo("next:")
     for step in next_steps(result):
         click.echo(f"  {step}")

@@ -108,9 +108,13 @@ def cli() -> None:
 
     \b
     Typical flow:
-      tritonkit build            # tritonkit.yaml -> model_repository/ + docker-compose.yml
-      tritonkit validate         # check any model repository
-      docker compose up          # serve it in the official Triton container
+      tritonkit init my_project      # a starter project: tritonkit.yaml and its models
+      tritonkit build                # tritonkit.yaml -> model_repository/ + docker-compose.yml
+      tritonkit serve --background   # the repository on an embedded Triton
+      tritonkit smoke                # every model answers as its config and samples say
+      tritonkit tune MODEL           # Model Analyzer's best settings, written back as tuned:
+      tritonkit publish s3://BUCKET/PREFIX                   # new model versions in S3
+      tritonkit deploy k8s --repository s3://BUCKET/PREFIX   # Kubernetes manifests
     """
 
 

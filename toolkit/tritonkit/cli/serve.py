@@ -15,6 +15,7 @@ from tritonkit.serve.background import running_state, stale_message, start_backg
 from tritonkit.serve.ports import exposure_warning
 from tritonkit.serve.server import EmbeddedServer, Progress, ServerExited
 from tritonkit.serve.state import STATE_DIR, clear_state, read_state, state_path, write_state
+from tritonkit.spec.gateway import GatewaySpec
 from tritonkit.triton.s3url import parse_s3_url
 
 #: A TCP port: a value outside 1-65535 is one usage line naming the option (exit 2), not bind()'s OverflowError.
@@ -112,7 +113,8 @@ def _serve_foreground(server: EmbeddedServer, as_json: bool, gateway_port: int |
 @click.option("--startup-timeout", default=180.0, show_default=True, help="Seconds to wait for all models.")
 @click.option("--gateway", is_flag=True, help="Also run `tritonkit gateway` (OpenAI-compatible /v1 routes) in front "
               "of it, on the same host; foreground only.")
-@click.option("--gateway-port", type=PORT, help="The gateway's port [default: gateway.port of ./tritonkit.yaml, 9000].")
+@click.option("--gateway-port", type=PORT, help="The gateway's port [default: gateway.port of ./tritonkit.yaml, "
+              f"{GatewaySpec.model_fields['port'].default}].")
 @json_option
 @reports_errors
 def serve_command(directory: str, http_port: int | None, grpc_port: int | None, metrics_port: int | None,

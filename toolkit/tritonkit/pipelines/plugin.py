@@ -63,6 +63,7 @@ class Starter:
     generate_command: str = ""  # how the user writes those files later, when `needs` were missing at init
     copies: dict[str, str] = field(default_factory=dict)  # project path -> package file: shipped code the user edits
     libraries: dict[str, str] = field(default_factory=dict)  # shared library a model loads -> Debian package with it
+    note: str = ""  # what its answers look like when that would surprise (init prints it)
 
 
 @dataclass(frozen=True)

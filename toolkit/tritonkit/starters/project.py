@@ -24,7 +24,7 @@ class InitResult:
     missing_system: list[str] = field(default_factory=list)  # Debian packages still to install (apt-get)
 
     def summary(self) -> dict[str, object]:
-        return {"project": str(self.root),
+        return {"project": str(self.root), "note": STARTERS[self.pipeline].note or None,
                 "pipeline": self.pipeline, "files": [p.relative_to(self.root).as_posix() for p in self.written],
                 "install": self.missing, "apt_install": self.missing_system, "next": next_steps(self)}
 

@@ -6,6 +6,11 @@ from typing import TYPE_CHECKING, Any
 
 from tritonkit.pipelines.plugin import Pipeline, Starter
 
+#: The tiny GPT is untrained: what it says is noise, which a reader of its first answer should know.
+RANDOM_WEIGHTS = ("the tiny GPT has random weights, so its answers are noise: newlines, stray bytes and mojibake are "
+                  "expected, not a fault; swap in SmolLM2 for words, as tritonkit.yaml's comments say")
+
+
 if TYPE_CHECKING:
     from tritonkit.errors import Where
     from tritonkit.gateway.catalog import GatewayPipeline
@@ -36,7 +41,8 @@ PIPELINE: Pipeline = Pipeline(
     "llm", "the streaming LLM pipeline around a tiny GPT decoder (swap in SmolLM2: see the spec's comments)",
     Starter(needs={"torch": "tritonkit[export]", "tokenizers": "tritonkit[llm]", "onnxruntime": "tritonkit[export]"},
             generate=_assets,
-            generate_command="python -m tritonkit.pipelines.llm.export.prepare tiny assets --assets-only"),
+            generate_command="python -m tritonkit.pipelines.llm.export.prepare tiny assets --assets-only",
+            note=RANDOM_WEIGHTS),
     lm_quality=_lm_quality,
     gateway=_gateway,
 )
