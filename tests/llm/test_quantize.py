@@ -30,6 +30,16 @@ def build_json(spec: Path) -> tuple[dict[str, Any], str]:
     return json.loads(done.stdout), done.stderr
 
 
+def refused_build(spec: Path) -> str:
+    """`tritonkit build` refusing the spec in its project folder: the last line of its log, the one-line error;
+    no traceback, no repository written."""
+    done = run_cli("build", "-f", str(spec), cwd=spec.parent, timeout=600)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr
+    assert not (spec.parent / "model_repository").exists()
+    return done.stderr.strip().splitlines()[-1]
+
+
 @pytest.fixture(scope="module")
 def int4_build(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any], str]:
     """The starter (tiny GPT) as shipped: int4 by default."""
@@ -61,14 +71,9 @@ def test_the_starter_exports_int4_weights_and_reports_greedy_agreement_and_perpl
 def test_a_bound_above_what_the_model_reaches_refuses_the_build_in_one_line(tmp_path: Path) -> None:
     export = recipe_export("tiny")
     export["quantize"]["lm"]["min_greedy_agreement"] = 1.0   # the random int4 weights reach 0.996
-    spec = write_spec(tmp_path, "tiny", quantized=True, generate_overrides={"export": export})
-    done = run_cli("build", "-f", str(spec), cwd=tmp_path, timeout=600)
-    assert done.returncode == 2, done.stdout + done.stderr
-    last = done.stderr.strip().splitlines()[-1]
+    last = refused_build(write_spec(tmp_path, "tiny", quantized=True, generate_overrides={"export": export}))
     assert "tritonkit.yaml: models.generate.export.quantize.lm.min_greedy_agreement:" in last
     assert "greedy tokens agree with the float graph's at" in last and "lower the bound" in last
-    assert "Traceback" not in done.stderr
-    assert not (tmp_path / "model_repository").exists()
 
 
 @pytest.mark.slow  # exports and builds the llm starter: tens of seconds

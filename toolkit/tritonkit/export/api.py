@@ -204,4 +204,9 @@ def quantized_line(quantized: dict[str, Any]) -> str:
                  f"{lm['greedy_agreement_free_running']:.3f}), perplexity "
                  f"{lm['perplexity_quantized']:.2f} vs {lm['perplexity_float']:.2f} "
                  f"(x{lm['perplexity_quantized_over_float']:.3f})")
+        if "task_accuracy_drop" in lm:
+            line += (f"; chat tasks right {lm['task_accuracy_quantized']:.3f} vs {lm['task_accuracy_float']:.3f} "
+                     f"({lm['chat_tasks']} tasks; {lm['tasks_right_float_only']} right in float only, "
+                     f"{lm['tasks_right_quantized_only']} quantized only), greedy agreement on their prompts "
+                     f"{lm['chat_greedy_agreement']:.3f}")
     return line

