@@ -70,3 +70,14 @@ def test_model_failing_to_load_stops_the_server_and_is_named(deploy, tmp_path: P
     assert "model 'broken' failed to load: " in up.stderr and "weights file missing on purpose" in up.stderr
     assert (project / ".tritonkit" / "logs" / "compose").is_dir()
     assert deployment.leftovers() == []
+
+
+def test_an_image_that_cannot_be_pulled_is_named_with_the_engine_s_error(deploy, example) -> None:
+    project, ports = example
+    image = "127.0.0.1:1/tritonkit/no-such-image:1"   # a registry nothing answers at
+    deployment = deploy(project, ports, image=image)
+    up = deployment.up()
+    assert up.returncode == 2, up.stdout + up.stderr
+    [line] = [line for line in up.stderr.splitlines() if "podman-compose" in line and image in line]
+    assert "error" in line.lower() and "container log named above" not in up.stderr, up.stderr
+    assert deployment.leftovers() == []

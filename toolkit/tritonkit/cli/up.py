@@ -35,10 +35,17 @@ def _take_down(engine: Engine, files: list[Path], project: str) -> list[Problem]
     return [problem] if left else []
 
 
-def _failed(engine: Engine, files: list[Path], project: str, problems: list[Problem], summary: str) -> TritonkitError:
+def _failed(engine: Engine, files: list[Path], project: str, problems: list[Problem], summary: str,
+            fix: str = "read the container log named above") -> TritonkitError:
     """Tears the project down (nothing is left running) and returns the error naming what went wrong."""
-    problems = problems or [Problem(str(files[0]), "", summary, "read the container log named above")]
+    problems = problems or [Problem(str(files[0]), "", summary, fix)]
     return TritonkitError.of(problems + _take_down(engine, files, project))
+
+
+def _engine_failed(engine: Engine, files: list[Path], project: str, summary: str) -> TritonkitError:
+    """`_failed` when the engine itself failed (no container log exists): its own words are the summary."""
+    return _failed(engine, files, project, [], summary, f"fix what {engine.name} says and run tritonkit up again "
+                   "(an image it cannot pull: make its registry reachable, or pull or build the image first)")
 
 
 @click.command("up")
@@ -71,12 +78,16 @@ def up_command(files: tuple[Path, ...], engine: str | None, project: str | None,
     proc = subprocess.run(runner.compose(chosen, name, "up", "-d"), capture_output=True, text=True)
     output = proc.stdout + proc.stderr
     engine_problems = failures.from_engine(chosen[0], output)
-    if proc.returncode != 0 or engine_problems:
-        last = [line for line in output.splitlines() if line.strip()][-1:] or ["no output"]
-        raise _failed(runner, chosen, name, engine_problems, f"{runner.name} up failed: {last[0]}")
+    if engine_problems:
+        raise _failed(runner, chosen, name, engine_problems, "")
+    if proc.returncode != 0:
+        raise _engine_failed(runner, chosen, name, f"{runner.name} up failed: {failures.engine_error(output)}")
     try:
         running = compose.wait_healthy(runner, name, timeout, say)
     except Unhealthy as exc:
+        if not exc.containers:   # the engine made none, so no container log exists: its own output says why
+            raise _engine_failed(runner, chosen, name, f"{exc}; {runner.name} said: "
+                                 f"{failures.engine_error(output)}") from None
         log_dir = Path.cwd() / STATE_DIR / "logs" / "compose"
         problems = []
         for container in exc.containers:

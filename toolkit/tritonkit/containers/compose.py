@@ -135,7 +135,7 @@ def wait_healthy(engine: Engine, project: str, timeout: float,
     while True:
         current = containers(engine, project)
         if not current:
-            raise Unhealthy([], "no container of the project exists (the engine did not create it)")
+            raise Unhealthy([], "the engine created no container of the project")
         exited = [c for c in current if (c.status in ("exited", "dead", "stopped") or c.restarts) and
                   (c.has_healthcheck or c.exit_code != 0)]
         if exited:

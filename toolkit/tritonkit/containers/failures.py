@@ -44,6 +44,13 @@ def from_engine(compose_file: Path, output: str) -> list[Problem]:
     return list({p.line(): p for p in problems}.values())
 
 
+def engine_error(output: str) -> str:
+    """The engine's own error in its `up` output (its last line that says error; else its last line)."""
+    lines = [line.strip() for line in output.splitlines() if line.strip()]
+    errors = [line for line in lines if "error" in line.lower()]
+    return (errors or lines or ["no output"])[-1]
+
+
 def from_triton_log(compose_file: Path, container: str, log: Path) -> list[Problem]:
     """Problems Triton logged in a container that exited: models that failed to load, a taken port."""
     where = str(compose_file)
