@@ -1,8 +1,9 @@
 """Smoke checks that must fail when they should, on the real embedded Triton started by `tritonkit serve`.
 
-One background server runs a plain Python model, an ONNX model (served through the onnxruntime fallback)
-and a decoupled model that completes its stream without sending anything. A second server runs a model
-that kills its server, so the negative checks after it meet a dead connection.
+One background server runs a plain Python model, an ONNX model (served through the onnxruntime fallback),
+a decoupled model that completes its stream without sending anything, and a model answering one value more than its
+config declares (with and without golden samples that record that answer). A second server runs a model that kills
+its server, so the negative checks after it meet a dead connection.
 """
 from __future__ import annotations
 
@@ -10,11 +11,13 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
 import pytest
 import tritonclient.grpc as grpcclient
 
 from tests.conftest import require, run_cli
 from tests.serve.conftest import _write_onnx_model, _write_python_model
+from tritonkit.golden import write_pairs
 from tritonkit.serve.ports import choose_ports
 from tritonkit.serve.server import EmbeddedServer
 from tritonkit.smoke.checks import FALLBACK, negative_checks
@@ -33,6 +36,18 @@ class TritonPythonModel:
         for request in requests:  # completes each stream without a single response
             request.get_response_sender().send(flags=pb_utils.TRITONSERVER_RESPONSE_COMPLETE_FINAL)
         return None
+'''
+ONE_VALUE_TOO_MANY = '''
+import numpy as np
+import triton_python_backend_utils as pb_utils
+
+class TritonPythonModel:
+    def execute(self, requests):  # Y[N, 3] for a config that declares dims [2]: Triton passes it on unchecked
+        out = []
+        for request in requests:
+            x = pb_utils.get_input_tensor_by_name(request, "X").as_numpy()
+            out.append(pb_utils.InferenceResponse([pb_utils.Tensor("Y", np.concatenate([x, x[:, :1]], axis=1))]))
+        return out
 '''
 KILLS_ITS_SERVER = '''
 import os
@@ -53,6 +68,11 @@ def background(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path,
     _write_python_model(repo, "double")
     _write_onnx_model(repo, "linear")
     _write_python_model(repo, "silent", SILENT, dims=1, extra_config="model_transaction_policy { decoupled: true }")
+    for name in ("too_long", "too_long_golden"):
+        _write_python_model(repo, name, ONE_VALUE_TOO_MANY, dims=2)
+    x = np.array([[1.0, 2.0]], dtype=np.float32)  # the model's own answer recorded, as an export records it
+    write_pairs(repo / "too_long_golden" / "golden", [({"X": x}, {"Y": np.array([[1.0, 2.0, 1.0]], np.float32)})],
+                {"default": {"atol": 0.0, "rtol": 0.0}, "outputs": {}})
     started = run_cli("serve", "--background", "--json", cwd=project, timeout=180)
     assert started.returncode == 0, started.stderr
     try:
@@ -113,6 +133,19 @@ def test_decoupled_model_that_sends_nothing_fails(background) -> None:
     assert set(silent) == {"http", "grpc"}
     for row in silent.values():
         assert row["status"] == "fail" and row["detail"] == "the stream completed without a single response"
+
+
+def test_an_output_of_another_shape_than_declared_fails_with_or_without_golden_samples(background) -> None:
+    project, _ = background
+    result = run_cli("smoke", "--model", "too_long", "--model", "too_long_golden", "--json", cwd=project)
+    assert result.returncode == 1, result.stderr
+    report = json.loads(result.stdout)
+    for model, check in (("too_long", "infer:generated"), ("too_long_golden", "request:000")):
+        behaviour = {r["protocol"]: r for r in rows(report, model) if r["check"] == check}
+        assert set(behaviour) == {"http", "grpc"}, rows(report, model)
+        for row in behaviour.values():
+            assert row["status"] == "fail", row
+            assert "output 'Y' has shape [1, 3], the config declares [1, 2]" in row["detail"], row
 
 
 def test_fallback_model_is_shown_in_json_and_table(background) -> None:

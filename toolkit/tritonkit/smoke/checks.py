@@ -12,7 +12,13 @@ import numpy as np
 from tritonkit.golden import GoldenCase, Tensors, read_cases, read_tolerances, tolerance_for
 from tritonkit.smoke import inputs as made_up
 from tritonkit.smoke.clients import Client, Sequence, rejected_by_server
-from tritonkit.smoke.compare import config_differences, fallback_for, metadata_differences, value_mismatch
+from tritonkit.smoke.compare import (
+    config_differences,
+    declared_mismatches,
+    fallback_for,
+    metadata_differences,
+    value_mismatch,
+)
 from tritonkit.triton.model_config import pb
 
 Status = Literal["pass", "fail", "skip"]
@@ -117,6 +123,20 @@ def _mismatches(tolerance: Tolerance, expected: dict[str, np.ndarray], actual: d
     return out
 
 
+def _batch(config: pb.ModelConfig, inputs: Tensors) -> int | None:
+    """A batching model's batch size in this request: its inputs' first dimension (None: it does not batch)."""
+    return next((v.shape[0] for v in inputs.values() if v.ndim), None) if config.max_batch_size > 0 else None
+
+
+def _declared_in_stream(client: Client, config: pb.ModelConfig, inputs: Tensors, responses: list[Tensors]) -> list[str]:
+    """Each streamed response's outputs against the config; none over HTTP, whose JSON events carry neither shapes
+    nor data types."""
+    if client.protocol == "http":
+        return []
+    return [f"response {k}: {p}" for k, got in enumerate(responses)
+            for p in declared_mismatches(config, got, _batch(config, inputs), every=False)]
+
+
 def _sequence_ids(model: str, case: str) -> tuple[int, int]:
     """Two 64-bit correlation ids above 2**32, so a 32-bit CORRID path would show.
 
@@ -141,7 +161,8 @@ def run_golden_case(client: Client, model: str, config: pb.ModelConfig, toleranc
 
     def request() -> str | None:
         inputs, expected = case.steps[0]
-        problems = _mismatches(tolerance, expected, client.infer(model, inputs, outputs))
+        got = client.infer(model, inputs, outputs)
+        problems = declared_mismatches(config, got, _batch(config, inputs)) + _mismatches(tolerance, expected, got)
         return _verdict(problems, f"{len(expected)} outputs match")
 
     def sequences() -> str | None:
@@ -151,7 +172,9 @@ def run_golden_case(client: Client, model: str, config: pb.ModelConfig, toleranc
         for k, (inputs, expected) in enumerate(case.steps):
             for seq_id in ids:  # interleave the two sequences step by step
                 got = client.infer(model, inputs, outputs, Sequence(seq_id, start=k == 0, end=k == last))
-                problems += [f"sequence {seq_id} step {k}: {p}" for p in _mismatches(tolerance, expected, got)]
+                problems += [f"sequence {seq_id} step {k}: {p}" for p in
+                             declared_mismatches(config, got, _batch(config, inputs))
+                             + _mismatches(tolerance, expected, got)]
         return _verdict(problems[:3], f"2 interleaved sequences x {len(case.steps)} steps match")
 
     def stream() -> str | None:
@@ -163,7 +186,8 @@ def run_golden_case(client: Client, model: str, config: pb.ModelConfig, toleranc
             return f"FAIL: expected {len(case.responses)} streamed responses, got {len(got)}"
         if client.protocol == "http":
             got = [_shaped_like(want, have) for want, have in zip(case.responses, got)]
-        problems = [p for want, have in zip(case.responses, got) for p in _mismatches(tolerance, want, have)]
+        problems = _declared_in_stream(client, config, inputs, got)
+        problems += [p for want, have in zip(case.responses, got) for p in _mismatches(tolerance, want, have)]
         return _verdict(problems[:3], f"{len(got)} streamed responses match")
 
     body = {"request": request, "sequence": sequences, "stream": stream}[case.kind]
@@ -171,20 +195,12 @@ def run_golden_case(client: Client, model: str, config: pb.ModelConfig, toleranc
 
 
 def run_generated(client: Client, model: str, config: pb.ModelConfig) -> CheckResult:
-    """Without golden samples: made-up inputs, checking every output arrives with the declared type and rank."""
+    """Without golden samples: made-up inputs, checking every output arrives with the declared type and shape."""
     outputs = [t.name for t in config.output]
     inputs = made_up.generated_inputs(config)
 
     def check_shapes(got: dict[str, np.ndarray]) -> list[str]:
-        problems = []
-        batch = 1 if config.max_batch_size > 0 else 0
-        for t in config.output:
-            value = got.get(t.name)
-            if value is None:
-                problems.append(f"output '{t.name}' missing")
-            elif value.ndim != len(t.dims) + batch:
-                problems.append(f"output '{t.name}' has rank {value.ndim}, expected {len(t.dims) + batch}")
-        return problems
+        return declared_mismatches(config, got, _batch(config, inputs))
 
     def body() -> str | None:
         if config.model_transaction_policy.decoupled:
@@ -193,7 +209,8 @@ def run_generated(client: Client, model: str, config: pb.ModelConfig) -> CheckRe
             responses = client.stream(model, inputs, outputs)  # returns only on the final flag / end of stream
             if not responses:
                 return "FAIL: the stream completed without a single response"
-            return f"stream of {len(responses)} responses completed (no golden samples to compare)"
+            return _verdict(_declared_in_stream(client, config, inputs, responses)[:3],
+                            f"stream of {len(responses)} responses completed (no golden samples to compare)")
         if config.HasField("sequence_batching"):
             seq_id = _sequence_ids(model, "generated")[0]
             problems = []
@@ -201,7 +218,7 @@ def run_generated(client: Client, model: str, config: pb.ModelConfig) -> CheckRe
                 problems += check_shapes(client.infer(model, inputs, outputs, Sequence(seq_id, k == 0, k == 2)))
             return _verdict(problems, "3-step sequence answered (no golden samples to compare)")
         problems = check_shapes(client.infer(model, inputs, outputs))
-        return _verdict(problems, "outputs have the declared ranks (no golden samples to compare)")
+        return _verdict(problems, "outputs have the declared types and shapes (no golden samples to compare)")
 
     return timed("infer:generated", model, client.protocol, body)
 

@@ -1,7 +1,9 @@
 """Comparisons the smoke test makes: served config vs repository config, outputs vs expected values."""
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
+from tritonclient.utils import triton_to_np_dtype
 
 from tritonkit.export.verify import beyond_tolerance, differences
 from tritonkit.serve.onnx_model import ONNX_FILE_PARAMETER
@@ -54,6 +56,30 @@ def metadata_differences(expected: pb.ModelConfig, metadata: dict[str, Any]) -> 
         if want != got:
             diffs.append(f"{kind}: expected {want}, served {got}")
     return diffs
+
+
+def _datatype(tensor: pb.ModelOutput) -> str:
+    """The config's data type as the protocols name it (`FP32`, `BYTES` for TYPE_STRING)."""
+    return pb.DataType.Name(tensor.data_type)[len("TYPE_"):].replace("STRING", "BYTES")
+
+
+def declared_mismatches(config: pb.ModelConfig, got: Mapping[str, np.ndarray | None], batch: int | None,
+                        every: bool = True) -> list[str]:
+    """Outputs not of the config's data type and shape, and (`every`) outputs missing: a -1 dim takes any size, a
+    batching model's first dimension is the request's batch size (`batch`; None: any). The server does not check
+    what a Python model returns, so a model answering 3 values for `dims: [2]` reaches the client as it is."""
+    lead = [-1 if batch is None else batch] if config.max_batch_size > 0 else []
+    problems = []
+    for tensor in config.output:
+        value, want, datatype = got.get(tensor.name), lead + list(tensor.dims), _datatype(tensor)
+        if value is None:
+            problems += [f"output '{tensor.name}' missing from the response"] if every else []
+            continue
+        if value.dtype != np.dtype(triton_to_np_dtype(datatype)):
+            problems.append(f"output '{tensor.name}' came as {value.dtype}, the config declares {datatype}")
+        if len(value.shape) != len(want) or any(w not in (-1, g) for w, g in zip(want, value.shape)):
+            problems.append(f"output '{tensor.name}' has shape {list(value.shape)}, the config declares {want}")
+    return problems
 
 
 def value_mismatch(name: str, expected: np.ndarray, actual: np.ndarray | None, atol: float, rtol: float) -> str | None:
