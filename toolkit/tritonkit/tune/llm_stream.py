@@ -23,7 +23,8 @@ PROMPTS = ["The capital of France is", "Once upon a time", "Write a haiku about 
 #: Input name -> numpy type of the LLM pipeline's request tensors (object: UTF-8 strings).
 TYPES = {"text_input": object, "system_prompt": object, "stop": object, "chat": bool, "ignore_eos": bool,
          "max_tokens": np.int32, "top_k": np.int32, "temperature": np.float32, "top_p": np.float32, "seed": np.uint64,
-         "stop_token_ids": np.int64, "input_ids": np.int64}
+         "stop_token_ids": np.int64, "input_ids": np.int64, "json_schema": object, "regex": object, "choice": object,
+         "grammar": object}
 
 
 @dataclass

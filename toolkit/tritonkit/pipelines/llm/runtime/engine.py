@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .decoder import OnnxDecoder, Row
+from .grammar import Grammars, Matcher
 from .kv_cache import MIB, KVCache, KVCachePool
 from .sampling import Sampler, SamplingParams
 from .text import Decode, visible_text
@@ -41,6 +42,7 @@ class Generation:
     stop_ids: frozenset[int]
     pending: np.ndarray  # ids not in the cache yet: the rest of the prompt, then the last sampled token
     reused: int = 0  # prompt positions copied from the prefix cache
+    matcher: Matcher | None = None  # the request's grammar: masks its row of logits before each token
     generated: list[int] = field(default_factory=list)
     finish_reason: str | None = None
     stepped_at: float = field(default_factory=time.monotonic)  # end of the last step that listed it (or admission):
@@ -85,7 +87,7 @@ class Engine:
 
     def __init__(self, decoder: OnnxDecoder, pool: KVCachePool, eos_token_ids: Iterable[int], max_context: int,
                  decode: Decode | None = None, max_tokens_limit: int | None = None, call_cost: int = 32,
-                 max_streams: int = 0, prefill_chunk: int = 0) -> None:
+                 max_streams: int = 0, prefill_chunk: int = 0, grammars: Grammars | None = None) -> None:
         self.decoder = decoder
         self.pool = pool
         self.eos_token_ids = frozenset(int(i) for i in eos_token_ids)
@@ -95,6 +97,7 @@ class Engine:
         self.call_cost = call_cost
         self.max_streams = max_streams  # live generations at most; 0 = bounded by the KV budget only
         self.prefill_chunk = prefill_chunk  # prompt tokens per step over all prefills; 0 = whole prompts at once
+        self.grammars = grammars  # compiles requests' constraints (None: constrained requests are refused)
         self.generations: dict[Hashable, Generation] = {}
         self.calls = 0
         self.prefilled_tokens = 0  # prompt positions run through the decoder (not reused), since the start
@@ -119,6 +122,8 @@ class Engine:
             raise ValueError(f"prompt token ids must be in [0, {vocab}), got {int(prompt.min())}..{int(prompt.max())}")
         if params.stop and self.decode is None:
             raise ValueError("stop strings need the tokenizer, which this model has not loaded")
+        if params.constraint is not None and self.grammars is None:
+            raise ValueError(f"{params.constraint.kind} needs the tokenizer, which this model has not loaded")
         positions = prompt.size + params.max_tokens
         if prompt.size >= self.max_context:
             raise ValueError(f"the prompt has {prompt.size} tokens and the model's context holds {self.max_context} "
@@ -133,13 +138,14 @@ class Engine:
                              f"{need / MIB:.2f} MiB of KV cache, more than the whole budget of "
                              f"{self.pool.budget_bytes / MIB:.2f} MiB (kv_cache_bytes); shorten the prompt or lower "
                              "max_tokens, or raise the model's kv_cache_bytes parameter")
+        matcher = self.grammars.matcher(params.constraint) if params.constraint and self.grammars else None
         prefix = self.pool.prefix
         match = prefix.match(prompt) if prefix is not None else None  # before allocating: it may evict blocks
         cache = self.pool.allocate(key, positions, f"prompt {prompt.size} + max_tokens {params.max_tokens} tokens")
         reused = prefix.fill(match, cache) if prefix is not None and match is not None else 0
         stop_ids = frozenset(params.stop_token_ids) | (frozenset() if params.ignore_eos else self.eos_token_ids)
         generation = Generation(key, prompt, params, Sampler(params), cache, stop_ids, pending=prompt[reused:],
-                                reused=reused)
+                                reused=reused, matcher=matcher)
         self.generations[key] = generation
         return generation
 
@@ -208,16 +214,22 @@ class Engine:
             self.decoder.release()
 
     def _advance(self, generation: Generation, logits: np.ndarray) -> StepOutput:
+        """Chooses the next token from the generation's row of logits (masked by its grammar, in place) and
+        decides whether it finished."""
+        matcher = generation.matcher
+        ended = matcher is not None and not matcher.mask(logits)
         token = generation.sampler.choose(logits)
         params = generation.params
         emitted: list[int] = []
-        if token in generation.stop_ids:
+        if ended or token in generation.stop_ids:
             generation.finish_reason = STOP
         else:
             generation.generated.append(token)
             emitted.append(token)
             generation.pending = np.array([token], np.int64)
-            if (params.stop and self.decode is not None
+            if matcher is not None and matcher.advance(token):
+                generation.finish_reason = STOP  # the grammar is complete: only an end token could follow
+            elif (params.stop and self.decode is not None
                     and visible_text(self.decode, generation.generated, params.stop)[1]):
                 generation.finish_reason = STOP
             elif len(generation.generated) >= params.max_tokens:

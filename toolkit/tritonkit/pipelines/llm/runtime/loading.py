@@ -5,6 +5,7 @@ from pathlib import Path
 from . import assets
 from .decoder import OnnxDecoder
 from .engine import Engine
+from .grammar import Grammars
 from .kv_cache import KVCachePool
 from .prefix_cache import PrefixCache
 from .text import TextCodec
@@ -49,5 +50,6 @@ def load_engine(folder: str | Path, params: dict[str, str]) -> Loaded:
     engine = Engine(decoder, pool, generation.eos_token_ids, max_context, decode=codec.decode, max_tokens_limit=limit,
                     call_cost=assets.int_parameter(params, "call_cost_tokens", 32),
                     max_streams=assets.int_parameter(params, "max_streams", 0),
-                    prefill_chunk=assets.int_parameter(params, "prefill_chunk_tokens", 0))
+                    prefill_chunk=assets.int_parameter(params, "prefill_chunk_tokens", 0),
+                    grammars=Grammars(codec.tokenizer.to_str(), decoder.vocab_size, generation.eos_token_ids))
     return Loaded(engine, codec, generation, min(assets.int_parameter(params, "default_max_tokens", 64), limit))

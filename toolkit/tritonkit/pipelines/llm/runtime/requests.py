@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from .grammar import KINDS, constraint_of
 from .sampling import DEFAULT_MAX_TOKENS, SamplingParams
 
 #: Input/parameter names (the pipeline's request vocabulary), with the Python type each holds.
@@ -69,8 +70,8 @@ def parse_parameters(raw: str | Mapping[str, Any] | None) -> dict[str, Any]:
 
 
 def settings(inputs: Mapping[str, np.ndarray], parameters: Mapping[str, Any]) -> dict[str, Any]:
-    """The sampling settings a request gives, typed: an input wins over a request parameter. Unknown names are
-    ignored."""
+    """The sampling settings a request gives, typed: an input wins over a request parameter; a grammar (one of
+    json_schema, regex, choice, grammar) as `constraint`. Unknown names are ignored."""
     values: dict[str, Any] = {}
     for name, kind in SCALARS.items():
         if name in inputs:
@@ -85,6 +86,12 @@ def settings(inputs: Mapping[str, np.ndarray], parameters: Mapping[str, Any]) ->
             values[name] = _list(name, inputs[name], kind)
         elif name in parameters:
             values[name] = _list(name, parameters[name], kind)
+    grammars: dict[str, Any] = {name: text(inputs, parameters, name) for name in KINDS if name != "choice"}
+    if "choice" in inputs or "choice" in parameters:
+        grammars["choice"] = _list("choice", inputs.get("choice", parameters.get("choice")), str)
+    constraint = constraint_of(grammars)
+    if constraint is not None:
+        values["constraint"] = constraint
     return values
 
 

@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .grammar import Constraint
+
 #: Tokens generated when a request does not say (`max_tokens` input or parameter).
 DEFAULT_MAX_TOKENS = 64
 
@@ -27,6 +29,7 @@ class SamplingParams:
     stop: tuple[str, ...] = ()
     stop_token_ids: tuple[int, ...] = ()
     ignore_eos: bool = False
+    constraint: Constraint | None = None  # the grammar the output must match (grammar.py)
 
     @property
     def greedy(self) -> bool:
@@ -49,6 +52,9 @@ class SamplingParams:
             raise ValueError(f"seed must be in [0, 2**64), got {self.seed}")
         if any(not s for s in self.stop):
             raise ValueError("stop strings must be non-empty")
+        if self.constraint is not None and self.ignore_eos:
+            raise ValueError(f"ignore_eos cannot be combined with {self.constraint.kind}: the output ends where its "
+                             "grammar ends")
         return self
 
 

@@ -3,9 +3,11 @@
 
 The prompt is `text_input` (with `chat` true, the user's message in the model's chat format, after an optional
 `system_prompt`), encoded here, or a client's own `input_ids`; the sampling settings are inputs or request
-parameters. A request that asks for `token_ids` gets one response per new token (the `llm` ensemble, streaming
-clients); one that does not (the `llm_complete` ensemble) gets a single response, the final one, carrying every
-generated token: HTTP `/generate` and one-response gRPC streams work on it, through the same in-flight batches.
+parameters, and so is a grammar the output must match (`json_schema`, `regex`, `choice` or `grammar`: compiled when
+the request arrives, a bad one refused as INVALID_ARG). A request that asks for `token_ids` gets one response per
+new token (the `llm` ensemble, streaming clients); one that does not (the `llm_complete` ensemble) gets a single
+response, the final one, carrying every generated token: HTTP `/generate` and one-response gRPC streams work on it,
+through the same in-flight batches.
 Clients may stream from `generate` directly, asking for `text_output` too: that is the way to cancel in Triton 2.51,
 which does not forward an ensemble request's cancellation to its steps.
 
@@ -86,6 +88,8 @@ class TritonPythonModel:
             try:
                 prompt, sampling = generation_request(request, self.batched, self.default_max_tokens, self.codec,
                                                       self.generation)
+                if sampling.constraint is not None:  # compiled here, off the loop (cached: once per grammar)
+                    self.engine.grammars.compile(sampling.constraint)
             except ValueError as exc:
                 sender.send(pb_utils.InferenceResponse(error=refusal(pb_utils, exc)), flags=FINAL)
                 continue
