@@ -25,6 +25,7 @@ import tritonclient.grpc as grpcclient
 import yaml
 
 from tests.conftest import run_cli
+from tests.gateway.answers import check_greedy_answers_depend_on_the_chat_alone, check_seeded_answers_repeat
 from tests.gateway.conftest import gateway, served, starter
 from tests.llm import clients
 from tests.ports import quiet_ports
@@ -160,6 +161,14 @@ def test_max_tokens_bounds_the_answer(client):
     reply = client.chat.completions.create(model=MODEL, messages=CONVERSATION, max_tokens=3, temperature=0,
                                            stop=["never-in-this-output"])
     assert reply.usage.completion_tokens == 3 and reply.choices[0].finish_reason == "length"
+
+
+def test_greedy_answers_are_the_same_asked_again_and_beside_others(stack, client):
+    check_greedy_answers_depend_on_the_chat_alone(client, stack[2], KEY, MODEL, max_tokens=16)
+
+
+def test_seeded_answers_are_the_same_asked_again_and_in_any_batch_position(stack, client):
+    check_seeded_answers_repeat(client, stack[2], KEY, MODEL, max_tokens=16, seeds_differ=False)
 
 
 def test_async_client_concurrent_requests_match_sync(stack, client):

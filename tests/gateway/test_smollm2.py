@@ -1,15 +1,19 @@
-"""SmolLM2-135M-Instruct through the gateway with the official openai client: asked for the capital of France in a
-chat (system + user, the model's own chat format), it answers Paris, whole and streamed. Slow: the build exports
-the decoder (cached per machine under .tritonkit/cache/export)."""
+"""SmolLM2-135M-Instruct as the example builds it by default, through the gateway with the official openai client:
+asked for the capital of France in a chat (system + user, the model's own chat format), it answers Paris, whole and
+streamed; its answers at temperature 0 are the same asked again and beside others, and seeded ones repeat; in
+process on the served folder, its greedy text is the same every way the engine runs a prompt. Slow: the build
+exports the decoder (cached per machine under .tritonkit/cache/export)."""
 from __future__ import annotations
 
 import importlib.util
 from collections.abc import Iterator
+from pathlib import Path
 
 import openai
 import pytest
 
 from tests.conftest import missing
+from tests.gateway.answers import CHATS, check_greedy_answers_depend_on_the_chat_alone, check_seeded_answers_repeat
 from tests.gateway.conftest import gateway, served
 
 pytestmark = [pytest.mark.slow, pytest.mark.server]
@@ -25,7 +29,8 @@ QUESTION = [{"role": "system", "content": "You are a helpful assistant."},
 
 
 @pytest.fixture(scope="module")
-def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[openai.OpenAI]:
+def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, str]]:
+    """The served repository and the gateway's base URL."""
     from examples.llm.project import write_project
     from tritonkit.export.progress import SilentProgress
     from tritonkit.pipelines.llm.export.prepare import write_assets
@@ -36,7 +41,12 @@ def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[openai.OpenAI]:
                        progress=SilentProgress()).repository
     with served(folder) as server, gateway(folder, server, "--repository", str(repository), "--model",
                                            "smollm2=llm") as base:
-        yield openai.OpenAI(base_url=base, api_key="unused", max_retries=0, timeout=300)
+        yield repository, base
+
+
+@pytest.fixture(scope="module")
+def client(stack) -> openai.OpenAI:
+    return openai.OpenAI(base_url=stack[1], api_key="unused", max_retries=0, timeout=300)
 
 
 def test_smollm2_answers_paris_whole_and_streamed(client):
@@ -46,3 +56,26 @@ def test_smollm2_answers_paris_whole_and_streamed(client):
     chunks = list(client.chat.completions.create(model="smollm2", messages=QUESTION, max_tokens=24, temperature=0,
                                                  stream=True))
     assert "".join(c.choices[0].delta.content or "" for c in chunks) == reply.choices[0].message.content
+
+
+def test_greedy_answers_are_the_same_asked_again_and_beside_others(stack, client):
+    check_greedy_answers_depend_on_the_chat_alone(client, stack[1], "unused", "smollm2", max_tokens=24)
+
+
+def test_seeded_answers_are_the_same_asked_again_and_in_any_batch_position(stack, client):
+    check_seeded_answers_repeat(client, stack[1], "unused", "smollm2", max_tokens=24)
+
+
+def test_greedy_text_is_the_same_every_way_the_engine_runs_a_chat(stack):
+    """Alone from a cold cache, 8 at once (rows either way round), prefilled in chunks of 5 between decode steps,
+    admitted while others decode, and from a warm prefix cache: the served decoder gives each chat one text."""
+    from tritonkit.pipelines.llm.export import invariance
+    from tritonkit.pipelines.llm.runtime.assets import GenerationConfig
+    from tritonkit.pipelines.llm.runtime.chat import format_chat
+    from tritonkit.pipelines.llm.runtime.text import TextCodec
+
+    folder = stack[0] / "generate" / "1"
+    codec, chat = TextCodec(folder / "tokenizer.json"), GenerationConfig.load(folder).chat
+    prompts = [codec.encode(format_chat(chat, messages)) for messages in CHATS]   # as generate encodes a chat
+    result = invariance.measure(folder, prompts, max_tokens=24)
+    assert result.fraction == 1.0, result.differing()

@@ -4,8 +4,8 @@ place.
 Inputs (B rows, S new tokens, C cache positions, L layers, H kv heads, D head size):
 - `input_ids` int64 [B, S]: new tokens, right-padded (row r's are the first `input_length[r]`);
 - `past_key_<i>`, `past_value_<i>` float32 [B, H, C, D], one pair per layer i: each row's cache, its first
-  `past_length[r]` positions filled and room after them for the new tokens and, in a call of one token a row, one
-  more (`past_length + max(S, 2) <= C`: see paired queries below);
+  `past_length[r]` positions filled and room after them for the new tokens and one more (`past_length + S + 1 <= C`:
+  see paired queries below);
 - `past_length`, `input_length` int64 [B, 1]: how many of those positions are real.
 Outputs: `logits` float32 [B, V] at each row's last real token, and `present_key_<i>`/`present_value_<i>`
 [B, H, C, D]: the past with the new tokens' keys/values at positions `past_length[r]` onwards (zero after them).
@@ -18,14 +18,14 @@ only each row's filled positions, whatever the capacity: no copy of the cache in
 the room left. SmolLM2 int4, one token after 100 positions, in process: 4.9 against 7.1 ms (docs/pipelines/llm.md).
 A row without new tokens (`input_length` 0) is idle: nothing of it is written, its logits are to be ignored (the engine
 runs the slots between two rows' caches so). Lengths out of range are clamped (`input_length` to 0..S, `past_length`
-to 0..C-max(S, 2)), as random inputs have them.
+to 0..C-S-1), as random inputs have them.
 
 Paired queries: onnxruntime's CPU attention multiplies a row's probabilities by the values with a kernel of its own
 when the row has one query (MLAS's single-row SGEMM), whose sums round differently from the kernel every longer row
 takes; int8 activations then turn the last-bit difference into logits up to ~1 apart. So a token's logits would depend
 on whether it came alone (a decode step, a one-token chunk) or with others (a prefill), and greedy text on what else
 was in flight. A row with one new token therefore runs a second query after it: a throwaway one (the call's padding,
-or in a call of one token a row a zero position appended), so every query goes through the same kernel. The
+or the zero position the attention's input gets after the call's), so every query goes through the same kernel. The
 throwaway's keys and values land at the row's next position (`past_length + 1`), which the row's next token
 overwrites and nothing reads before.
 """
@@ -56,7 +56,8 @@ def per_layer(past_key: Any, past_value: Any) -> dict[str, Any]:
 class Lengths:
     """A call's row lengths, clamped to the contract, as torch tensors: `past` and `new` [B] int64, and what
     GroupQueryAttention takes: `query_lens` [B] int32 (new, plus the throwaway query of a paired row: see the
-    module), `seqlens_k` (past + query_lens - 1) [B] int32, `total` (their largest past + query_lens) int32 scalar.
+    module), `seqlens_k` (past + query_lens - 1) [B] int32, `total` (their largest past + query_lens, at least the
+    padded chunk S + 1) int32 scalar.
     Sizes are read as tensors, so a trace keeps them dynamic. `limit`: positions the model can place (its rotary
     table's length; None: no limit), which the throwaway query's position must stay under."""
 
@@ -67,10 +68,10 @@ class Lengths:
 
         self.seq: Any = operators.shape_as_tensor(input_ids)[1]  # a tensor: the trace keeps it dynamic
         capacity = operators.shape_as_tensor(past_key)[2]
-        self.width: Any = torch.maximum(self.seq, torch.full_like(self.seq, 2))  # the attention's chunk: S, at least 2
         zero = torch.zeros_like(self.seq)
         self.new = torch.minimum(torch.maximum(input_length[:, 0], zero), self.seq)
-        self.past = torch.maximum(torch.minimum(past_length[:, 0], capacity - self.width), zero)
+        self.past = torch.maximum(torch.minimum(past_length[:, 0], capacity - self.seq - 1), zero)
+        self.pad: Any = None  # the zero position appended to every layer's q/k/v (made by the first layer)
         paired = self.new == 1
         if limit is not None:  # the throwaway query's position must have a rotary angle
             paired = paired & (self.past + 2 <= limit)
@@ -78,7 +79,7 @@ class Lengths:
         ends = torch.maximum(self.past + queries, torch.ones_like(zero))  # the op reads at least one position
         self.seqlens_k = (ends - 1).to(torch.int32)
         self.query_lens = queries.to(torch.int32)
-        self.total = ends.max().to(torch.int32)
+        self.total = torch.maximum(ends.max(), self.seq + 1).to(torch.int32)  # at least the padded chunk
 
     def positions(self) -> Any:
         """Each new token's position [B, S] (padding continues the count)."""
@@ -144,11 +145,12 @@ def attention(heads: int, kv_heads: int, head_dim: int) -> Any:
                         do_rotary_i=int(rotary), rotary_interleaved_i=0, outputs=3)
 
     def attend(qkv: Any, past_k: Any, past_v: Any, lengths: Lengths, cos: Any = None, sin: Any = None) -> Any:
-        # a call of one token a row gets a zero position after it: the paired rows' throwaway query
-        padded = torch.cat([qkv, torch.zeros_like(qkv[:, :1])], 1).index_select(1, torch.arange(lengths.width))
+        if lengths.pad is None:
+            lengths.pad = torch.zeros_like(qkv[:, :1])
+        padded = torch.cat([qkv, lengths.pad], 1)  # a position after the call's: a throwaway query's room
         out, present_k, present_v = GroupQueryAttention.apply(padded, past_k, past_v, lengths.past, lengths.seqlens_k,
                                                               lengths.total, lengths.query_lens, cos, sin)
-        return out.index_select(1, torch.arange(lengths.seq)), present_k, present_v
+        return out[:, :-1], present_k, present_v
 
     return attend
 

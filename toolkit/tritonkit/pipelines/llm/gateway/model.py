@@ -9,7 +9,6 @@ the step that runs: the generation would go on to max_tokens holding its KV cach
 """
 from __future__ import annotations
 
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -17,16 +16,17 @@ import numpy as np
 from tritonclient.grpc import InferResult
 
 from tritonkit.gateway.errors import ApiError
+from tritonkit.gateway.model_files import newest_with
+from tritonkit.pipelines.llm.names import ENGINE as ENTRY_MODEL
 from tritonkit.pipelines.llm.runtime.assets import GENERATION_FILE, TOKENIZER_FILE, GenerationConfig
 from tritonkit.pipelines.llm.runtime.chat import format_chat
 from tritonkit.pipelines.llm.runtime.text import TextCodec
 
-ENTRY_MODEL = "generate"
 #: What the gateway reads of each response (generate sends only the outputs a request asks for).
 OUTPUTS = ("text_output", "token_ids", "finish_reason")
 #: Models whose version folder holds generation.json and tokenizer.json in the built repository, first found wins:
 #: `generate` encodes prompts; an older layout kept them in `decoder`.
-FILES_MODELS = ("generate", "decoder")
+FILES_MODELS = (ENTRY_MODEL, "decoder")
 
 
 @dataclass(frozen=True)
@@ -50,10 +50,10 @@ class LlmFiles:
     @classmethod
     def load(cls, repository: str) -> LlmFiles:
         """From a built repository folder, or one published to s3:// (the files are fetched; Triton reads the rest)."""
-        if repository.startswith("s3://"):
-            with tempfile.TemporaryDirectory(prefix="tritonkit-gateway-") as folder:
-                return cls._from(_fetched(repository, Path(folder)))
-        return cls._from(_version_folder(Path(repository)))
+        with newest_with(repository, FILES_MODELS, (GENERATION_FILE, TOKENIZER_FILE)) as folder:
+            if folder is None:
+                raise _missing(repository)
+            return cls._from(folder)
 
     @classmethod
     def _from(cls, folder: Path) -> LlmFiles:
@@ -73,36 +73,15 @@ class LlmFiles:
         return ids
 
 
-def _version_folder(repository: Path) -> Path:
-    for model in FILES_MODELS:
-        root = repository / model
-        versions = sorted(int(p.name) for p in root.iterdir() if p.name.isdigit()) if root.is_dir() else []
-        for version in reversed(versions):
-            if (root / str(version) / GENERATION_FILE).is_file() and (root / str(version) / TOKENIZER_FILE).is_file():
-                return root / str(version)
-    raise ApiError(503, f"the gateway cannot find the LLM's {GENERATION_FILE} and {TOKENIZER_FILE} in {repository} "
-                   f"(models {', '.join(FILES_MODELS)}): start it with --repository pointing at the built repository "
-                   "Triton serves", kind="server_error", code="model_files_missing")
-
-
-def _fetched(url: str, into: Path) -> Path:
-    """generation.json and tokenizer.json of the newest version that has them, copied from a published repository."""
-    from tritonkit.publish.destination import S3Destination
-    from tritonkit.triton.s3url import parse_s3_url
-
-    parsed = parse_s3_url(url)
-    store = S3Destination(parsed.bucket, parsed.prefix, parsed.endpoint)
-    keys = set(store.list())
-    for model in FILES_MODELS:
-        parts = [k.split("/") for k in keys if k.startswith(f"{model}/")]
-        for version in sorted({int(p[1]) for p in parts if p[1].isdigit()}, reverse=True):
-            wanted = [f"{model}/{version}/{name}" for name in (GENERATION_FILE, TOKENIZER_FILE)]
-            if all(key in keys for key in wanted):
-                for key in wanted:
-                    (into / Path(key).name).write_bytes(store.read(key) or b"")
-                return into
-    raise ApiError(503, f"{url} holds no {GENERATION_FILE} and {TOKENIZER_FILE} (models {', '.join(FILES_MODELS)})",
-                   kind="server_error", code="model_files_missing")
+def _missing(repository: str) -> ApiError:
+    """No version of FILES_MODELS holds both files: the gateway points at the wrong repository."""
+    models = ", ".join(FILES_MODELS)
+    if repository.startswith("s3://"):
+        return ApiError(503, f"{repository} holds no {GENERATION_FILE} and {TOKENIZER_FILE} (models {models})",
+                        kind="server_error", code="model_files_missing")
+    return ApiError(503, f"the gateway cannot find the LLM's {GENERATION_FILE} and {TOKENIZER_FILE} in {repository} "
+                    f"(models {models}): start it with --repository pointing at the built repository Triton serves",
+                    kind="server_error", code="model_files_missing")
 
 
 def request_inputs(ids: np.ndarray, sampling: Sampling) -> dict[str, np.ndarray]:

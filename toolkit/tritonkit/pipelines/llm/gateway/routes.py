@@ -9,16 +9,14 @@ from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
 
 from tritonkit.gateway.app import Gateway, gateway_of
-from tritonkit.gateway.catalog import GatewayPipeline, Served
+from tritonkit.gateway.catalog import Served
 from tritonkit.gateway.disconnect import unless_disconnected
 from tritonkit.gateway.errors import bad_request
 from tritonkit.gateway.params import Body, Refusal, refused_unless
 from tritonkit.gateway.sse import DONE, event, sse_response
 from tritonkit.pipelines.llm.gateway.model import (
-    ENTRY_MODEL,
     OUTPUTS,
     LlmFiles,
     Sampling,
@@ -238,6 +236,5 @@ async def completions(request: Request) -> Response:
                           include_usage)
 
 
-ROUTES: list[Route] = [Route("/v1/chat/completions", chat_completions, methods=["POST"]),
-                       Route("/v1/completions", completions, methods=["POST"])]
-PIPELINE = GatewayPipeline(name="llm", entry_model=ENTRY_MODEL, default_id="llm", routes=ROUTES)
+#: What the gateway serves of the pipeline: route path -> endpoint (a POST each).
+ENDPOINTS = {"/v1/chat/completions": chat_completions, "/v1/completions": completions}

@@ -140,8 +140,8 @@ class OnnxDecoder:
             return self._copied(rows)
         seq = max(len(row.ids) for row in rows)
         # a row near the end of its slot has no room for the call's padding: it runs alone, unpadded (the graph's
-        # attention takes at least 2 positions a row: export/kv_graph.py)
-        alone = [i for i, row in enumerate(rows) if row.cache.length + max(seq, 2) > store.positions]
+        # attention takes one position more: export/kv_graph.py)
+        alone = [i for i, row in enumerate(rows) if row.cache.length + seq + SPARE_POSITIONS > store.positions]
         together = sorted((i for i in range(len(rows)) if i not in alone), key=lambda i: rows[i].cache.slot)
         blocks = [*_blocks(together, rows), *([i] for i in alone)]
         if len(blocks) == 1 and blocks[0] == list(range(len(rows))):
