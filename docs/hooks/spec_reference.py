@@ -1,7 +1,7 @@
 """mkdocs hook: the spec reference page, rendered at build time from the pydantic JSON Schema of tritonkit.yaml.
 
 The page `reference/spec.md` holds the marker `<!-- spec-schema -->`; every field table below it comes from
-`ProjectFile.model_json_schema()` (what `tritonkit schema` prints), so the reference cannot drift from the code.
+the spec's JSON Schema (what `tritonkit schema` prints), so the reference cannot drift from the code.
 The schema itself is written next to the site as `tritonkit.schema.json` for editors.
 """
 from __future__ import annotations
@@ -14,9 +14,12 @@ MARKER = "<!-- spec-schema -->"
 
 
 def _schema() -> dict[str, Any]:
-    from tritonkit.spec.project import ProjectFile
+    from tritonkit.cli.main import REGISTRY
+    from tritonkit.plugin import host
+    from tritonkit.spec.schema import spec_schema
 
-    return ProjectFile.model_json_schema()
+    host.install_default(REGISTRY)   # the shipped pipelines' sections, as `tritonkit schema` prints them
+    return spec_schema().project_file.model_json_schema()
 
 
 def _cell(text: str) -> str:

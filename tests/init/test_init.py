@@ -10,7 +10,8 @@ import pytest
 from tests.cli.cli_contract import ERROR_LINE
 from tests.conftest import require, run_cli
 from tests.tts.conftest import espeak_or_skip
-from tritonkit.starters.project import STARTERS, init_project, next_steps
+from tritonkit.starters import project as starters_module
+from tritonkit.starters.project import init_project, next_steps, starters
 
 
 def init(project: Path, pipeline: str) -> dict:
@@ -114,10 +115,11 @@ def test_a_missing_system_library_is_named_with_its_apt_package(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The dynamic loader is asked for real; a library it cannot find becomes an apt-get step before the build."""
+    shipped = starters()
     starter = replace(
-        STARTERS["tts"], needs={}, libraries={"libtritonkit-absent.so.7": "espeak-ng", "libc.so.6": "libc6"}
+        shipped["tts"], needs={}, libraries={"libtritonkit-absent.so.7": "espeak-ng", "libc.so.6": "libc6"}
     )
-    monkeypatch.setitem(STARTERS, "tts", starter)
+    monkeypatch.setattr(starters_module, "starters", lambda: {**shipped, "tts": starter})
     result = init_project(tmp_path / "p", "tts")
     assert result.missing_system == ["espeak-ng"] and result.summary()["apt_install"] == ["espeak-ng"]
     assert next_steps(result)[1:3] == ["apt-get install espeak-ng", "tritonkit build"]

@@ -6,8 +6,10 @@ from pydantic import ValidationError
 
 from tritonkit.cli.output import reports_errors
 from tritonkit.errors import TritonkitError
+from tritonkit.plugin.host import installed
 from tritonkit.serve.state import STATE_DIR, read_state
 from tritonkit.spec.gateway import GatewaySpec
+from tritonkit.spec.schema import spec_schema
 
 PORT = click.IntRange(1, 65535)
 
@@ -25,7 +27,7 @@ def _spec_section(spec: Path | None) -> GatewaySpec:
     shown = shown_path(path)
     section = read_yaml_mapping(path, shown).get("gateway") or {}
     try:
-        return GatewaySpec.model_validate(section)
+        return spec_schema().gateway.model_validate(section)
     except ValidationError as exc:
         raise TritonkitError.of(problems_from_validation(exc, shown, ("gateway",))) from None
 
@@ -54,7 +56,7 @@ def _with_options(section: GatewaySpec, api_key_env: str | None, max_request_byt
     if not changes:
         return section
     try:
-        return GatewaySpec.model_validate({**section.model_dump(exclude_unset=True), **changes})
+        return spec_schema().gateway.model_validate({**section.model_dump(exclude_unset=True), **changes})
     except ValidationError as exc:
         first = exc.errors()[0]
         option = "--model" if first["loc"][0] == "models" else f"--{str(first['loc'][0]).replace('_', '-')}"
@@ -97,7 +99,8 @@ def gateway_command(triton: str | None, repository: str, spec: Path | None, host
     from tritonkit.gateway.server import config_of, exposure_warning, run
 
     section = _with_options(_spec_section(spec), api_key_env, max_request_bytes, models)
-    config = config_of(section, _triton_url(triton), repository, api_key_file)
+    routes = {name: p.gateway for name, p in installed().items() if p.gateway is not None}
+    config = config_of(section, routes, _triton_url(triton), repository, api_key_file)
     bind = host or section.host
     warning = exposure_warning(bind, config.api_keys)
     if warning:

@@ -4,14 +4,15 @@ from pathlib import Path
 import click
 
 from tritonkit.cli.output import emit_json, json_option, reports_errors
-from tritonkit.pipelines.registry import PIPELINES
-from tritonkit.starters.project import STARTERS, init_project, next_steps
+from tritonkit.plugin import host
+from tritonkit.starters.project import init_project, next_steps, starters
 
 
 @click.command("init")
 @click.argument("directory", default=".", type=click.Path(file_okay=False, path_type=Path))
-@click.option("--pipeline", type=click.Choice(sorted(STARTERS)), default="classifier", show_default=True,
-              help="Which starter: " + "; ".join(f"{name}: {PIPELINES[name].description}" for name in sorted(STARTERS)))
+@click.option("--pipeline", type=click.Choice(sorted(starters())), default="classifier", show_default=True,
+              help="Which starter: " + "; ".join(f"{name}: {host.installed()[name].description}"
+                                                 for name in sorted(starters())))
 @click.option("--force", is_flag=True, help="Overwrite files of the starter that already exist.")
 @json_option
 @reports_errors
@@ -37,8 +38,8 @@ def init_command(directory: Path, pipeline: str, force: bool, as_json: bool) -> 
         click.echo(f"missing for the build: {', '.join(result.missing)}")
     if result.missing_system:
         click.echo(f"missing system packages (Debian/Ubuntu): {', '.join(result.missing_system)}")
-    if STARTERS[pipeline].note:
-        click.echo(f"note: {STARTERS[pipeline].note}")
+    if starters()[pipeline].note:
+        click.echo(f"note: {starters()[pipeline].note}")
     click.echo("next:")
     for step in next_steps(result):
         click.echo(f"  {step}")

@@ -12,8 +12,11 @@ from typing import Any
 import click
 
 from tritonkit import TRITON_VERSION, __version__
+from tritonkit.plugin import host
 
 _AS_JSON = "tritonkit.as_json"
+#: The pipelines every command runs with (unless TRITONKIT_PIPELINES names another registry), imported when first used.
+REGISTRY = "tritonkit.pipelines.registry:PIPELINES"
 
 
 @dataclass(frozen=True)
@@ -24,6 +27,7 @@ class LazyCommand:
     short_help: str
 
     def load(self) -> click.Command:
+        host.install_default(REGISTRY)
         module, _, attribute = self.target.partition(":")
         command = getattr(importlib.import_module(f"tritonkit.cli.{module}"), attribute)
         assert isinstance(command, click.Command), self.target

@@ -3,7 +3,7 @@ import json
 
 import click
 
-from tritonkit.spec.project import ProjectFile
+from tritonkit.spec.schema import spec_schema
 
 
 @click.command("schema")
@@ -15,4 +15,4 @@ def schema_command() -> None:
       tritonkit schema > .tritonkit.schema.json
       # then in tritonkit.yaml:  # yaml-language-server: $schema=.tritonkit.schema.json
     """
-    click.echo(json.dumps(ProjectFile.model_json_schema(), indent=2))
+    click.echo(json.dumps(spec_schema().project_file.model_json_schema(), indent=2))

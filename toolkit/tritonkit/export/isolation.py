@@ -17,6 +17,7 @@ from tritonkit.export.cache import Entry
 from tritonkit.export.errors import BY_NAME, ExportCrashed, ExportError
 from tritonkit.export.job import ExportJob, write
 from tritonkit.extras import install_command, missing_module
+from tritonkit.plugin import host
 
 POLL_S = 0.1
 
@@ -43,7 +44,8 @@ def command(job_path: Path) -> list[str]:
 
 
 def write_reproduce(work_dir: Path, job_path: Path, cwd: Path, env: dict[str, str]) -> Path:
-    """reproduce.sh: replays the job in the foreground with the same interpreter, folder and PYTHONPATH."""
+    """reproduce.sh: replays the job in the foreground with the same interpreter, folder, PYTHONPATH and
+    pipelines."""
     path = work_dir / "reproduce.sh"
     lines = [
         "#!/usr/bin/env bash",
@@ -51,6 +53,7 @@ def write_reproduce(work_dir: Path, job_path: Path, cwd: Path, env: dict[str, st
         "set -euo pipefail",
         f"cd {shlex.quote(str(cwd))}",
         f"export PYTHONPATH={shlex.quote(env.get('PYTHONPATH', ''))}",
+        f"export {host.SOURCE_ENV}={shlex.quote(env.get(host.SOURCE_ENV, ''))}",
         "exec " + " ".join(shlex.quote(part) for part in command(job_path)),
     ]
     path.write_text("\n".join(lines) + "\n")

@@ -23,6 +23,7 @@ from tritonkit.export.errors import ExportError, VerificationError
 from tritonkit.export.job import ExportJob, ExportOutcome
 from tritonkit.export.signature import graph_shapes, read_signature
 from tritonkit.export.verify import check_graph, verify
+from tritonkit.plugin import host
 from tritonkit.spec.export import ExportSpec
 
 Progress = Callable[[str], None]
@@ -209,9 +210,7 @@ def _quantize(job: ExportJob, made: dict[str, Any], out_dir: Path, progress: Pro
                          "max_errors": {n: asdict(e) for n, e in made["report"].errors.items()}}
     deps: list[dict[str, str]] = []
     if spec.lm is not None:
-        from tritonkit.pipelines.registry import PIPELINES
-
-        measure = next(p.lm_quality for p in PIPELINES.values() if p.lm_quality is not None)
+        measure = next(p.lm_quality for p in host.installed().values() if p.lm_quality is not None)
         progress("measure the quantized LM against the float graph (greedy tokens, perplexity, chat tasks)")
         with Recorder() as recorder:
             made["quantized"]["lm"] = measure(float_dir / "model.onnx", out_dir / "model.onnx", spec.lm,

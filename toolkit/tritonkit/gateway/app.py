@@ -13,7 +13,6 @@ from starlette.routing import Route
 from tritonkit.gateway.catalog import GatewayConfig, Served, default_catalog
 from tritonkit.gateway.errors import ApiError
 from tritonkit.gateway.guard import Guard
-from tritonkit.gateway.routes import gateway_pipelines
 from tritonkit.gateway.triton import Triton
 
 log = logging.getLogger("tritonkit.gateway")
@@ -43,7 +42,7 @@ class Gateway:
     async def catalog(self) -> tuple[Served, ...]:
         """The spec's model ids, else every pipeline whose entry model Triton serves (asked until one is)."""
         if not self._catalog:
-            self._catalog = default_catalog(gateway_pipelines(), await self.triton.ready_models())
+            self._catalog = default_catalog(self.config.pipelines, await self.triton.ready_models())
             log.info("gateway models: %s", ", ".join(f"{s.id} ({s.pipeline})" for s in self._catalog) or "none yet")
         return self._catalog
 
@@ -104,7 +103,8 @@ async def _not_found(request: Request, exc: Exception) -> Response:
 
 
 def create_app(config: GatewayConfig) -> Guard:
-    """The gateway as an ASGI app (uvicorn runs it; tests may too)."""
+    """The gateway as an ASGI app (uvicorn runs it; tests may too): /v1/models and each of `config.pipelines`'
+    routes."""
     gateway = Gateway(config)
 
     @asynccontextmanager
@@ -115,8 +115,9 @@ def create_app(config: GatewayConfig) -> Guard:
 
     routes = [Route("/v1/models", list_models, methods=["GET"]),
               Route("/v1/models/{model_id:path}", get_model, methods=["GET"])]
-    for pipeline in gateway_pipelines().values():
-        routes += pipeline.routes
+    for pipeline in config.pipelines.values():
+        endpoints = pipeline.endpoints()
+        routes += [Route(path, endpoints[path], methods=["POST"]) for path in pipeline.paths]
     app = Starlette(routes=routes, lifespan=lifespan,
                     exception_handlers={ApiError: _api_error, 404: _not_found, 405: _not_found, Exception: _internal})
     app.state.gateway = gateway

@@ -1,12 +1,13 @@
 """What the gateway offers: model ids, each naming the pipeline that serves it and the Triton model it calls."""
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from starlette.routing import Route
+from tritonkit.plugin.contract import Routes
 
 
 @dataclass(frozen=True)
 class Served:
-    """One model id of /v1/models: `pipeline` (llm, tts, asr) serves it by calling Triton's `model`."""
+    """One model id of /v1/models: `pipeline` serves it by calling Triton's `model`."""
 
     id: str
     pipeline: str
@@ -14,27 +15,17 @@ class Served:
 
 
 @dataclass(frozen=True)
-class GatewayPipeline:
-    """What a pipeline brings to the gateway: the Triton model it calls by default, the id it is offered under when
-    the spec names none, and its routes."""
-
-    name: str
-    entry_model: str
-    default_id: str
-    routes: list[Route]
-
-
-@dataclass(frozen=True)
 class GatewayConfig:
     """Everything the app needs, resolved from the spec's `gateway:` section and the command line."""
 
     triton_url: str
-    repository: str = "model_repository"   # what Triton serves, a folder or s3:// (the LLM's tokenizer is read there)
+    pipelines: Mapping[str, Routes] = field(default_factory=dict)   # those with routes, by name: what it serves
+    repository: str = "model_repository"   # what Triton serves, a folder or s3:// (pipelines read model files there)
     models: tuple[Served, ...] = ()   # empty: every pipeline whose entry model Triton serves, under its default id
     api_keys: frozenset[str] = field(default_factory=frozenset)
     max_request_bytes: int = 25 * 1024 * 1024
 
 
-def default_catalog(pipelines: dict[str, GatewayPipeline], ready: set[str]) -> tuple[Served, ...]:
+def default_catalog(pipelines: Mapping[str, Routes], ready: set[str]) -> tuple[Served, ...]:
     """Each pipeline whose entry model is ready, under its default id."""
-    return tuple(Served(p.default_id, p.name, p.entry_model) for p in pipelines.values() if p.entry_model in ready)
+    return tuple(Served(r.default_id, name, r.entry_model) for name, r in pipelines.items() if r.entry_model in ready)

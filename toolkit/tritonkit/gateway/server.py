@@ -1,12 +1,13 @@
 """Running the gateway: API keys from the environment or a file, the exposure warning, uvicorn."""
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from tritonkit.errors import TritonkitError
 from tritonkit.gateway.catalog import GatewayConfig, Served
 from tritonkit.gateway.heap import keep_large_buffers
-from tritonkit.gateway.routes import gateway_pipelines
+from tritonkit.plugin.contract import Routes
 from tritonkit.serve.ports import is_loopback
 from tritonkit.spec.gateway import GatewaySpec
 
@@ -34,12 +35,14 @@ def exposure_warning(host: str, keys: frozenset[str]) -> str | None:
     return f"warning: --host {host}: the OpenAI gateway is open on {where}; {guard}"
 
 
-def config_of(spec: GatewaySpec, triton_url: str, repository: str, key_file: Path | None) -> GatewayConfig:
-    """The app's settings from the spec section and the command line (the command line wins)."""
-    models = tuple(Served(name, m.pipeline, m.model or gateway_pipelines()[m.pipeline].entry_model)
+def config_of(spec: GatewaySpec, pipelines: Mapping[str, Routes], triton_url: str, repository: str,
+              key_file: Path | None) -> GatewayConfig:
+    """The app's settings from the spec section and the command line (the command line wins); `pipelines`: those
+    with routes, by name."""
+    models = tuple(Served(name, m.pipeline, m.model or pipelines[m.pipeline].entry_model)
                    for name, m in spec.models.items())
     file = key_file or (Path(spec.api_key_file) if spec.api_key_file else None)
-    return GatewayConfig(triton_url=triton_url, repository=repository, models=models,
+    return GatewayConfig(triton_url=triton_url, pipelines=pipelines, repository=repository, models=models,
                          api_keys=api_keys(spec.api_key_env, file), max_request_bytes=spec.max_request_bytes)
 
 

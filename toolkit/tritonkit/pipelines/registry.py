@@ -1,7 +1,9 @@
-"""The pipelines tritonkit knows, one line each: the only `tritonkit.pipelines` module the core imports.
+"""The pipelines tritonkit ships, one line each: the registry the CLI installs (`tritonkit.plugin.host`) as
+`tritonkit.pipelines.registry:PIPELINES`.
 
-Adding a pipeline: its folder `pipelines/<name>/` with `plugin.py` (`PIPELINE = Pipeline(...)`, see `plugin.py`)
-and `starter/`, plus its line here.
+It sits above the core and the pipelines: no core module imports it. Adding a pipeline: its folder
+`pipelines/<name>/` with `plugin.py` (`PIPELINE = Pipeline(...)`, see `tritonkit/plugin/contract.py`) and, for
+`tritonkit init`, `starter/`, plus its line here. The gateway offers the pipelines with routes in this order.
 """
 from typing import Any
 
@@ -10,9 +12,7 @@ from tritonkit.pipelines.bls.plugin import PIPELINE as BLS
 from tritonkit.pipelines.classifier.plugin import PIPELINE as CLASSIFIER
 from tritonkit.pipelines.image.plugin import PIPELINE as IMAGE
 from tritonkit.pipelines.llm.plugin import PIPELINE as LLM
-from tritonkit.pipelines.plugin import Made, Pipeline, Section, Starter
 from tritonkit.pipelines.tts.plugin import PIPELINE as TTS
+from tritonkit.plugin.contract import Pipeline
 
-__all__ = ["PIPELINES", "Made", "Pipeline", "Section", "Starter"]
-
-PIPELINES: dict[str, Pipeline[Any]] = {p.name: p for p in (CLASSIFIER, BLS, LLM, ASR, TTS, IMAGE)}
+PIPELINES: dict[str, Pipeline[Any]] = {p.name: p for p in (CLASSIFIER, BLS, LLM, TTS, ASR, IMAGE)}

@@ -1,14 +1,14 @@
-"""What a pipeline plugin declares: the one object the core reads of a pipeline (`registry.py` lists them).
+"""The contract between tritonkit's core and a pipeline: everything a pipeline may contribute, as one `Pipeline`.
 
-A pipeline is one folder, `tritonkit/pipelines/<name>/`, whose `plugin.py` exposes `PIPELINE = Pipeline(...)`;
-its starter project is the folder `starter/` beside it (a `tritonkit.yaml` with its `smoke:` cases, plus any
-model code), which `tritonkit init --pipeline <name>` copies and the wheel ships. The registry imports every
-plugin whenever a spec is loaded, so a plugin module imports no heavy package (torch, kaldifst, kokoro): its
-functions import them when they run.
+A pipeline is one folder whose `plugin.py` declares `PIPELINE = Pipeline(...)` (the shipped ones live in
+`tritonkit/pipelines/<name>/`, their starter project in `starter/` beside it). A registry lists them, one line each,
+and an entry point installs it (`host.py`); the core calls the hooks below and names no pipeline, no tensor, no
+parameter and no route of one. A plugin module imports no heavy package (torch, kaldifst, kokoro, starlette): its
+hooks import them when they run.
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
@@ -17,7 +17,6 @@ from tritonkit.spec.base import StrictModel
 
 if TYPE_CHECKING:
     from tritonkit.errors import Where
-    from tritonkit.gateway.catalog import GatewayPipeline
     from tritonkit.spec.project import Project
 
 
@@ -56,7 +55,9 @@ class BuildStep(Generic[S]):
 
 @dataclass(frozen=True)
 class Starter:
-    """What `tritonkit init` needs beyond copying `starter/`: requirements, generated files, shared code."""
+    """What `tritonkit init` needs beyond copying `starter/`: requirements, generated files, shared code.
+
+    The starter's `tritonkit.yaml` carries the pipeline's smoke cases (`smoke:`), its known answers."""
 
     needs: dict[str, str] = field(default_factory=dict)  # importable module -> what to install for it
     generate: Callable[[Path], list[Path]] | None = None  # files written by code (after the copies), may need `needs`
@@ -66,12 +67,29 @@ class Starter:
     note: str = ""  # what its answers look like when that would surprise (init prints it)
 
 
+Endpoint = Callable[[Any], Any]   # a starlette endpoint: request -> response (async)
+
+
+@dataclass(frozen=True)
+class Routes:
+    """The OpenAI routes a pipeline serves in the gateway, by path, and the Triton model they call.
+
+    The gateway makes a POST route of each path with the endpoint `endpoints()` gives it; the spec's
+    `gateway.models.<id>.pipeline` offers the pipelines that have routes."""
+
+    paths: tuple[str, ...]   # e.g. ("/v1/audio/speech",)
+    entry_model: str         # the Triton model the routes call unless the spec names another
+    default_id: str          # the model id it is offered under when the spec names none
+    endpoints: Callable[[], Mapping[str, Endpoint]]   # path -> endpoint, imported when the gateway starts
+    entry_note: str = ""     # what the spec reference adds to the entry model's name, e.g. "the engine"
+
+
 @dataclass(frozen=True)
 class Pipeline(Generic[S]):
     """A pipeline as the core sees it; every part but the name and description is optional."""
 
-    name: str   # its folder under tritonkit/pipelines/, `init --pipeline` value and spec section key
-    description: str   # one line, shown by `tritonkit init --help`
+    name: str   # its folder's name, `init --pipeline` value, spec section key and gateway pipeline name
+    description: str   # one line, shown by `tritonkit init --help` and the spec reference
     starter: Starter | None = None   # None: no `starter/` folder
     section: type[S] | None = None   # the model spec's `<name>:` section
     old_fields: dict[str, str] = field(default_factory=dict)  # model field of earlier releases -> its section key
@@ -79,4 +97,4 @@ class Pipeline(Generic[S]):
     #: (float onnx, quantized onnx, the spec's `export.quantize.lm`, project folder, where) -> measures: how a
     #: quantized LM decoder compares with its float graph; run by the export child, raises when below the bounds
     lm_quality: Callable[[Path, Path, Any, Path, Where], dict[str, Any]] | None = None
-    gateway: Callable[[], GatewayPipeline] | None = None   # its OpenAI routes (`gateway/`), loaded at gateway start
+    gateway: Routes | None = None

@@ -53,4 +53,4 @@ def exported_spec(spec: ModelSpec, result: ExportResult) -> ModelSpec:
         update["output"] = result.outputs
     if spec.platform is None and spec.backend is None:
         update["backend"] = backend  # each backend's default file name is the one the export writes
-    return ModelSpec.model_validate({**spec.model_dump(by_alias=True), **update})
+    return type(spec).model_validate({**spec.model_dump(by_alias=True), **update})

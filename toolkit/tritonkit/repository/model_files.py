@@ -8,7 +8,6 @@ from pathlib import Path, PurePosixPath
 
 from tritonkit.errors import TritonkitError, shown_path
 from tritonkit.package_files import resolve_spec_path
-from tritonkit.spec.model import ModelSpec
 from tritonkit.spec.model_sources import ModelFile, latest_version, model_file
 from tritonkit.spec.project import Project
 
@@ -28,7 +27,7 @@ def run_model_files(project: Project) -> dict[str, dict[str, str]]:
         update = {"files": _resolved(project, name, spec.files, "files"),
                   "version_files": {v: _resolved(project, name, files, f"version_files.{v}")
                                     for v, files in spec.version_files.items()}}
-        project.models[name] = ModelSpec.model_validate({**spec.model_dump(by_alias=True), **update})
+        project.models[name] = type(spec).model_validate({**spec.model_dump(by_alias=True), **update})
     return references
 
 

@@ -1,5 +1,5 @@
 """The `gateway:` section of tritonkit.yaml: the OpenAI-compatible gateway's address, keys, limits and model ids."""
-from typing import Annotated, Literal
+from typing import Annotated
 
 from pydantic import Field
 
@@ -10,9 +10,8 @@ from tritonkit.spec.base import StrictModel, env_variable
 class GatewayModelSpec(StrictModel):
     """One model id the gateway offers (`model` in OpenAI requests) and the pipeline that serves it."""
 
-    pipeline: Literal["llm", "tts", "asr"]
-    model: str | None = Field(default=None, description="The Triton model it calls; default: the pipeline's (llm: "
-                              "generate, the engine, sent the prompt's ids; tts: tts_stream; asr: asr).")
+    pipeline: str   # a pipeline with OpenAI routes: `schema.py` narrows it to the installed ones
+    model: str | None = Field(default=None, description="The Triton model it calls; default: the pipeline's.")
 
 
 class GatewaySpec(StrictModel):
@@ -35,4 +34,4 @@ class GatewaySpec(StrictModel):
                             description="FROM of the generated tritonkit-gateway.Dockerfile, which pip-installs "
                             "tritonkit[gateway] and tokenizers into it.")
     models: dict[str, GatewayModelSpec] = Field(default_factory=dict, description="Model id -> pipeline; default: "
-                                                "each pipeline Triton serves, as llm / tts / asr.")
+                                                "each pipeline Triton serves.")

@@ -10,6 +10,7 @@ from tritonkit.spec.model_sources import copied_parameters, reference_problems
 from tritonkit.spec.paths import escaping_paths, outside_problem
 from tritonkit.spec.project import PipelineFile, Project, ProjectFile
 from tritonkit.spec.pydantic_errors import problems_from_validation
+from tritonkit.spec.schema import spec_schema
 from tritonkit.spec.sections import moved_fields
 from tritonkit.spec.smoke import SmokeCase
 from tritonkit.spec.tuned import apply_tuned
@@ -34,7 +35,7 @@ def load_project(spec_path: Path) -> Project:
     """Parses the spec and its includes; every model is checked against the schema."""
     spec_path = Path(spec_path).absolute()
     warnings: list[Problem] = []
-    top = _parse(spec_path, ProjectFile, warnings)
+    top = _parse(spec_path, spec_schema().project_file, warnings)
     assert isinstance(top, ProjectFile)
     project = Project(spec_path=spec_path, deploy=top.deploy, gateway=top.gateway, warnings=warnings)
     problems: list[Problem] = []
@@ -135,4 +136,5 @@ def _merge(project: Project, part: PipelineFile, path: Path, chain: list[Path], 
             problems.append(Problem.at(where, f"included file '{rel}' not found", "fix the path (relative to this "
                                        "file, or tritonkit:ensembles/<name>.yaml for a shipped pipeline)"))
             continue
-        _merge(project, _parse(target, PipelineFile, project.warnings), target, chain + [target.resolve()], problems)
+        part = _parse(target, spec_schema().pipeline_file, project.warnings)
+        _merge(project, part, target, chain + [target.resolve()], problems)

@@ -15,7 +15,6 @@ from tritonkit.spec.instances import InstanceGroup, VersionPolicy
 from tritonkit.spec.limits import DeployLimits
 from tritonkit.spec.optimization import Optimization
 from tritonkit.spec.scheduling import DynamicBatching, EnsembleScheduling, SequenceBatching
-from tritonkit.spec.sections import with_pipeline_sections
 from tritonkit.spec.smoke import SmokeCase
 from tritonkit.spec.tensors import BatchInput, BatchOutput, TensorInput, TensorOutput
 from tritonkit.spec.warmup import Warmup
@@ -38,7 +37,6 @@ class ResponseCache(StrictModel):
     enable: bool = True
 
 
-@with_pipeline_sections
 class ModelSpec(StrictModel):
     """A model as the user describes it; renders to `<name>/config.pbtxt` and `<name>/<version>/` (plus its
     pipeline sections)."""

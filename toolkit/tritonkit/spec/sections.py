@@ -1,35 +1,23 @@
 """The pipelines' own sections of a model spec (`asr:`, `tts:`), declared by their plugins, and their old spellings.
 
 A field only one pipeline uses lives in that pipeline's section, so a pipeline brings its fields without an edit
-to the schema; `ModelSpec` takes its section fields from the registry (`with_pipeline_sections`).
+to the schema: `schema.py` adds a field per installed pipeline with a section to `ModelSpec`.
 """
 from collections.abc import Iterator
-from typing import Any, TypeVar
 
-from pydantic import BaseModel, Field, create_model
+from pydantic import BaseModel
 
 from tritonkit.errors import Problem
-from tritonkit.pipelines.registry import PIPELINES, Section
-from tritonkit.spec.base import StrictModel
-
-M = TypeVar("M", bound=StrictModel)
-
-
-def with_pipeline_sections(cls: type[M]) -> type[M]:
-    """`cls` with one optional field per pipeline that declares a section, named after it, after its own fields."""
-    fields: dict[str, Any] = {
-        name: (p.section | None, Field(default=None, description=f"Fields of the {name} pipeline: {p.description}."))
-        for name, p in PIPELINES.items() if p.section is not None}
-    assert not fields.keys() & cls.model_fields.keys(), "a pipeline with a section is named like a model spec field"
-    return create_model(cls.__name__, __base__=cls, __module__=cls.__module__, __doc__=cls.__doc__, **fields)
+from tritonkit.plugin import host
+from tritonkit.plugin.contract import Section
 
 
 def sections(spec: BaseModel) -> Iterator[tuple[str, Section]]:
-    """(pipeline name, its section) for every pipeline section a model spec has."""
-    for name, pipeline in PIPELINES.items():
-        section = getattr(spec, name) if pipeline.section is not None else None
+    """(pipeline name, its section) for every pipeline section a model spec has, in name order."""
+    for pipeline in host.by_name():
+        section = getattr(spec, pipeline.name, None) if pipeline.section is not None else None
         if section is not None:
-            yield name, section
+            yield pipeline.name, section
 
 
 def moved_fields(data: object, shown: str) -> list[Problem]:
@@ -37,7 +25,7 @@ def moved_fields(data: object, shown: str) -> list[Problem]:
     models = data.get("models") if isinstance(data, dict) else None
     warnings: list[Problem] = []
     for model, fields in models.items() if isinstance(models, dict) else ():
-        for p in PIPELINES.values():
+        for p in host.by_name():
             for old, new in p.old_fields.items():
                 if _moved(fields, old, p.name, new):
                     warnings.append(Problem(shown, f"models.{model}.{old}", f"'{old}' is the old spelling of "

@@ -7,10 +7,13 @@ from pathlib import Path
 from tritonkit.errors import TritonkitError, shown_path
 from tritonkit.extras import install_commands
 from tritonkit.package_files import package_path
-from tritonkit.pipelines.registry import PIPELINES, Starter
+from tritonkit.plugin import host
+from tritonkit.plugin.contract import Starter
 
-#: The pipelines with a starter folder, `tritonkit/pipelines/<name>/starter/`, by name.
-STARTERS: dict[str, Starter] = {name: p.starter for name, p in PIPELINES.items() if p.starter is not None}
+
+def starters() -> dict[str, Starter]:
+    """The installed pipelines with a starter folder, `tritonkit/pipelines/<name>/starter/`, by name."""
+    return {name: p.starter for name, p in host.installed().items() if p.starter is not None}
 
 
 @dataclass
@@ -24,7 +27,7 @@ class InitResult:
     missing_system: list[str] = field(default_factory=list)  # Debian packages still to install (apt-get)
 
     def summary(self) -> dict[str, object]:
-        return {"project": str(self.root), "note": STARTERS[self.pipeline].note or None,
+        return {"project": str(self.root), "note": starters()[self.pipeline].note or None,
                 "pipeline": self.pipeline, "files": [p.relative_to(self.root).as_posix() for p in self.written],
                 "install": self.missing, "apt_install": self.missing_system, "next": next_steps(self)}
 
@@ -35,12 +38,12 @@ def starter_files(pipeline: str) -> dict[str, Path]:
     folder = package_path(f"pipelines/{pipeline}/starter")
     files = {p.relative_to(folder).as_posix(): p for p in sorted(folder.rglob("*"))
              if p.is_file() and "__pycache__" not in p.parts}
-    return files | {dest: package_path(source) for dest, source in STARTERS[pipeline].copies.items()}
+    return files | {dest: package_path(source) for dest, source in starters()[pipeline].copies.items()}
 
 
 def init_project(root: Path, pipeline: str, force: bool = False) -> InitResult:
     """Writes the starter into `root`; an existing file stops it before anything is written (unless `force`)."""
-    starter = STARTERS[pipeline]
+    starter = starters()[pipeline]
     files = starter_files(pipeline)
     if not force:
         taken = [root / rel for rel in files if (root / rel).exists()]
@@ -73,7 +76,7 @@ def _loadable(library: str) -> bool:
 def next_steps(result: InitResult) -> list[str]:
     steps = [f"apt-get install {' '.join(result.missing_system)}"] if result.missing_system else []
     steps += install_commands(result.missing)
-    if result.missing and STARTERS[result.pipeline].generate_command:
-        steps.append(STARTERS[result.pipeline].generate_command)
+    if result.missing and starters()[result.pipeline].generate_command:
+        steps.append(starters()[result.pipeline].generate_command)
     cd = [] if result.root.resolve() == Path.cwd().resolve() else [f"cd {shown_path(result.root)}"]
     return cd + steps + ["tritonkit build", "tritonkit serve --background", "tritonkit smoke", "tritonkit stop"]

@@ -11,7 +11,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from tritonkit.pipelines.asr.graph.info import GRAPH_FILES
-from tritonkit.pipelines.plugin import Section
+from tritonkit.plugin.contract import Section
 from tritonkit.spec.base import StrictModel
 
 LM_FIELDS = ("arpa", "corpus", "grammar")

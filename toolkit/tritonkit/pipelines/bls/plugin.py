@@ -1,5 +1,5 @@
 """The bls pipeline as tritonkit's core sees it: a starter whose models are the shipped BLS pipeline's code."""
-from tritonkit.pipelines.plugin import Pipeline, Starter
+from tritonkit.plugin.contract import Pipeline, Starter
 
 PIPELINE: Pipeline = Pipeline(
     "bls", "a Python model routing each request to one of two models (BLS), with declared calls and smoke answers",

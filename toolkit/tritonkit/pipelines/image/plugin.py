@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tritonkit.pipelines.plugin import Pipeline, Starter
+from tritonkit.plugin.contract import Pipeline, Starter
 
 
 def _samples(root: Path) -> list[Path]:

