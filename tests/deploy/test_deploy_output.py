@@ -4,6 +4,7 @@ line."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import stat
 import subprocess
@@ -235,3 +236,27 @@ def test_an_output_folder_that_cannot_be_made_is_one_line(classifier: Path, tmp_
     assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, done.stderr
     assert done.stderr.strip().endswith("a-file/k8s: cannot be written (Not a directory); pass a writable folder with "
                                         "--out")
+
+
+@pytest.mark.slow  # init, build and deploy through the CLI: seconds each
+def test_an_endpoint_only_in_the_environment_is_named_not_silently_dropped(classifier: Path, tmp_path: Path) -> None:
+    """Triton reads no endpoint from the environment: `s3://BUCKET/PREFIX` with AWS_ENDPOINT_URL set would send the
+    pods to AWS S3; one line says so and gives Triton's form (with that form, or no endpoint, nothing is said)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_ENDPOINT_URL")}
+
+    def run(repository: str, **extra: str) -> subprocess.CompletedProcess[str]:
+        out = tmp_path / str(len(list(tmp_path.iterdir())))
+        return subprocess.run([sys.executable, "-m", "tritonkit", "deploy", "k8s", "--repository", repository,
+                               "--out", str(out)], cwd=classifier, capture_output=True, text=True, timeout=120,
+                              env={**env, **extra})
+
+    minio = {"AWS_ENDPOINT_URL": "http://minio.storage.svc:9000"}
+    noted = run(S3, **minio)
+    assert noted.returncode == 0, noted.stderr
+    assert noted.stderr.strip() == (
+        f"note: --repository {S3} names no endpoint, so the pods read AWS S3, not http://minio.storage.svc:9000 (this "
+        "shell's AWS_ENDPOINT_URL, which Triton does not read); for that store pass --repository "
+        f"s3://minio.storage.svc:9000/{S3.removeprefix('s3://')} with an address the pods reach")
+    triton_form = f"s3://minio.storage.svc:9000/{S3.removeprefix('s3://')}"
+    for quiet in (run(triton_form, **minio), run(S3)):
+        assert quiet.returncode == 0 and quiet.stderr == "", quiet.stderr

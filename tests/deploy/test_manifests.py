@@ -2,9 +2,7 @@
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -108,30 +106,13 @@ def test_triton_args_explicit_mode_on_s3(k8s: Path) -> None:
 
 
 @pytest.mark.slow  # reads the k8s/kserve module fixtures: init, build and deploy through the CLI
-def test_probes_point_at_liveness_and_each_models_readiness(k8s: Path, kserve: Path) -> None:
+def test_probes_are_http_gets_on_triton_s_health_endpoints(k8s: Path, kserve: Path) -> None:
     for folder, port in ((k8s, 8000), (kserve, 8080)):
         c = containers(documents(folder))[0]
         assert c["livenessProbe"]["httpGet"] == {"path": "/v2/health/live", "port": port}
         assert c["startupProbe"]["httpGet"] == {"path": "/v2/health/live", "port": port}
-        command = c["readinessProbe"]["exec"]["command"]
-        assert command[:2] == ["sh", "-c"] and f"http://127.0.0.1:{port}/v2/models/$m/ready" in command[2]
-        assert command[4:] == ["classifier", "preprocess", "classify"]
-
-
-def test_readiness_script_asks_every_model(tmp_path: Path) -> None:
-    """The probe's script itself: exits 0 only when every model's URL answers (curl replaced by a recorder)."""
-    from tritonkit.deploy.pod import READY_SCRIPT
-
-    fake = tmp_path / "curl"
-    fake.write_text('#!/bin/sh\nfor a; do last="$a"; done\necho "$last" >> "$LOG"\ncase "$last" in *"/bad/"*) exit '
-                    '22;; esac\n')
-    fake.chmod(0o755)
-    env = {**os.environ, "PATH": f"{tmp_path}:{os.environ['PATH']}", "LOG": str(tmp_path / "log")}
-    ok = subprocess.run(["sh", "-c", READY_SCRIPT.format(port=8000), "ready", "a", "b"], env=env)
-    assert ok.returncode == 0
-    assert (tmp_path / "log").read_text().split() == ["http://127.0.0.1:8000/v2/models/a/ready", "http://127.0.0.1:8000/v2/models/b/ready"]
-    assert subprocess.run(["sh", "-c", READY_SCRIPT.format(port=8000), "ready", "a", "bad", "b"],
-                          env=env).returncode != 0
+        assert c["readinessProbe"]["httpGet"] == {"path": "/v2/health/ready", "port": port}
+        assert "exec" not in c["readinessProbe"] and "--strict-readiness=false" in c["args"]
 
 
 @pytest.mark.slow  # init, build and deploy through the CLI: seconds each
@@ -167,7 +148,9 @@ def test_hpa_is_autoscaling_v2_on_the_adapter_metric(k8s: Path) -> None:
     hpa = documents(k8s)["HorizontalPodAutoscaler"]
     assert hpa["apiVersion"] == "autoscaling/v2"
     assert hpa["spec"]["metrics"][0]["pods"]["metric"]["name"] == METRIC == "triton_queue_compute_ratio"
-    rule = yaml.safe_load((k8s / "prometheus-adapter-values.yaml").read_text())["rules"]["custom"][0]
+    rules = yaml.safe_load((k8s / "prometheus-adapter-values.yaml").read_text())["rules"]
+    assert rules["default"] is True and len(rules["custom"]) == 1   # the chart's own rules stay; one is added
+    rule = rules["custom"][0]
     assert rule["name"]["as"] == METRIC
     assert (
         "nv_inference_queue_duration_us" in rule["metricsQuery"]
@@ -201,14 +184,23 @@ def test_images_are_pinned_and_containers_locked_down(k8s: Path, kserve: Path) -
     assert shm["emptyDir"] == {"medium": "Memory", "sizeLimit": "1024Mi"}
 
 
+@pytest.mark.slow  # init, build and deploy through the CLI: seconds each
+def test_an_image_by_digest_is_written_as_given(classifier: Path, tmp_path: Path) -> None:
+    image = "nvcr.io/nvidia/tritonserver@sha256:" + "0123456789abcdef" * 4
+    for target in ("k8s", "kserve"):
+        done = deploy(classifier, target, "--repository", S3, "--image", image, "--out", str(tmp_path / target))
+        assert done.returncode == 0, done.stderr
+        assert containers(documents(tmp_path / target))[0]["image"] == image
+
+
 @pytest.mark.slow  # reads the k8s/kserve module fixtures: init, build and deploy through the CLI
 def test_no_gpu_without_kind_gpu_and_resources_follow_instances(k8s: Path, kserve: Path) -> None:
     for folder in (k8s, kserve):
         text = "".join(p.read_text() for p in folder.glob("*.yaml"))
         assert "nvidia.com/gpu" not in text
     resources = containers(documents(k8s))[0]["resources"]
-    # 500m for Triton + 1000m for each of the two single-threaded CPU instances (the ensemble has none)
-    assert resources["requests"]["cpu"] == "2500m"
+    # 200m for Triton + 250m for each of the two CPU instances that name no thread count (the ensemble has none)
+    assert resources["requests"]["cpu"] == "700m"
     assert resources["requests"]["memory"] == resources["limits"]["memory"]
     assert documents(kserve)["InferenceService"]["spec"]["predictor"]["model"]["resources"] == resources
 
@@ -223,7 +215,7 @@ def test_gpu_limit_exactly_when_an_instance_group_is_kind_gpu(tmp_path: Path) ->
     assert done.returncode == 0, done.stderr
     resources = containers(documents(project / "deploy" / "k8s"))[0]["resources"]
     assert resources["limits"]["nvidia.com/gpu"] == 2 and "nvidia.com/gpu" not in resources["requests"]
-    assert resources["requests"]["cpu"] == "2000m"  # 500m + 1000m (preprocess on CPU) + 2 x 250m GPU instances
+    assert resources["requests"]["cpu"] == "950m"  # 200m + 250m (preprocess on CPU) + 2 x 250m GPU instances
 
 
 @pytest.mark.slow  # init, build and deploy through the CLI: seconds each
@@ -289,6 +281,9 @@ def test_nothing_secret_in_any_file_or_output(classifier: Path, k8s: Path, kserv
      "tritonkit deploy k8s: --image: image 'nvcr.io/nvidia/tritonserver' is not pinned"),
     (("--repository", S3, "--image", "nvcr.io/nvidia/tritonserver:latest"),
      "tritonkit deploy k8s: --image: image 'nvcr.io/nvidia/tritonserver:latest' is not pinned"),
+    (("--repository", S3, "--image", "nvcr.io/nvidia/tritonserver@sha256:24.10"),
+     "tritonkit deploy k8s: --image: image 'nvcr.io/nvidia/tritonserver@sha256:24.10' is not a digest reference; "
+     "write NAME@sha256:<64 lowercase hex digits>"),
     (("--repository", S3, "--name", "Bad_Name"), "tritonkit deploy k8s: --name: 'Bad_Name' is not a Kubernetes name"),
     (("--repository", S3, "--load-seconds", "nan"), "tritonkit deploy k8s: --load-seconds: nan is not a duration"),
     (("--repository", S3, "--queue-compute-ratio", "inf"),

@@ -2,7 +2,8 @@
 
 Every line of the section's bash block before the first `kubectl`/`helm` line runs as written, in one shell, with
 only the environment pointing boto3 (and so tritonkit) at a moto S3 server: `AWS_ENDPOINT_URL` and fake
-credentials. The `kubectl`/`helm` lines must be the ones `tritonkit deploy` printed, for the recipe's namespace.
+credentials. The recipe's bucket does not exist beforehand: it goes from nothing. The `kubectl`/`helm` lines must be
+the ones `tritonkit deploy` printed, for the recipe's namespace.
 """
 from __future__ import annotations
 
@@ -40,8 +41,8 @@ def test_cluster_recipe_runs_as_written(s3: dict[str, str], tmp_path: Path) -> N
     )
     buckets = set(re.findall(r"s3://([a-z0-9.-]+)/", "\n".join(local)))
     boto3 = pytest.importorskip("boto3")
-    for bucket in buckets:   # the reader's bucket exists before they publish to it
-        boto3.client("s3", endpoint_url=s3["endpoint"]).create_bucket(Bucket=bucket)
+    existing = {b["Name"] for b in boto3.client("s3", endpoint_url=s3["endpoint"]).list_buckets()["Buckets"]}
+    assert buckets and not buckets & existing   # nothing made for the reader beforehand
     env = environment({"AWS_ENDPOINT_URL": s3["endpoint"]})
     reader = Reader(tmp_path, env)
     snippet = Snippet(PAGE, 0, "bash", "\n".join(local) + "\n", frozenset({"server"}))
@@ -53,6 +54,9 @@ def test_cluster_recipe_runs_as_written(s3: dict[str, str], tmp_path: Path) -> N
         f"exit {result.returncode}\n--- stdout\n{result.stdout[-4000:]}\n--- stderr\n{result.stderr[-4000:]}"
     )
     assert (reader.cwd / "deploy" / "k8s" / "kustomization.yaml").is_file()
+    for bucket in buckets:
+        assert f"created the bucket s3://{bucket} (it did not exist)" in result.stderr
+    assert "names no endpoint, so the pods read AWS S3" in result.stderr   # AWS_ENDPOINT_URL is not in the manifests
     assert "smoke result:" in result.stdout and result.stdout.count("smoke result:") == 2
     printed = result.stdout[result.stdout.index("next (NAMESPACE: yours):"):].splitlines()[1:]
     namespace = re.search(r"kubectl -n (\S+) ", cluster[0])

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from google.protobuf import text_format
 
-from tritonkit.deploy.sizing import footprint
+from tritonkit.deploy.sizing import footprint, size
 from tritonkit.serve.fallback import fallback_config, plan
 from tritonkit.triton.instance_counts import group_count, instance_groups
 from tritonkit.triton.model_config import pb
@@ -51,4 +51,19 @@ def test_deploy_sizing_counts_the_default_instances(tmp_path: Path) -> None:
     unset = footprint("m", _config('platform: "onnxruntime_onnx" instance_group [{ kind: KIND_CPU }]'), model)
     one = footprint("m", _config('platform: "onnxruntime_onnx" instance_group [{ kind: KIND_CPU count: 1 }]'), model)
     assert (unset.cpu_instances, one.cpu_instances) == (2, 1)
-    assert unset.cpu_threads == 2 * one.cpu_threads
+    def instance_cpu(model) -> int:
+        return size([model], 0, 1).cpu_millis - size([], 0, 1).cpu_millis
+
+    assert instance_cpu(unset) == 2 * instance_cpu(one)
+
+
+def test_deploy_cpu_request_is_the_named_threads_else_a_small_default(tmp_path: Path) -> None:
+    """1000m per intra-op thread an instance asks for; 250m for an instance that names none; 200m for Triton."""
+    model = tmp_path / "m"
+    (model / "1").mkdir(parents=True)
+    (model / "1" / "model.onnx").write_bytes(b"x" * 1000)
+    threaded = footprint("m", _config('platform: "onnxruntime_onnx" instance_group [{ kind: KIND_CPU count: 2 }] '
+                                      'parameters { key: "intra_op_thread_count" value: { string_value: "3" } }'), model)
+    plain = footprint("p", _config('backend: "python" instance_group [{ kind: KIND_CPU count: 1 }]'), model)
+    assert size([], 0, 1).cpu_millis == 200
+    assert size([threaded, plain], 0, 1).cpu_millis == 200 + 2 * 3 * 1000 + 250

@@ -7,7 +7,7 @@ import click
 
 from tritonkit.cli.output import emit_json, json_option, options, reports_errors, spec_option
 from tritonkit.cli.paths import LocalFolder
-from tritonkit.deploy.target import DEFAULT_PROMETHEUS_URL, KUBERNETES_VERSION, Options, load_target
+from tritonkit.deploy.target import DEFAULT_PROMETHEUS_URL, KUBERNETES_VERSION, Options, endpoint_note, load_target
 from tritonkit.errors import shown_path
 
 #: The options both targets share.
@@ -20,7 +20,8 @@ _common = options(
     click.option("--out", "out", type=click.Path(path_type=Path), help="Output folder [default: "
                  "deploy/<target> next to the spec]."),
     click.option("--name", help="Name of the Kubernetes objects [default: the project folder's name]."),
-    click.option("--image", help="Triton image, pinned by tag or digest [default: the spec's deploy.image]."),
+    click.option("--image", help="Triton image, pinned by tag or by digest (NAME@sha256:DIGEST, written into the "
+                 "manifests as given) [default: the spec's deploy.image]."),
     click.option("--load-seconds", type=float, help="Model load time for the startup probe [default: measured by "
                  "the last tritonkit serve]."),
     click.option("--min-replicas", type=int, default=1, show_default=True),
@@ -52,8 +53,10 @@ def _run(target: str, out: Path | None, as_json: bool, **kwargs: Any) -> None:
     folder = out or t.project.root / "deploy" / target
     shown = shown_path(folder)
     written = write(folder, module.manifests(t, shown), t.options.kubernetes_version, module.OPTIONAL)
+    note = endpoint_note(t.s3_url)
     if as_json:
         emit_json({"ok": True, "target": target, "out": str(folder), "files": [p.name for p in written],
+                   "note": note,
                    "models": t.models, "kubernetes_version": t.options.kubernetes_version,
                    "load_seconds": t.load_time.seconds, "load_source": t.load_time.source,
                    "next": module.next_steps(t, shown)})
@@ -61,6 +64,8 @@ def _run(target: str, out: Path | None, as_json: bool, **kwargs: Any) -> None:
     click.echo(f"wrote {len(written)} files to {shown} (schema-checked against Kubernetes "
                f"{t.options.kubernetes_version})")
     click.echo(f"startup probe sized from a {t.load_time.seconds:g} s load ({t.load_time.source})")
+    if note:
+        click.echo(note, err=True)
     click.echo("next (NAMESPACE: yours):")
     for step in module.next_steps(t, shown):
         click.echo(f"  {step}")

@@ -9,7 +9,7 @@ import click
 from tritonkit.cli.output import emit_json, json_option, reports_errors
 from tritonkit.cli.paths import LocalFolder
 from tritonkit.errors import TritonkitError
-from tritonkit.publish.destination import open_destination, storage_errors, triton_url
+from tritonkit.publish.destination import S3Destination, open_destination, storage_errors, triton_url
 from tritonkit.publish.publish import ProgressFn, publish, verify
 from tritonkit.triton.server_args import BY_HAND, Launch, tritonserver_args
 
@@ -48,7 +48,8 @@ def publish_command(dest: str, repository: Path, endpoint_url: str | None, check
     `tritonkit rollout` has the new version serving. Every file's sha256 goes into the manifest
     `.tritonkit-publish.json`, written last: it marks the publish complete. An interrupted publish leaves
     the live versions as they were, and running the same command again finishes it in the same version
-    numbers, skipping files already uploaded with the right hash. Every object the manifest lists that is
+    numbers, skipping files already uploaded with the right hash. A bucket that does not exist is created (one
+    line says so). Every object the manifest lists that is
     missing or differs from it (size, ETag, else sha256) is put back from this build, under the same key and
     version, and named.
 
@@ -60,6 +61,10 @@ def publish_command(dest: str, repository: Path, endpoint_url: str | None, check
     """
     destination = open_destination(dest, endpoint_url)
     with storage_errors(destination.url):
+        created = (repository.is_dir() and isinstance(destination, S3Destination)   # nothing made for a missing build
+                   and destination.create_bucket_if_missing())
+        if created and not as_json:
+            click.echo(f"created the bucket s3://{destination.bucket} (it did not exist)", err=True)
         outcome = publish(repository, destination, jobs=jobs, progress=None if as_json else _progress())
         bad = verify(destination) if check else []
     if bad:
@@ -68,7 +73,8 @@ def publish_command(dest: str, repository: Path, endpoint_url: str | None, check
                              "publish again (files with the wrong hash are uploaded again)")
     outcome.verified = True if check else None
     if as_json:
-        emit_json({"ok": True, **asdict(outcome), "triton_repository": triton_url(destination)})
+        emit_json({"ok": True, **asdict(outcome), "created_bucket": created,
+                   "triton_repository": triton_url(destination)})
     else:
         published = ", ".join(f"{m} v{','.join(map(str, v))}" for m, v in sorted(outcome.published.items()))
         unchanged = f"; unchanged: {', '.join(outcome.unchanged)}" if outcome.unchanged else ""

@@ -1,10 +1,11 @@
 """The Triton container of the Kubernetes Deployment and the KServe ServingRuntime: args, probes, resources, security.
 
-Readiness is per model: an exec probe asks `/v2/models/<m>/ready` of every model loaded at startup, because
-`/v2/health/ready` turns false while *any* model loads (a rollout loading a new version, a model loaded
-by hand), which would take a healthy pod out of its Service. Liveness asks `/v2/health/live` only, so
-Kubernetes never restarts a pod for loading. The startup probe covers the initial load: Triton opens its
-HTTP port only after the models named with `--load-model` are loaded.
+Readiness is Triton's own `GET /v2/health/ready`, run with `--strict-readiness=false` (triton/server_args.py's
+KUBERNETES target): ready while Triton serves and not while it shuts down, so a model that loads later (a rollout's
+new version, a model loaded by hand) does not take a serving pod out of its Service, as strict readiness would.
+The models loaded at startup are covered by the startup probe: Triton opens its HTTP port only after the models
+named with `--load-model` are loaded (and exits if one fails). Liveness asks `/v2/health/live` only, so Kubernetes
+never restarts a pod for loading.
 """
 from typing import Any
 
@@ -12,10 +13,6 @@ from tritonkit.deploy.sizing import PROBE_PERIOD_S, mebibytes
 from tritonkit.deploy.target import Target
 from tritonkit.errors import TritonkitError, shown_path
 from tritonkit.triton.server_args import KUBERNETES, Launch, tritonserver_args
-
-#: Exec readiness: every model named after the script must answer 200 on its ready endpoint.
-READY_SCRIPT = ('for m in "$@"; do curl -fsS -m 2 -o /dev/null "http://127.0.0.1:{port}/v2/models/$m/ready" || exit 1;'
-                ' done')
 
 
 def server_args(t: Target, repository: str, http_port: int, grpc_port: int, metrics_port: int) -> list[str]:
@@ -28,15 +25,14 @@ def server_args(t: Target, repository: str, http_port: int, grpc_port: int, metr
 
 def probes(t: Target, http_port: int) -> dict[str, Any]:
     """startupProbe, livenessProbe and readinessProbe of the Triton container."""
-    def live() -> dict[str, Any]:  # a fresh dict each time, so the YAML has no anchors
-        return {"httpGet": {"path": "/v2/health/live", "port": http_port}}
+    def get(path: str) -> dict[str, Any]:  # a fresh dict each time, so the YAML has no anchors
+        return {"httpGet": {"path": path, "port": http_port}}
 
     return {
-        "startupProbe": {**live(), "periodSeconds": PROBE_PERIOD_S, "timeoutSeconds": 5,
+        "startupProbe": {**get("/v2/health/live"), "periodSeconds": PROBE_PERIOD_S, "timeoutSeconds": 5,
                          "failureThreshold": t.sizing.startup_failure_threshold},
-        "livenessProbe": {**live(), "periodSeconds": 10, "timeoutSeconds": 5, "failureThreshold": 3},
-        "readinessProbe": {"exec": {"command": ["sh", "-c", READY_SCRIPT.format(port=http_port), "ready", *t.models]},
-                           "periodSeconds": 10, "timeoutSeconds": 5, "failureThreshold": 3},
+        "livenessProbe": {**get("/v2/health/live"), "periodSeconds": 10, "timeoutSeconds": 5, "failureThreshold": 3},
+        "readinessProbe": {**get("/v2/health/ready"), "periodSeconds": 10, "timeoutSeconds": 5, "failureThreshold": 3},
     }
 
 

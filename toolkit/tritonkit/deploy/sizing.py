@@ -1,9 +1,10 @@
 """Pod resources derived from the built repository: instance groups, threads and model file sizes.
 
 The rules (docs/commands/deploy.md "Sizing, probes, validation" explains them to users):
-- CPU request: 500m for Triton itself (HTTP/gRPC frontends, schedulers) + 1000m per CPU instance and
-  intra-op thread (`count x intra_op_thread_count`, 1 thread when unset) + 250m per GPU instance (the
-  host side of a GPU model: batching, copies). No CPU limit: throttling adds latency, never safety.
+- CPU request: 200m for Triton itself (HTTP/gRPC frontends, schedulers) + per CPU instance 1000m for each
+  intra-op thread its model asks for (`count x intra_op_thread_count`), else 250m (a Python model, or one that
+  names no thread count: a small default, raised by naming the threads) + 250m per GPU instance (the host side
+  of a GPU model: batching, copies). No CPU limit: throttling adds latency, never safety.
 - Memory request = limit (memory cannot be taken back, so the scheduler reserves what the pod uses):
   256Mi for Triton + per model its loaded files x 1.5 (runtime arenas) for each CPU instance (each loads
   its own copy), once for GPU models (host staging), + 64Mi per Python-backend instance (its stub
@@ -26,8 +27,9 @@ from tritonkit.triton.layout import NOT_LOADED, loaded_versions, read_versions
 from tritonkit.triton.model_config import int_parameter, pb
 
 MIB = 1024 * 1024
-SERVER_CPU_MILLIS = 500
+SERVER_CPU_MILLIS = 200
 CPU_MILLIS_PER_THREAD = 1000
+CPU_INSTANCE_MILLIS = 250
 GPU_INSTANCE_CPU_MILLIS = 250
 SERVER_MEMORY = 256 * MIB
 RUNTIME_OVERHEAD = 1.5
@@ -44,8 +46,8 @@ class Footprint:
 
     name: str
     file_bytes: int
-    cpu_threads: int  # CPU instances x intra-op threads
     cpu_instances: int
+    threads: int  # intra-op threads of each CPU instance (intra_op_thread_count); 0: the model names none
     gpu_instances: int
     gpus: int  # devices its KIND_GPU groups name (1 when they name none)
     python: bool
@@ -90,8 +92,8 @@ def footprint(name: str, config: pb.ModelConfig, model_dir: Path) -> Footprint:
     gpu_groups = [g for g in groups if g.kind == pb.ModelInstanceGroup.KIND_GPU]
     cpu_instances = sum(group_count(config, g) for g in groups if g not in gpu_groups)
     named = {gpu for g in gpu_groups for gpu in g.gpus}
-    threads = cpu_instances * (int_parameter(config, "intra_op_thread_count") or 1)
-    return Footprint(name, _loaded_file_bytes(model_dir, config), threads, cpu_instances,
+    return Footprint(name, _loaded_file_bytes(model_dir, config), cpu_instances,
+                     int_parameter(config, "intra_op_thread_count"),
                      sum(group_count(config, g) for g in gpu_groups), (len(named) or 1) if gpu_groups else 0,
                      config.backend == "python", int_parameter(config, "kv_cache_bytes"))
 
@@ -104,8 +106,8 @@ def size(models: list[Footprint], shm_bytes: int, load_seconds: float, cache_byt
         + (PYTHON_STUB_MEMORY * (m.cpu_instances + m.gpu_instances) if m.python else 0)
         + m.kv_cache_bytes * (m.cpu_instances + m.gpu_instances) for m in models)
     window = 3 * load_seconds + files / DOWNLOAD_BYTES_PER_S + 30
-    cpu = SERVER_CPU_MILLIS + sum(CPU_MILLIS_PER_THREAD * m.cpu_threads + GPU_INSTANCE_CPU_MILLIS * m.gpu_instances
-                                  for m in models)
+    cpu = SERVER_CPU_MILLIS + sum(m.cpu_instances * (CPU_MILLIS_PER_THREAD * m.threads or CPU_INSTANCE_MILLIS)
+                                  + GPU_INSTANCE_CPU_MILLIS * m.gpu_instances for m in models)
     return Sizing(cpu, memory, shm_bytes, 2 * files + TMP_BASE, max((m.gpus for m in models), default=0),
                   max(3, math.ceil(window / PROBE_PERIOD_S)), load_seconds)
 

@@ -26,6 +26,8 @@ _ROLE_ARN = re.compile(r"^arn:aws[a-z-]*:iam::\d{12}:role/[\w+=,.@/-]+$")
 _HTTP_URL = re.compile(r"^https?://[A-Za-z0-9][-A-Za-z0-9.]*(?::(\d{1,5}))?(/\S*)?$")
 _DNS_SUBDOMAIN = re.compile(r"^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 _INT32_MAX = 2**31 - 1
+#: An image by digest: a name (registry, path, optional tag) and the sha256 of its manifest.
+_DIGEST_REFERENCE = re.compile(r"^[a-z0-9][a-z0-9._/:-]*(?<![:/])@sha256:[0-9a-f]{64}$")
 #: The Kubernetes version whose schemas manifests are checked against unless `--kubernetes-version` says otherwise.
 KUBERNETES_VERSION = "1.34"
 #: Import name -> distribution of what the schema checks need: the `deploy` extra.
@@ -81,12 +83,29 @@ def default_name(project: Project) -> str:
 
 
 def image_problem(image: str, where: Where) -> Problem | None:
-    """A Triton image must be pinned: a tag other than `latest`, or a digest."""
-    last = image.rsplit("/", 1)[-1]
-    if "@" in last or last.partition(":")[2] not in ("", "latest"):
+    """A Triton image must be pinned: a tag other than `latest`, or a digest (`NAME[:TAG]@sha256:<64 hex>`, passed
+    through as written: the one reference that cannot move)."""
+    if "@" in image:
+        return None if _DIGEST_REFERENCE.match(image) else Problem.at(
+            where, f"image {image!r} is not a digest reference",
+            "write NAME@sha256:<64 lowercase hex digits>, e.g. the RepoDigests entry `docker inspect` prints")
+    if image.rsplit("/", 1)[-1].partition(":")[2] not in ("", "latest"):
         return None
     return Problem.at(where, f"image {image!r} is not pinned",
-                      "name a tag or digest, e.g. nvcr.io/nvidia/tritonserver:24.10-py3")
+                      "name a tag or digest, e.g. nvcr.io/nvidia/tritonserver:24.10-py3 or "
+                      "nvcr.io/nvidia/tritonserver@sha256:<digest>")
+
+
+def endpoint_note(repository_url: str) -> str | None:
+    """One line when boto3's environment names an S3 endpoint (`AWS_ENDPOINT_URL`, as publish and serve read it) that
+    `s3://BUCKET/PREFIX` leaves out of the manifests: Triton reads no endpoint from the environment, so the pods
+    would read AWS S3, not that store."""
+    url = parse_s3_url(repository_url)
+    if url.endpoint is None or url.plain != repository_url.rstrip("/"):
+        return None
+    return (f"note: --repository {url.plain} names no endpoint, so the pods read AWS S3, not {url.endpoint} (this "
+            f"shell's AWS_ENDPOINT_URL, which Triton does not read); for that store pass --repository "
+            f"{url.for_triton} with an address the pods reach")
 
 
 def _numbers_problems(opts: Options) -> list[Problem]:

@@ -130,6 +130,21 @@ class S3Destination:
     def _key(self, key: str) -> str:
         return f"{self.prefix}/{key}" if self.prefix else key
 
+    def create_bucket_if_missing(self) -> bool:
+        """Creates the bucket when the store says it does not exist (in the client's region), so a first publish
+        works from nothing; True when it did. Any other answer (no access, a bad endpoint) is left to raise."""
+        from botocore.exceptions import ClientError
+        try:
+            self.client.head_bucket(Bucket=self.bucket)
+            return False
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") not in ("404", "NoSuchBucket"):
+                raise
+        region = self.client.meta.region_name
+        where = {} if region in (None, "us-east-1") else {"CreateBucketConfiguration": {"LocationConstraint": region}}
+        self.client.create_bucket(Bucket=self.bucket, **where)
+        return True
+
     def list(self) -> dict[str, Stored]:
         # pages by hand: botocore's paginator loads its JSON model on first use (~15 ms per client)
         found: dict[str, Stored] = {}

@@ -27,8 +27,10 @@ _START = ("program", "repository", "runtime", "control")
 _CONTAINER = ("--exit-on-error=true", "--disable-auto-complete-config")  # a broken model stops it; no config guessed
 #: docker-compose.yml, in the spec's control mode.
 COMPOSE = Target(_CONTAINER, (*_START, "flags", "ports", "log", "loads", "admin", "poll", "cache"))
-#: A Kubernetes Deployment and KServe's ServingRuntime run the same container: explicit, the models named.
-KUBERNETES = Target(_CONTAINER, (*_START, "loads", "flags", "ports", "log", "admin", "cache"))
+#: A Kubernetes Deployment and KServe's ServingRuntime run the same container: explicit, the models named; ready
+#: while serving, whatever loads later (the readiness probe is /v2/health/ready: deploy/pod.py).
+KUBERNETES = Target((*_CONTAINER, "--strict-readiness=false"), (*_START, "loads", "flags", "ports", "log", "admin",
+                                                                 "cache"))
 _SERVE = ("--exit-on-error=false", "--strict-readiness=true")  # runs on past a broken model to name them all
 #: `tritonkit serve`, ready only when every model is.
 EMBEDDED = Target(_SERVE, (*_START, "loads", "flags", "ports", "cache", "admin"))
