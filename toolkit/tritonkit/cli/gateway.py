@@ -1,4 +1,5 @@
 """`tritonkit gateway`: OpenAI-compatible /v1 routes in front of the pipelines a running Triton serves."""
+import re
 from pathlib import Path
 
 import click
@@ -34,12 +35,40 @@ def _spec_section(spec: Path | None) -> GatewaySpec:
 
 def _triton_url(triton: str | None) -> str:
     if triton:
+        if not re.fullmatch(r"(\[[0-9A-Fa-f:.]+\]|[^:\s/]+):\d{1,5}", triton):
+            raise TritonkitError("", "--triton", f"{triton!r} is not HOST:PORT", "e.g. --triton 127.0.0.1:8001")
         return triton
     state = read_state(Path.cwd() / STATE_DIR)
     if state is None:
         raise TritonkitError("", "--triton", "no Triton server is recorded in ./.tritonkit/server.json",
                              "start one with `tritonkit serve --background`, or pass --triton HOST:GRPC_PORT")
     return f"{state.host}:{state.grpc_port}"
+
+
+def _likely_grpc(url: str) -> str:
+    """The gRPC address of the Triton whose HTTP or metrics port `url` is: the server recorded here, else Triton's
+    default pairing (8000/8002 -> 8001)."""
+    host, port = url.rpartition(":")[0], int(url.rpartition(":")[2])
+    state = read_state(Path.cwd() / STATE_DIR)
+    if state is not None and port in (state.http_port, state.metrics_port):
+        return f"{host}:{state.grpc_port}"
+    return f"{host}:8001" if port in (8000, 8002) else "its gRPC port (8001 by default)"
+
+
+def _check_triton(url: str) -> None:
+    """Refuses an HTTP/1.1 server at `url` (Triton's HTTP or metrics port) in one line; says in one line when nothing
+    answers there (the gateway starts all the same and answers 503 naming `url` until Triton is up)."""
+    from tritonkit.gateway.reach import answers_http1
+
+    try:
+        http1 = answers_http1(url)
+    except OSError as exc:
+        click.echo(f"warning: --triton {url}: cannot reach Triton's gRPC endpoint ({exc.strerror or exc}); requests "
+                   "get 503 naming it until Triton answers there", err=True)
+        return
+    if http1:
+        raise TritonkitError("", "--triton", f"{url} answers HTTP/1.1, not gRPC: it is Triton's HTTP or metrics port",
+                             f"pass Triton's gRPC port: --triton {_likely_grpc(url)}")
 
 
 def _with_options(section: GatewaySpec, api_key_env: str | None, max_request_bytes: int | None,
@@ -101,6 +130,7 @@ def gateway_command(triton: str | None, repository: str, spec: Path | None, host
     section = _with_options(_spec_section(spec), api_key_env, max_request_bytes, models)
     routes = {name: p.gateway for name, p in installed().items() if p.gateway is not None}
     config = config_of(section, routes, _triton_url(triton), repository, api_key_file)
+    _check_triton(config.triton_url)
     bind = host or section.host
     warning = exposure_warning(bind, config.api_keys)
     if warning:

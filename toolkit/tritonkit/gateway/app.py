@@ -1,4 +1,5 @@
 """The ASGI app: the pipelines' routes plus /v1/models, errors in OpenAI's shape, keys and size limits in front."""
+import contextlib
 import logging
 import time
 from collections.abc import AsyncIterator
@@ -109,7 +110,8 @@ def create_app(config: GatewayConfig) -> Guard:
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        await gateway.catalog()
+        with contextlib.suppress(ApiError):   # Triton not reached yet: every request's 503 says so
+            await gateway.catalog()
         yield
         await gateway.close()
 

@@ -33,10 +33,8 @@ def _is_final(result: InferResult) -> bool:
     return bool(flag is not None and flag.bool_param)
 
 
-def _unreachable(error: grpc.RpcError, model: str) -> ApiError:
-    """A stream gRPC itself ended (Triton stopped or restarted): OpenAI's 503."""
-    return ApiError(503, f"model '{model}': Triton ended the stream: {error.code()}: {error.details()}",
-                    kind="server_error", code="model_unavailable")
+#: What gRPC's client says when it made no connection at all (nothing listens there, or an HTTP/1.1 server does).
+NO_CONNECTION = ("failed to connect to all addresses", "http1.x server")
 
 
 def _unfinished(model: str) -> ApiError:
@@ -78,12 +76,24 @@ class Triton:
         self._idle.clear()
         await self.client.close()
 
+    def cannot_reach(self, detail: str) -> ApiError:
+        """OpenAI's 503 for a Triton the gateway made no connection to, naming its address."""
+        return ApiError(503, f"cannot reach Triton's gRPC endpoint at {self.url}: {detail}", kind="server_error",
+                        code="triton_unreachable")
+
+    def _ended(self, error: grpc.RpcError, model: str) -> ApiError:
+        """A stream gRPC itself ended (Triton stopped or restarted, or was never reached): OpenAI's 503."""
+        if any(marker in (error.details() or "") for marker in NO_CONNECTION):
+            return self.cannot_reach(error.details())
+        return ApiError(503, f"model '{model}': Triton at {self.url} ended the stream: {error.code()}: "
+                        f"{error.details()}", kind="server_error", code="model_unavailable")
+
     async def ready_models(self) -> set[str]:
-        """Names of the models Triton reports READY (empty when it cannot be reached)."""
+        """Names of the models Triton reports READY; a 503 naming the address when it does not answer."""
         try:
             index = await self.client.get_model_repository_index(as_json=True)
-        except InferenceServerException:
-            return set()
+        except InferenceServerException as exc:
+            raise self.cannot_reach(exc.message() or str(exc)) from None
         return {m["name"] for m in index.get("models", []) if m.get("state") == "READY"}
 
     async def infer(self, model: str, inputs: Mapping[str, np.ndarray]) -> InferResult:
@@ -91,6 +101,8 @@ class Triton:
         try:
             return await self.client.infer(model, [tensor(k, v) for k, v in inputs.items()])
         except InferenceServerException as exc:
+            if any(marker in (exc.message() or "") for marker in NO_CONNECTION):
+                raise self.cannot_reach(exc.message() or "") from None
             raise from_triton(exc, model) from None
 
     async def _first(self, request: dict, model: str) -> tuple[_Stream, InferResult]:
@@ -107,7 +119,7 @@ class Triton:
                     continue
                 if isinstance(exc, StopAsyncIteration):
                     raise _unfinished(model) from None
-                raise _unreachable(exc, model) from None
+                raise self._ended(exc, model) from None
             except BaseException:
                 stream.cancel()
                 raise
@@ -143,7 +155,7 @@ class Triton:
         except StopAsyncIteration:
             raise _unfinished(model) from None
         except grpc.RpcError as exc:
-            raise _unreachable(exc, model) from None
+            raise self._ended(exc, model) from None
         finally:
             if finished and len(self._idle) < IDLE_STREAMS:
                 self._idle.append(stream)
