@@ -23,11 +23,13 @@ import tritonclient.grpc as grpcclient
 import yaml
 
 from tritonkit.errors import TritonkitError
+from tritonkit.pipelines import registry
 from tritonkit.spec.tuned import TunedModel
-from tritonkit.tune.api import write_back_spec
-from tritonkit.tune.joint_api import JointOptions, tune_pipeline
-from tritonkit.tune.options import Constraints
+from tritonkit.tune.options import Constraints, TuneOptions
+from tritonkit.tune.results.writeback import write_back_spec
+from tritonkit.tune.strategies import knob_search
 
+registry.install()
 REPO_ROOT = Path(__file__).resolve().parents[1]
 CACHE = REPO_ROOT / ".tritonkit" / "bench" / "asr"
 CLIENTS = 8
@@ -81,9 +83,10 @@ def tuned_build(spec: Path, search: Search, overlay: Path | None, retune: bool,
     cache = _cache_file(spec, search)
     if cache.is_file() and not retune:
         return write_back_spec(spec, read_overlay(cache)).repository, f"cached {cache.relative_to(REPO_ROOT)}"
-    options = JointOptions("asr", spec, "throughput", Constraints(), "descent", search.budget, search.repeats,
-                           CLIENTS, search.requests, knobs=tuple(search.knobs.split(",")))
-    outcome = tune_pipeline(options, say)
+    options = TuneOptions("asr", spec, "throughput", Constraints(), joint=True, budget=search.budget,
+                          repeats=search.repeats, concurrency=CLIENTS, measurement_requests=search.requests,
+                          knobs=tuple(search.knobs.split(",")))
+    outcome = knob_search.run(options, say)
     if outcome.build is None:
         raise SystemExit("tune asr --joint wrote nothing back")
     cache.parent.mkdir(parents=True, exist_ok=True)

@@ -62,6 +62,9 @@ sys.path.insert(0, str(REPO_ROOT))
 
 from tests.gateway.conftest import gateway  # noqa: E402  (runs `tritonkit gateway` as a user does)
 from tests.ports import quiet_ports  # noqa: E402
+from tritonkit.pipelines import registry  # noqa: E402
+
+registry.install()
 
 PROMPTS = ["The capital of France is", "Once upon a time", "Write a haiku about the sea:", "def fibonacci(n):",
            "The three primary colors are", "In 1969, the first person to walk on the Moon was",

@@ -61,13 +61,12 @@ async def relay(request: Request) -> Response:
 
 
 def floor_app(triton_url: str) -> Guard:
-    """The gateway's app with the transcription route answered by `floor` and the relay beside (a given catalog:
-    Triton is not asked which models it serves)."""
+    """The gateway's app (no pipeline's routes) with the transcription route answered by `floor` and the relay beside
+    (a given catalog: Triton is not asked which models it serves)."""
     guard = create_app(GatewayConfig(triton_url=triton_url, models=(Served("asr", "asr", "asr"),)))
     app = guard.app
     assert isinstance(app, Starlette)
-    app.router.routes = [Route(PATH, floor, methods=["POST"]) if isinstance(r, Route) and r.path == PATH else r
-                         for r in app.router.routes] + [Route(RELAY_PATH, relay, methods=["POST"])]
+    app.router.routes += [Route(PATH, floor, methods=["POST"]), Route(RELAY_PATH, relay, methods=["POST"])]
     return guard
 
 

@@ -56,7 +56,10 @@ import numpy as np
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))
 
-from tritonkit.tune.llm_stream import PROMPTS, Run, clients_run, stream_arrivals, text_run  # noqa: E402, F401
+from tritonkit.pipelines import registry  # noqa: E402
+from tritonkit.pipelines.llm.tune.stream import PROMPTS, Run, clients_run, stream_arrivals, text_run  # noqa: E402, F401
+
+registry.install()
 
 TOKENS = {"tiny": 64, "smollm2": 32}
 LONG_PROMPT_TOKENS, SHORT_STREAMS, SHORT_WARM_TOKENS = 1500, 7, 10

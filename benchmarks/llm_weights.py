@@ -33,6 +33,10 @@ import yaml
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))
 
+from tritonkit.pipelines import registry  # noqa: E402
+
+registry.install()
+
 FOLDER = REPO_ROOT / ".tritonkit" / "bench" / "llm_weights"
 #: name -> (bits, carry 4-bit blocks over exactly, the tied head's bits, its top logits rescored from the 8-bit
 #: embedding: head_rescore_top_k)

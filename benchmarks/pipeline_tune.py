@@ -63,15 +63,20 @@ from benchmarks.report import print_report  # noqa: E402
 from benchmarks.tts import in_process as tts_in_process  # noqa: E402
 from examples.asr.project import write_project as write_asr  # noqa: E402
 from examples.tts.project import write_project as write_tts  # noqa: E402
+from tritonkit.pipelines import registry  # noqa: E402
 from tritonkit.pipelines.llm.runtime.loading import load_engine  # noqa: E402
+from tritonkit.pipelines.llm.tune.measure import measure_llm  # noqa: E402
+from tritonkit.pipelines.llm.tune.measure import prompts as llm_prompts  # noqa: E402
 from tritonkit.triton.layout import read_config  # noqa: E402
-from tritonkit.tune.joint_api import JointOptions, JointOutcome, tune_pipeline  # noqa: E402
-from tritonkit.tune.joint_measure import Bench, measure, write_candidate  # noqa: E402
-from tritonkit.tune.joint_space import Point, default_point, describe_point, point_configs  # noqa: E402
-from tritonkit.tune.llm_measure import LlmBench, measure_llm  # noqa: E402
-from tritonkit.tune.llm_measure import prompts as llm_prompts  # noqa: E402
-from tritonkit.tune.options import Constraints  # noqa: E402
+from tritonkit.tune.options import Constraints, TuneOptions  # noqa: E402
+from tritonkit.tune.space.knobs import Point, default_point, describe_point  # noqa: E402
+from tritonkit.tune.space.steps import point_configs  # noqa: E402
+from tritonkit.tune.strategies import knob_search  # noqa: E402
+from tritonkit.tune.strategies.knob_search import JointOutcome  # noqa: E402
+from tritonkit.tune.targets.engine import StreamBench  # noqa: E402
+from tritonkit.tune.targets.perf import Bench, measure, write_candidate  # noqa: E402
 
+registry.install()
 PIPELINES = {"asr": (write_asr, "asr"), "tts": (write_tts, "tts")}
 IN_PROCESS = "in process"
 #: Requests each in-process thread sends a round: asr ~1 s at 8 threads, tts ~10 s at 4 (a paragraph ~0.5 s each).
@@ -84,11 +89,12 @@ def _say(line: str) -> None:
 
 def _search(spec: Path, model: str, args: argparse.Namespace, search: str, budget: int) -> JointOutcome:
     bound = Constraints(max_p99_ms=args.max_p99_ms)
-    options = JointOptions(model, spec, "throughput", bound, search, budget,  # type: ignore[arg-type]
-                           args.repeats, args.concurrency, args.measurement_requests,
-                           max_instances=args.max_instances, knobs=tuple(args.knobs.split(",")), write=False,
-                           confirm_rounds=args.confirm_rounds if search == "descent" else 0)
-    return tune_pipeline(options, _say)
+    options = TuneOptions(model, spec, "throughput", bound, "brute" if search == "grid" else "quick", joint=True,
+                          budget=budget, repeats=args.repeats, concurrency=args.concurrency,
+                          measurement_requests=args.measurement_requests, max_instances=args.max_instances,
+                          knobs=tuple(args.knobs.split(",")), write=False,
+                          confirm_rounds=args.confirm_rounds if search == "descent" else 0)
+    return knob_search.run(options, _say)
 
 
 def _final(tuned: JointOutcome, points: dict[str, Point], rounds: int,
@@ -105,13 +111,13 @@ def _final(tuned: JointOutcome, points: dict[str, Point], rounds: int,
         for name in names[index % len(names):] + names[:index % len(names)]:
             if name in sides:
                 out[name].append(sides[name]())
-                unit = "tokens/s" if isinstance(bench, LlmBench) else "infer/s"
+                unit = "tokens/s" if isinstance(bench, StreamBench) else "infer/s"
                 _say(f"[final {index + 1}/{rounds}] {name}: {out[name][-1]:.1f} {unit}")
                 continue
             folder = tuned.tune_dir.root / "final" / name.replace(" ", "-")
-            repo = write_candidate(tuned.tune_dir.built, folder, point_configs(points[name], configs, target.engine))
+            repo = write_candidate(tuned.tune_dir.built, folder, point_configs(points[name], configs, tuned.knobs))
             log = tuned.tune_dir.logs / f"final-{folder.name}.log"
-            if isinstance(bench, LlmBench):
+            if isinstance(bench, StreamBench):
                 llm = measure_llm(repo, bench, tuned.tune_dir.root, log)
                 out[name].append(llm.tokens_per_s)
                 _say(f"[final {index + 1}/{rounds}] {name}: {llm.tokens_per_s:.1f} tokens/s, p99 TTFT "
@@ -159,7 +165,7 @@ def _settings_builds(tuned: JointOutcome) -> dict[str, Path]:
                 point = default_point(tuned.knobs) | {knob.key: value}
                 folder = tuned.tune_dir.root / "in-process" / f"{knob.step}-threads-{value}"
                 builds[f"{IN_PROCESS}, {knob.step} threads {value}"] = write_candidate(
-                    built, folder, point_configs(point, configs, target.engine))
+                    built, folder, point_configs(point, configs, tuned.knobs))
     return builds
 
 
@@ -251,11 +257,11 @@ def run_llm(work: Path, args: argparse.Namespace) -> tuple[dict[str, Any], list[
     folder = work / "llm"
     spec = write_llm(folder, args.llm_model, write_assets(args.llm_model, folder / "prepared_assets"))
     bound = Constraints(max_ttft_ms=args.max_ttft_ms, max_itl_ms=args.max_itl_ms)
-    options = JointOptions("llm", spec, "throughput", bound, "descent", args.llm_budget, args.repeats,
-                           args.concurrency, knobs=tuple(args.llm_knobs.split(",")), max_tokens=args.llm_tokens,
-                           write=False, confirm_rounds=args.confirm_rounds)
-    tuned = tune_pipeline(options, _say)
-    grid = (tune_pipeline(replace(options, search="grid", budget=10_000, confirm_rounds=0), _say)
+    options = TuneOptions("llm", spec, "throughput", bound, joint=True, budget=args.llm_budget, repeats=args.repeats,
+                          concurrency=args.concurrency, knobs=tuple(args.llm_knobs.split(",")),
+                          max_tokens=args.llm_tokens, write=False, confirm_rounds=args.confirm_rounds)
+    tuned = knob_search.run(options, _say)
+    grid = (knob_search.run(replace(options, mode="brute", budget=10_000, confirm_rounds=0), _say)
             if "llm" in args.grid.split(",") else None)
     return _compare("llm", tuned, grid, args.rounds, _in_process_llm(tuned, args), "tokens/s")
 

@@ -6,7 +6,7 @@ One run, on this machine:
   1. writes a MiniLM-L6 encoder project (ONNX, sequence length 128, max_batch_size 16, 1 CPU instance, no
      dynamic batching: the usual first config) and runs `tritonkit tune minilm` on it (quick search, real
      Model Analyzer on the embedded Triton), which writes the winner back and rebuilds;
-  2. brute-force grid over exactly tune's search space (tritonkit.tune.space: the default configuration plus
+  2. brute-force grid over exactly tune's search space (tritonkit.tune.analyzer.space: the default configuration plus
      every instance count x max batch size quick search may pick, with its queue delay, at every concurrency
      of its range), each point measured once with perf_analyzer (fixed request count);
   3. alternating rounds at concurrency 8 of the default configuration, the tuned one (the rebuilt repository)
@@ -33,11 +33,13 @@ from google.protobuf import text_format
 from serve_overhead import REPO_ROOT, SEQ_LEN, perf, perf_input_file
 from tritonclient.grpc import model_config_pb2 as pb
 
+from tritonkit.pipelines import registry
 from tritonkit.serve.fallback import gpu_available
 from tritonkit.serve.server import EmbeddedServer
 from tritonkit.spec.loader import load_project
-from tritonkit.tune.space import concurrency_range, model_space, powers_of_two
+from tritonkit.tune.analyzer.space import concurrency_range, model_space, powers_of_two
 
+registry.install()
 CONCURRENCY = 8
 SPEC = f"""version: 1
 models:

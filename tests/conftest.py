@@ -12,10 +12,9 @@ from typing import NoReturn
 
 import pytest
 
-from tritonkit.cli.main import REGISTRY
-from tritonkit.plugin.host import install_default
+from tritonkit.pipelines import registry
 
-install_default(REGISTRY)   # the shipped pipelines, as the CLI runs with them (a test may install its own)
+registry.install()   # the shipped pipelines, as the CLI runs with them (a test may install its own)
 REPO_ROOT = Path(__file__).resolve().parents[1]
 # server_marker: a test that starts Triton without `@pytest.mark.server` fails; module_marks: under -m, a module whose
 # pytestmark deselects it is not imported; scoped_tmp: a fixture's mktemp folders go when its scope ends

@@ -14,11 +14,10 @@ MARKER = "<!-- spec-schema -->"
 
 
 def _schema() -> dict[str, Any]:
-    from tritonkit.cli.main import REGISTRY
-    from tritonkit.plugin import host
+    from tritonkit.pipelines import registry
     from tritonkit.spec.schema import spec_schema
 
-    host.install_default(REGISTRY)   # the shipped pipelines' sections, as `tritonkit schema` prints them
+    registry.install()   # the shipped pipelines' sections, as `tritonkit schema` prints them
     return spec_schema().project_file.model_json_schema()
 
 

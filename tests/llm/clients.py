@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import tritonclient.grpc as grpcclient
 
-from tritonkit.tune.llm_stream import grpc_inputs  # noqa: F401 (the tests' inputs are the tuner's)
+from tritonkit.pipelines.llm.tune.stream import grpc_inputs  # noqa: F401 (the tests' inputs are the tuner's)
 
 
 @dataclass

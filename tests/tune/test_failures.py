@@ -11,10 +11,10 @@ import pytest
 
 from tests.conftest import require
 from tritonkit.errors import TritonkitError
-from tritonkit.tune.failures import explain
+from tritonkit.tune.analyzer.failures import explain
+from tritonkit.tune.analyzer.progress import ProgressTracker
+from tritonkit.tune.analyzer.runner import RunOutcome
 from tritonkit.tune.layout import TuneDir
-from tritonkit.tune.progress import ProgressTracker
-from tritonkit.tune.runner import RunOutcome
 
 
 def recorded_tune_dir(recorded: Path, tmp_path: Path, case: str) -> TuneDir:
@@ -68,9 +68,9 @@ def test_unknown_failure_still_says_something(tmp_path: Path) -> None:
 def test_server_that_does_not_start_is_one_line_within_seconds(batchy_project: Path) -> None:
     require("model_analyzer", "pip install 'tritonkit[tune]'")
     require("pytriton", "pip install 'tritonkit[serve]'")
-    from tritonkit.tune.api import run_plan
+    from tritonkit.tune.analyzer.prepare import prepare
     from tritonkit.tune.options import TuneOptions
-    from tritonkit.tune.prepare import prepare
+    from tritonkit.tune.strategies.model_analyzer import run_plan
 
     plan = prepare(TuneOptions("batchy", batchy_project, measurement_requests=20, max_instances=1, max_batch_size=2,
                                concurrency_sweep=False))

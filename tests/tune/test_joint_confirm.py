@@ -2,9 +2,9 @@
 stands only if the medians still put it ahead by the noise margin."""
 from __future__ import annotations
 
-from tritonkit.tune.joint_confirm import confirmed, median_measurement
 from tritonkit.tune.options import Constraints
-from tritonkit.tune.results import Measurement
+from tritonkit.tune.results.measurements import Measurement
+from tritonkit.tune.strategies.confirm import confirmed, median_measurement
 
 WINNER, DEFAULT = {"a.instances": 2}, {"a.instances": 1}
 

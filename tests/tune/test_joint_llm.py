@@ -14,12 +14,13 @@ from tests.conftest import run_cli
 from tritonkit.spec.loader import load_project
 from tritonkit.spec.tuned import Provenance
 from tritonkit.triton.model_config import pb as mc
-from tritonkit.tune.joint_search import coordinate_descent
-from tritonkit.tune.joint_space import Knob, Point, pipeline_knobs, point_configs, tuned_models
-from tritonkit.tune.joint_target import resolve_joint
 from tritonkit.tune.options import Constraints
-from tritonkit.tune.results import Measurement
-from tritonkit.tune.winner import choose, meets
+from tritonkit.tune.results.measurements import Measurement
+from tritonkit.tune.results.winner import choose, meets
+from tritonkit.tune.space.knobs import Knob, Point
+from tritonkit.tune.space.steps import pipeline_knobs, point_configs, tuned_models
+from tritonkit.tune.strategies.descent import coordinate_descent
+from tritonkit.tune.targets.pipeline import resolve_joint
 
 
 @pytest.fixture(scope="module")
@@ -49,7 +50,7 @@ def test_a_configuration_over_the_ttft_bound_never_wins() -> None:
     best, trace = coordinate_descent([knob], measure, budget=10, objective="throughput", constraints=bounds)
     assert best[knob.key] == 8 and len(trace.measured) == 4
     # choosing among what was measured: the fastest two are out of bounds
-    from tritonkit.tune.results import TuneResults
+    from tritonkit.tune.results.measurements import TuneResults
 
     results = TuneResults("llm", [s for _, s in trace.measured if s is not None])
     assert choose(results, "throughput", bounds, "log").winner.variant == "llm_config_8"
@@ -74,12 +75,12 @@ def test_the_engine_knobs_and_write_back_entries(starter: Path) -> None:
         configs[name].ensemble_scheduling.step.add(model_name="generate")
     point = {("generate", "max_batch_size"): 4, ("generate", "kv_cache_bytes"): 128 << 20,
              ("generate", "threads"): 1}
-    served = point_configs(point, configs, "generate")
+    served = point_configs(point, configs, knobs)
     # Triton refuses an ensemble batching more than its step: both ensembles follow the engine down
     assert [served[m].max_batch_size for m in ("generate", "llm", "llm_complete")] == [4, 4, 4]
     assert not served["generate"].HasField("sequence_batching")  # no scheduler made up for it
     assert served["generate"].parameters["kv_cache_bytes"].string_value == str(128 << 20)
-    tuned = tuned_models(point, knobs, "llm", project.models, configs, Provenance(date="d", host="h"), "generate")
+    tuned = tuned_models(point, knobs, "llm", project.models, configs, Provenance(date="d", host="h"))
     assert set(tuned) == {"llm", "generate", "llm_complete"}
     generate = tuned["generate"]
     assert generate.max_batch_size == 4 and generate.parameters == {"intra_op_thread_count": 1,
@@ -120,8 +121,8 @@ def test_tune_llm_joint_writes_a_served_winner(starter: Path) -> None:
     config = text_format.Parse(built.read_text(), mc.ModelConfig())
     assert config.max_batch_size == entry["max_batch_size"]
     assert config.parameters["kv_cache_bytes"].string_value == str(budget)
+    from tritonkit.pipelines.llm.tune.stream import text_run
     from tritonkit.serve.server import EmbeddedServer
-    from tritonkit.tune.llm_stream import text_run
 
     with EmbeddedServer(built.parent.parent, work_dir=root / ".tritonkit", startup_timeout=300) as server:
         import tritonclient.grpc as grpcclient

@@ -13,21 +13,15 @@ import yaml
 from tests.conftest import run_cli
 from tritonkit.spec.loader import load_project
 from tritonkit.triton.model_config import pb as mc
-from tritonkit.tune import joint_search
-from tritonkit.tune.joint_search import better, coordinate_descent, grid_search
-from tritonkit.tune.joint_space import (
-    Knob,
-    Point,
-    apply_point,
-    default_point,
-    grid,
-    grid_size,
-    pipeline_knobs,
-    point_id,
-)
-from tritonkit.tune.joint_target import resolve_joint
 from tritonkit.tune.options import Constraints
-from tritonkit.tune.results import Measurement
+from tritonkit.tune.results.measurements import Measurement
+from tritonkit.tune.space.knobs import Knob, Point, default_point, grid, grid_size, point_id
+from tritonkit.tune.space.steps import apply_point, pipeline_knobs
+from tritonkit.tune.strategies import descent
+from tritonkit.tune.strategies.budget import better
+from tritonkit.tune.strategies.descent import coordinate_descent
+from tritonkit.tune.strategies.grid import grid_search
+from tritonkit.tune.targets.pipeline import resolve_joint
 
 
 @pytest.fixture(scope="module")
@@ -93,11 +87,11 @@ def test_apply_point_edits_the_step_config() -> None:
     config.dynamic_batching.max_queue_delay_microseconds = 500
     point: Point = {("s", "instances"): 3, ("s", "queue_delay_us"): 2000, ("s", "preferred"): (8,),
                     ("s", "threads"): 2, ("other", "instances"): 4}
-    out = apply_point(config, point, "s")
+    out = apply_point(config, point, "s", {("s", "threads"): "intra_op_thread_count"})
     assert out.instance_group[0].count == 3 and out.dynamic_batching.max_queue_delay_microseconds == 2000
     assert list(out.dynamic_batching.preferred_batch_size) == [8]
     assert out.parameters["intra_op_thread_count"].string_value == "2"
-    off = apply_point(config, {("s", "queue_delay_us"): None}, "s")
+    off = apply_point(config, {("s", "queue_delay_us"): None}, "s", {})
     assert not off.HasField("dynamic_batching") and config.HasField("dynamic_batching")  # a copy was edited
 
 
@@ -150,7 +144,7 @@ def test_descent_splits_a_steps_threads_between_its_instances(monkeypatch: pytes
     best, trace = coordinate_descent(knobs, measure, 10, "throughput", Constraints(), cores=2)
     assert best == {("s", "instances"): 2, ("s", "threads"): 1}
     assert {("s", "instances"): 2, ("s", "threads"): 1} in [p for p, _ in trace.measured][:3]   # the first pass
-    monkeypatch.setattr(joint_search, "_split_threads", lambda *_: {})   # one knob at a time: stuck at the default
+    monkeypatch.setattr(descent, "_split_threads", lambda *_: {})   # one knob at a time: stuck at the default
     assert coordinate_descent(knobs, measure, 10, "throughput", Constraints(), cores=2)[0] == default_point(knobs)
 
 

@@ -12,9 +12,9 @@ from tests.conftest import run_cli
 from tritonkit.spec.loader import load_project
 from tritonkit.spec.tuned import Provenance
 from tritonkit.triton.model_config import pb as mc
-from tritonkit.tune.api import write_back_spec
-from tritonkit.tune.joint_space import THREADS_PARAMETER, apply_point, pipeline_knobs, tuned_models
-from tritonkit.tune.joint_target import resolve_joint
+from tritonkit.tune.results.writeback import write_back_spec
+from tritonkit.tune.space.steps import THREADS_PARAMETER, apply_point, parameters, pipeline_knobs, tuned_models
+from tritonkit.tune.targets.pipeline import resolve_joint
 
 pytestmark = pytest.mark.slow  # a write-back and rebuild: seconds
 
@@ -63,7 +63,7 @@ def test_winner_lands_in_each_steps_overlay_and_the_rebuild(tmp_path: Path) -> N
     assert cls.parameters[THREADS_PARAMETER].string_value == "1"
     # the rebuilt configs are what the search served for that point
     for name in ("preprocess", "classifier"):
-        served = apply_point(built[name], point, name)
+        served = apply_point(built[name], point, name, parameters(knobs))
         rebuilt = _config(repo / name / "config.pbtxt")
         assert rebuilt.instance_group[0].count == served.instance_group[0].count
         assert rebuilt.dynamic_batching == served.dynamic_batching

@@ -15,8 +15,8 @@ require("pytriton", "pip install 'tritonkit[serve]'")
 from model_analyzer.cli.cli import CLI  # noqa: E402
 from model_analyzer.config.input.config_command_profile import ConfigCommandProfile  # noqa: E402
 
+from tritonkit.tune.analyzer.prepare import prepare  # noqa: E402
 from tritonkit.tune.options import Constraints, TuneOptions  # noqa: E402
-from tritonkit.tune.prepare import prepare  # noqa: E402
 
 
 def parsed_by_model_analyzer(config_file: Path, monkeypatch: pytest.MonkeyPatch) -> ConfigCommandProfile:

@@ -14,8 +14,8 @@ from tritonclient.grpc import model_config_pb2 as mc  # noqa: E402
 
 from tritonkit.spec.loader import load_project  # noqa: E402
 from tritonkit.spec.tuned import Provenance  # noqa: E402
-from tritonkit.tune.mapping import tuned_for  # noqa: E402
-from tritonkit.tune.writeback import write_tuned  # noqa: E402
+from tritonkit.tune.results.mapping import tuned_for  # noqa: E402
+from tritonkit.tune.results.writeback import write_tuned  # noqa: E402
 
 PROV = Provenance(date="2026-11-30", host="vm")
 

@@ -7,16 +7,16 @@ from pathlib import Path
 from tritonkit.spec.instances import InstanceGroup
 from tritonkit.spec.loader import load_project
 from tritonkit.spec.tuned import Provenance
-from tritonkit.tune.inputs import input_data_json
-from tritonkit.tune.mapping import (
+from tritonkit.tune.analyzer.outputs import parse_checkpoint
+from tritonkit.tune.analyzer.progress import ProgressTracker
+from tritonkit.tune.results.mapping import (
     model_of_variant,
     parse_variant,
     tuned_entries,
     tuned_for,
 )
-from tritonkit.tune.progress import ProgressTracker
-from tritonkit.tune.results import parse_checkpoint
-from tritonkit.tune.target import TuneTarget
+from tritonkit.tune.targets.inputs import input_data_json
+from tritonkit.tune.targets.model import TuneTarget
 
 PROV = Provenance(date="2026-11-29", host="vm")
 

@@ -7,13 +7,14 @@ from pathlib import Path
 
 import pytest
 
+from tritonkit.tune.analyzer.outputs import drop_gpu_plots, parse_checkpoint, report_paths
 from tritonkit.tune.layout import TuneDir
 from tritonkit.tune.options import Constraints
-from tritonkit.tune.plot import save_plot
-from tritonkit.tune.report import comparison, drop_gpu_plots, legend_labels, report_paths, summary
-from tritonkit.tune.results import TuneResults, parse_checkpoint
-from tritonkit.tune.target import TuneTarget
-from tritonkit.tune.winner import choose
+from tritonkit.tune.results.measurements import TuneResults
+from tritonkit.tune.results.plot import save_plot
+from tritonkit.tune.results.report import comparison, legend_labels, summary
+from tritonkit.tune.results.winner import choose
+from tritonkit.tune.targets.model import TuneTarget
 
 BATCHY = TuneTarget("batchy", "model")
 

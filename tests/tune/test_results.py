@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tritonkit.tune.results import (
+from tritonkit.tune.analyzer.outputs import (
     latest_checkpoint,
     parse_checkpoint,
     parse_inference_csv,

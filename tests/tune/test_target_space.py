@@ -7,8 +7,8 @@ import pytest
 
 from tritonkit.errors import TritonkitError
 from tritonkit.spec.loader import load_project
-from tritonkit.tune.space import fit_budget, model_space, powers_of_two
-from tritonkit.tune.target import MAX_COMPOSING, resolve_target
+from tritonkit.tune.analyzer.space import fit_budget, model_space, powers_of_two
+from tritonkit.tune.targets.model import MAX_COMPOSING, resolve_target
 
 STEP_MODEL = """
   {name}:

@@ -7,9 +7,10 @@ from pathlib import Path
 import pytest
 
 from tritonkit.errors import TritonkitError
+from tritonkit.tune.analyzer.outputs import parse_checkpoint
 from tritonkit.tune.options import Constraints
-from tritonkit.tune.results import TuneResults, parse_checkpoint
-from tritonkit.tune.winner import choose, rank
+from tritonkit.tune.results.measurements import TuneResults
+from tritonkit.tune.results.winner import choose, rank
 
 
 @pytest.fixture(scope="module")

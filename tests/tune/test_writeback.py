@@ -14,7 +14,7 @@ from tritonkit.spec.instances import InstanceGroup  # noqa: E402
 from tritonkit.spec.loader import load_project  # noqa: E402
 from tritonkit.spec.scheduling import DynamicBatching  # noqa: E402
 from tritonkit.spec.tuned import Provenance, TunedModel  # noqa: E402
-from tritonkit.tune.writeback import HEADER, updated_spec_text, write_tuned  # noqa: E402
+from tritonkit.tune.results.writeback import HEADER, updated_spec_text, write_tuned  # noqa: E402
 
 PROV = Provenance(date="2026-11-29T08:47:03+00:00", host="vm", cpu="Xeon (2 cores)", model_analyzer_version="1.58.0",
                   objective="throughput", constraints={"max_p99_ms": 100.0}, throughput_infer_per_s=778.36,

@@ -1,12 +1,13 @@
 """`tritonkit tune`: find the best instance count, batch size and batching delay with Triton Model Analyzer."""
 import shlex
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import click
 
 from tritonkit.cli.output import emit_json, json_option, reports_errors, spec_option
-from tritonkit.cli.tune_joint import joint_options, run_joint
+from tritonkit.cli.tune_joint import joint_options, joint_settings, print_joint, print_space
 from tritonkit.errors import TritonkitError
 from tritonkit.tune.options import Constraints, TuneOptions
 
@@ -28,7 +29,7 @@ def _print_plan(plan) -> None:
 
 
 def _print_outcome(outcome) -> None:
-    from tritonkit.tune.report import comparison, table
+    from tritonkit.tune.results.report import comparison, table
 
     plan, choice = outcome.plan, outcome.choice
     how = "remote server, no search" if plan.options.launch == "remote" else f"{plan.options.mode} search"
@@ -102,33 +103,33 @@ def tune_command(target: str, spec: Path, objective: str, max_p99_ms: float | No
       tritonkit tune text_encoder --mode brute --dry-run      # print Model Analyzer's config only
       tritonkit tune asr --joint --max-p99-ms 300 --budget 16 # every step of a pipeline together, end to end
     """
+    constraints = Constraints(max_p99_ms, min_throughput)
     if joint["joint"]:  # tritonkit's own end-to-end search of a pipeline: no Model Analyzer
-        return run_joint(target, spec, objective, Constraints(max_p99_ms, min_throughput), mode, measurement_requests,
-                         stability_percentage, max_instances, joint, as_json, _progress, dry_run)
-    from tritonkit.tune.prepare import TunePlan, check_installed
+        settings = joint_settings(joint)
+        constraints = replace(constraints, max_ttft_ms=joint["max_ttft_ms"], max_itl_ms=joint["max_itl_ms"])
+    else:
+        from tritonkit.tune.analyzer.prepare import check_installed
 
-    check_installed()  # before importing the modules that need Model Analyzer's extras
+        check_installed()  # before importing the modules that need Model Analyzer's extras
+        settings = {}
+        for name, value in (("--measurement-requests", measurement_requests), ("--budget-minutes", budget_minutes),
+                            ("--max-instances", max_instances), ("--max-batch-size", max_batch_size)):
+            if value is not None and value <= 0:
+                raise TritonkitError("", name, f"must be positive, got {value:g}", f"pass a positive {name}")
     from tritonkit.tune.api import tune
 
-    for name, value in (("--measurement-requests", measurement_requests), ("--budget-minutes", budget_minutes),
-                        ("--max-instances", max_instances), ("--max-batch-size", max_batch_size)):
-        if value is not None and value <= 0:
-            raise TritonkitError("", name, f"must be positive, got {value:g}", f"pass a positive {name}")
     options = TuneOptions(
         target=target, spec_path=spec.absolute(), objective=objective,  # type: ignore[arg-type]
-        constraints=Constraints(max_p99_ms, min_throughput), mode=mode, budget_minutes=budget_minutes,  # type: ignore[arg-type]
+        constraints=constraints, mode=mode, budget_minutes=budget_minutes,  # type: ignore[arg-type]
         launch=launch, measurement_requests=measurement_requests,  # type: ignore[arg-type]
         stability_percentage=stability_percentage, max_instances=max_instances, max_batch_size=max_batch_size,
-        concurrency_sweep=not no_sweep, dry_run=dry_run)
+        concurrency_sweep=not no_sweep, dry_run=dry_run, **settings)
     result = tune(options, _progress)
-    if isinstance(result, TunePlan):
-        if as_json:
-            emit_json({"ok": True, "dry_run": True, "config": result.config, "command": result.command,
-                       "config_file": str(result.tune_dir.config), "notes": result.notes})
-        else:
-            _print_plan(result)
-        return
     if as_json:
         emit_json(result.summary())
+    elif dry_run:
+        (print_space if options.joint else _print_plan)(result)
+    elif options.joint:
+        print_joint(result, spec)
     else:
         _print_outcome(result)

@@ -1,16 +1,19 @@
-"""`tritonkit tune PIPELINE --joint`: the options of the joint end-to-end search and how its outcome is printed."""
-from collections.abc import Callable
-from dataclasses import replace
+"""`tritonkit tune PIPELINE --joint`: the options of the knob search and how its plan and outcome are printed."""
 from pathlib import Path
 from typing import Any
 
 import click
 
-from tritonkit.cli.output import emit_json, options
+from tritonkit.cli.output import options
 from tritonkit.errors import TritonkitError
-from tritonkit.tune.options import Constraints
+from tritonkit.tune.space.knobs import knob_names
+from tritonkit.tune.targets.engine import engines
 
-KNOB_CHOICES = ("instances", "queue_delay_us", "preferred", "threads", "max_batch_size", "kv_cache_bytes")
+
+def _knobs_help() -> str:
+    """Which settings, naming those an installed engine adds."""
+    owned = "; ".join(f"{', '.join(e.knob_names)}: the {e.label} engine's" for e in engines().values())
+    return "--joint: which settings to search, comma-separated" + (f" ({owned})." if owned else ".")
 
 
 #: The options only `--joint` reads (the bound, objective and window options are tune's own).
@@ -26,9 +29,7 @@ joint_options = options(
     click.option("--confirm-rounds", type=int, default=2, show_default=True,
                  help="--joint: a winner other than the spec's own settings is measured again against them in this "
                  "many alternating rounds and written only if it still wins (0: the search alone decides)."),
-    click.option("--knobs", default=",".join(KNOB_CHOICES), show_default=True,
-                 help="--joint: which settings to search, comma-separated (max_batch_size, kv_cache_bytes: "
-                 "the LLM engine's)."),
+    click.option("--knobs", default=",".join(knob_names()), show_default=True, help=_knobs_help()),
     click.option("--max-ttft-ms", type=float, help="--joint, LLM pipelines: only configurations whose p99 time "
                  "to first token stays at or below this win (objective: tokens/s)."),
     click.option("--max-itl-ms", type=float, help="--joint, LLM pipelines: only configurations whose p99 gap "
@@ -40,37 +41,15 @@ joint_options = options(
 
 def _knobs(text: str) -> tuple[str, ...]:
     names = tuple(n.strip() for n in text.split(",") if n.strip())
-    unknown = [n for n in names if n not in KNOB_CHOICES]
+    unknown = [n for n in names if n not in knob_names()]
     if unknown or not names:
         raise TritonkitError("", "--knobs", f"unknown knob '{unknown[0] if unknown else text}'",
-                             f"choose from {', '.join(KNOB_CHOICES)}")
+                             f"choose from {', '.join(knob_names())}")
     return names
 
 
-def _print_space(options: Any, as_json: bool) -> None:
-    """`--dry-run`: the pipeline's knobs and the grid's size; nothing built or measured."""
-    from tritonkit.tune.joint_api import plan_space
-    from tritonkit.tune.joint_space import grid_size
-
-    _, target, knobs = plan_space(options)
-    rows = [{"step": k.step, "knob": k.name, "values": list(k.values), "default": k.default} for k in knobs]
-    if as_json:
-        emit_json({"ok": True, "dry_run": True, "target": target.name, "models": list(target.models),
-                   "knobs": rows, "grid_size": grid_size(knobs), "budget": options.budget})
-        return
-    click.echo(f"{target.name} ({target.kind}{', decoupled: streamed' if target.decoupled else ''}): "
-               f"{len(knobs)} knobs, {grid_size(knobs)} configurations in all, at most {options.budget} measured")
-    for row in rows:
-        click.echo(f"  {row['step']}.{row['knob']}: {row['values']} (now {row['default']})")
-
-
-def run_joint(target: str, spec: Path, objective: str, constraints: Constraints, mode: str, requests: int,
-              stability: float, max_instances: int | None, joint: dict[str, Any], as_json: bool,
-              report: Callable[[str], None], dry_run: bool = False) -> None:
-    """Runs the joint search (`--mode brute`: the whole grid) and prints the shared table and comparison."""
-    from tritonkit.tune.joint_api import JointOptions, tune_pipeline
-    from tritonkit.tune.report import comparison, table
-
+def joint_settings(joint: dict[str, Any]) -> dict[str, Any]:
+    """The `--joint` options as TuneOptions fields, checked."""
     for name in ("budget", "repeats", "concurrency", "max_tokens"):
         if joint[name] <= 0:
             option = "--" + name.replace("_", "-")
@@ -78,27 +57,36 @@ def run_joint(target: str, spec: Path, objective: str, constraints: Constraints,
     if joint["confirm_rounds"] < 0:
         raise TritonkitError("", "--confirm-rounds", f"must be 0 or more, got {joint['confirm_rounds']}",
                              "pass 0 to skip the confirmation, or a positive number of rounds")
-    constraints = replace(constraints, max_ttft_ms=joint["max_ttft_ms"], max_itl_ms=joint["max_itl_ms"])
-    options = JointOptions(target, spec.absolute(), objective, constraints,  # type: ignore[arg-type]
-                           "grid" if mode == "brute" else "descent", joint["budget"], joint["repeats"],
-                           joint["concurrency"], requests, stability, max_instances, _knobs(joint["knobs"]),
-                           max_tokens=joint["max_tokens"], confirm_rounds=joint["confirm_rounds"])
-    if dry_run:
-        return _print_space(options, as_json)
-    done = tune_pipeline(options, report)
-    summary = done.summary()
-    if as_json:
-        emit_json(summary)
-        return
+    return {"joint": True, "knobs": _knobs(joint["knobs"]),
+            **{name: joint[name] for name in ("budget", "repeats", "concurrency", "max_tokens", "confirm_rounds")}}
+
+
+def print_space(plan: Any) -> None:
+    """`--dry-run`: the pipeline's knobs and the grid's size; nothing built or measured."""
+    from tritonkit.tune.space.knobs import grid_size
+
+    target, knobs = plan.target, plan.knobs
+    click.echo(f"{target.name} ({target.kind}{', decoupled: streamed' if target.decoupled else ''}): "
+               f"{len(knobs)} knobs, {grid_size(knobs)} configurations in all, at most {plan.options.budget} measured")
+    for row in plan.rows():
+        click.echo(f"  {row['step']}.{row['knob']}: {row['values']} (now {row['default']})")
+
+
+def print_joint(done: Any, spec: Path) -> None:
+    """The shared table and comparison, the winner's settings, the notes and what was written."""
+    from tritonkit.tune.results.report import comparison, table
+
+    options, summary = done.options, done.summary()
     click.echo(f"\n{done.target.name}: {summary['measured']} of {summary['grid_size']} configurations measured end "
-               f"to end ({options.search}, concurrency {options.concurrency}, objective {objective})")
+               f"to end ({options.search}, concurrency {options.concurrency}, objective {options.objective})")
     click.echo(table(done.choice, done.results, done.target.as_tune_target()))
-    if done.target.engine is not None:
-        click.echo("(an LLM pipeline: infer/s are output tokens/s, p99 ms the p99 time to first token; every "
-                   "measurement with its p99 inter-token gap is in the progress lines and the summary)")
-    compared = comparison(done.choice, done.results, options.objective, constraints)
+    if done.target.streams is not None:
+        click.echo(f"(an {done.target.streams.label} pipeline: infer/s are output tokens/s, p99 ms the p99 time to "
+                   "first token; every measurement with its p99 inter-token gap is in the progress lines and the "
+                   "summary)")
+    compared = comparison(done.choice, done.results, options.objective, options.constraints)
     if compared is not None:
-        click.echo(compared.line(constraints))
+        click.echo(compared.line(options.constraints))
     click.echo(f"winner: {done.winner_settings}")
     for note in done.notes:
         click.echo(f"note: {note}")

@@ -14,5 +14,12 @@ from tritonkit.pipelines.image.plugin import PIPELINE as IMAGE
 from tritonkit.pipelines.llm.plugin import PIPELINE as LLM
 from tritonkit.pipelines.tts.plugin import PIPELINE as TTS
 from tritonkit.plugin.contract import Pipeline
+from tritonkit.plugin.host import install_default
 
 PIPELINES: dict[str, Pipeline[Any]] = {p.name: p for p in (CLASSIFIER, BLS, LLM, TTS, ASR, IMAGE)}
+
+
+def install() -> None:
+    """Runs a process that is not the CLI (a benchmark, the tests, the docs build) with these pipelines, unless the
+    environment names another registry."""
+    install_default(f"{__name__}:PIPELINES")

@@ -18,6 +18,7 @@ from tritonkit.spec.base import StrictModel
 if TYPE_CHECKING:
     from tritonkit.errors import Where
     from tritonkit.spec.project import Project
+    from tritonkit.tune.targets.engine import Engine
 
 
 class Section(StrictModel):
@@ -98,3 +99,5 @@ class Pipeline(Generic[S]):
     #: quantized LM decoder compares with its float graph; run by the export child, raises when below the bounds
     lm_quality: Callable[[Path, Path, Any, Path, Where], dict[str, Any]] | None = None
     gateway: Routes | None = None
+    #: the engine its pipelines run, which `tune --joint` searches and measures its own way
+    tuning: Engine | None = None

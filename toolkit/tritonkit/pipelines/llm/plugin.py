@@ -1,4 +1,5 @@
-"""The llm pipeline as tritonkit's core sees it: its starter, which writes the tiny GPT's tokenizer files."""
+"""The llm pipeline as tritonkit's core sees it: its starter (which writes the tiny GPT's tokenizer files), how a
+quantized decoder is judged, its OpenAI routes and its engine for `tune --joint`."""
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -6,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tritonkit.pipelines.llm.names import ENGINE
+from tritonkit.pipelines.llm.tune import engine as tuning
 from tritonkit.plugin.contract import Endpoint, Pipeline, Routes, Starter
 
 #: The tiny GPT is untrained: what it says is noise, which a reader of its first answer should know.
@@ -47,4 +49,5 @@ PIPELINE: Pipeline = Pipeline(
     lm_quality=_lm_quality,
     gateway=Routes(("/v1/chat/completions", "/v1/completions"), entry_model=ENGINE, default_id="llm",
                    endpoints=_endpoints, entry_note="the engine, sent the prompt's ids"),
+    tuning=tuning.ENGINE,
 )

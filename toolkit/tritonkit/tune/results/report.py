@@ -1,16 +1,13 @@
 """The result table (default vs best vs runners-up), the like-for-like comparison with the default, and the
 machine-readable summary of a tuning run."""
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from tritonkit.serve.fallback import gpu_available
-from tritonkit.tune.layout import TuneDir
-from tritonkit.tune.mapping import describe, variant_settings
 from tritonkit.tune.options import Constraints, Objective
-from tritonkit.tune.results import INFERENCE_CSV, Measurement, TuneResults
-from tritonkit.tune.target import TuneTarget
-from tritonkit.tune.winner import Choice, Ranked, describe_limits, meets, sort_key
+from tritonkit.tune.results.mapping import describe, variant_settings
+from tritonkit.tune.results.measurements import Measurement, TuneResults
+from tritonkit.tune.results.winner import Choice, Ranked, describe_limits, meets, sort_key
+from tritonkit.tune.targets.model import TuneTarget
 
 
 def settings_text(results: TuneResults, target: TuneTarget, variant: str) -> str:
@@ -98,24 +95,6 @@ def comparison(choice: Choice, results: TuneResults, objective: Objective,
     point = min(shared, key=lambda m: (m.concurrency != best, not meets(m, constraints), key(m)))
     default = default_at[point.concurrency]
     return Comparison(point.concurrency, point, default, meets(default, constraints))
-
-
-def report_paths(tune_dir: TuneDir, plot: Path, model: str) -> dict[str, Path]:
-    """The outputs worth opening that exist (a run stopped by its budget writes no results CSV nor reports)."""
-    paths = {"plot": plot, "html report": tune_dir.reports / "summaries" / model / "result_summary.html",
-             "reports": tune_dir.reports, "results": tune_dir.results / INFERENCE_CSV,
-             "summary": tune_dir.summary}
-    return {name: path for name, path in paths.items() if path.exists()}
-
-
-def drop_gpu_plots(tune_dir: TuneDir) -> list[Path]:
-    """On a host without a GPU, removes Model Analyzer's GPU-metric plots (all zeros there); returns them."""
-    if gpu_available():
-        return []
-    plots = sorted((tune_dir.root / "plots").glob("**/gpu_*.png"))
-    for path in plots:
-        path.unlink()
-    return plots
 
 
 def summary(choice: Choice, results: TuneResults, target: TuneTarget, objective: Objective,

@@ -1,6 +1,6 @@
 """Streaming LLM clients: c gRPC streams sent at once, each token's arrival time kept (TTFT, inter-token gaps,
-tokens/s). `tune --joint` measures an LLM pipeline with them and benchmarks/llm.py reports with them, so a tuned
-configuration's numbers are the benchmark's.
+tokens/s). `tune --joint` measures an LLM pipeline with them (`measure.py`) and benchmarks/llm.py reports with them,
+so a tuned configuration's numbers are the benchmark's.
 
 perf_analyzer's report has no time to first token or inter-token latency (only per-request latency; per-response
 timestamps only in its profile export, per request, not per token of a fixed prompt set), hence these clients.

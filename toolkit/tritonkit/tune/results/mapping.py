@@ -14,8 +14,8 @@ from tritonkit.spec.scheduling import DynamicBatching
 from tritonkit.spec.tuned import Provenance, TunedModel
 from tritonkit.triton.instance_counts import group_count, instance_groups
 from tritonkit.triton.model_config import pb as mc
-from tritonkit.tune.results import TuneResults
-from tritonkit.tune.target import TuneTarget, is_ensemble
+from tritonkit.tune.results.measurements import TuneResults
+from tritonkit.tune.targets.model import TuneTarget, is_ensemble
 
 
 def parse_variant(config: dict[str, Any]) -> mc.ModelConfig:

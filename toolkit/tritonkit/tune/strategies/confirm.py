@@ -9,10 +9,10 @@ medians still put it ahead by that margin; otherwise the spec's own settings are
 import statistics
 from collections.abc import Callable
 
-from tritonkit.tune.joint_search import better
-from tritonkit.tune.joint_space import Point
 from tritonkit.tune.options import Constraints, Objective
-from tritonkit.tune.results import Measurement
+from tritonkit.tune.results.measurements import Measurement
+from tritonkit.tune.space.knobs import Point
+from tritonkit.tune.strategies.budget import better
 
 #: Serves and measures a point without recording it; the label heads its progress line. None: it failed.
 Remeasure = Callable[[Point, str], Measurement | None]

@@ -8,11 +8,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tritonkit.tune.analyzer.space import ModelSpace, SearchSpace
+from tritonkit.tune.analyzer.wrappers import Wrappers
 from tritonkit.tune.layout import TuneDir
 from tritonkit.tune.options import TuneOptions
-from tritonkit.tune.space import ModelSpace, SearchSpace
-from tritonkit.tune.target import TuneTarget
-from tritonkit.tune.wrappers import Wrappers
+from tritonkit.tune.targets.model import TuneTarget
 
 #: Keys whose values change from run to run without changing what is measured (ignored for resuming).
 VOLATILE_KEYS = ("model_repository", "triton_http_endpoint", "triton_grpc_endpoint", "triton_metrics_url")

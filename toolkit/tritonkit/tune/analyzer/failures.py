@@ -7,8 +7,8 @@ import re
 
 from tritonkit.errors import TritonkitError
 from tritonkit.serve import serverlog
+from tritonkit.tune.analyzer.runner import RunOutcome
 from tritonkit.tune.layout import TuneDir
-from tritonkit.tune.runner import RunOutcome
 
 _MA_ERROR = re.compile(r"(?:Model Analyzer encountered an error|TritonModelAnalyzerException): (.*)")
 _LOAD_FAILED = re.compile(r"Model (\S+) load failed: (.*)")

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from tritonkit.errors import TritonkitError
 from tritonkit.tune.options import Constraints, Objective
-from tritonkit.tune.results import Measurement, TuneResults
+from tritonkit.tune.results.measurements import Measurement, TuneResults
 
 DEFAULT_SUFFIX = "_config_default"
 

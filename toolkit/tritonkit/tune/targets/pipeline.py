@@ -1,20 +1,17 @@
-"""What `tritonkit tune PIPELINE --joint` searches: every model an ensemble or BLS pipeline runs, found recursively.
+"""A whole pipeline as the target: every model an ensemble or BLS pipeline runs, found recursively, measured end to
+end (`perf.py`, or an engine's streams: `engine.py`).
 
 Unlike Model Analyzer (at most 4 composing models, no nested ensembles, no BLS inside an ensemble, no decoupled
 models), the joint search serves the whole pipeline and measures it end to end, so any nesting is fine; what it
 cannot judge is refused here with one line.
 """
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from tritonkit.errors import TritonkitError, shown_path
 from tritonkit.spec.model import ModelSpec
 from tritonkit.spec.project import Project
-from tritonkit.tune.target import TuneTarget, is_ensemble, named_model
-
-#: A model holding this parameter is the LLM engine: its worth is tokens/s under TTFT and inter-token bounds.
-LLM_ENGINE_PARAMETER = "kv_cache_bytes"
-#: What an LLM pipeline is measured with: text in (the fixed prompts), token ids streamed out.
-LLM_TEXT_INPUT, LLM_IDS_OUTPUT = "text_input", "output_ids"
+from tritonkit.tune.targets.engine import Engine, engine_of
+from tritonkit.tune.targets.model import TuneTarget, is_ensemble, named_model
 
 
 @dataclass(frozen=True)
@@ -26,9 +23,12 @@ class JointTarget:
     models: tuple[str, ...]
     decoupled: bool
     sequence: bool
-    #: The LLM engine the pipeline runs (measured by streaming clients: tokens/s, TTFT, inter-token gaps), and the
-    #: other ensembles running it, whose max_batch_size may not exceed the engine's.
+    #: The engine the pipeline runs (measured by its plugin's streaming clients: tokens/s, TTFT, inter-token gaps),
+    #: the pipeline declaring it and what it says of it, and the other ensembles running it, whose max_batch_size
+    #: may not exceed the engine's.
     engine: str | None = None
+    engine_pipeline: str | None = None
+    streams: Engine | None = None
     followers: tuple[str, ...] = ()
 
     def as_tune_target(self) -> TuneTarget:
@@ -54,21 +54,23 @@ def _walk(project: Project, name: str, seen: list[str]) -> None:
         _walk(project, callee, seen)
 
 
-def _llm_engine(project: Project, name: str, models: list[str]) -> tuple[str | None, tuple[str, ...]]:
-    """The engine among `models` (None: not an LLM pipeline) and the ensembles outside them that run it."""
-    engine = next((m for m in models if LLM_ENGINE_PARAMETER in project.models[m].parameters), None)
-    if engine is None:
-        return None, ()
-    spec = project.models[name]
-    names = {t.name for t in spec.input}, {t.name for t in spec.output}
-    if LLM_TEXT_INPUT not in names[0] or LLM_IDS_OUTPUT not in names[1]:
+def _engine(project: Project, name: str, models: list[str]) -> tuple[str, str, Engine] | None:
+    """(engine model, its pipeline, the engine) among `models`; None: the pipeline runs no engine."""
+    found = next(((m, *hit) for m in models if (hit := engine_of(project.models[m]))), None)
+    if found is None:
+        return None
+    engine, _, streams = found
+    refused = streams.refusal(project.models[name])
+    if refused is not None:
+        problem, fix = refused
         raise TritonkitError(shown_path(project.origin(name)), f"models.{name}",
-                             f"'{name}' runs the LLM engine '{engine}' but has no {LLM_TEXT_INPUT} input and "
-                             f"{LLM_IDS_OUTPUT} output, which the streaming clients measuring it send and read",
-                             "tune the pipeline that takes text, e.g. tritonkit tune llm --joint")
-    followers = tuple(m for m, s in project.models.items() if m not in models and is_ensemble(s)
-                      and engine in _callees(s))
-    return engine, followers
+                             f"'{name}' runs the {streams.label} engine '{engine}' but {problem}", fix)
+    return found
+
+
+def _followers(project: Project, models: list[str], engine: str) -> tuple[str, ...]:
+    """The ensembles outside the pipeline that run its engine."""
+    return tuple(m for m, s in project.models.items() if m not in models and is_ensemble(s) and engine in _callees(s))
 
 
 def resolve_joint(project: Project, name: str) -> JointTarget:
@@ -81,7 +83,12 @@ def resolve_joint(project: Project, name: str) -> JointTarget:
                              "has no pipeline to search", f"tune it alone without --joint: tritonkit tune {name}")
     models = [name]
     _walk(project, name, models)
-    engine, followers = _llm_engine(project, name, models)
+    found = _engine(project, name, models)
     policy = spec.model_transaction_policy
-    return JointTarget(name, kind, tuple(models), bool(policy and policy.decoupled),
-                       spec.sequence_batching is not None, engine, followers)
+    decoupled = bool(policy and policy.decoupled)
+    target = JointTarget(name, kind, tuple(models), decoupled, spec.sequence_batching is not None)
+    if found is None:
+        return target
+    engine, pipeline, streams = found
+    return replace(target, engine=engine, engine_pipeline=pipeline, streams=streams,
+                   followers=_followers(project, models, engine))

@@ -24,15 +24,15 @@ from tritonkit.serve.state import STATE_DIR
 from tritonkit.spec.loader import load_project, shown_path
 from tritonkit.spec.model import ModelSpec
 from tritonkit.spec.project import Project
+from tritonkit.tune.analyzer.config import Endpoints, build_config
+from tritonkit.tune.analyzer.runner import analyzer_command
+from tritonkit.tune.analyzer.space import ModelSpace, SearchSpace, concurrency_range, fit_budget, model_space
+from tritonkit.tune.analyzer.wrappers import Wrappers, write_wrappers
 from tritonkit.tune.baseline import build_baseline
-from tritonkit.tune.inputs import perf_inputs
 from tritonkit.tune.layout import TuneDir
-from tritonkit.tune.ma_config import Endpoints, build_config
 from tritonkit.tune.options import TuneOptions
-from tritonkit.tune.runner import analyzer_command
-from tritonkit.tune.space import ModelSpace, SearchSpace, concurrency_range, fit_budget, model_space
-from tritonkit.tune.target import TuneTarget, resolve_target
-from tritonkit.tune.wrappers import Wrappers, write_wrappers
+from tritonkit.tune.targets.inputs import perf_inputs
+from tritonkit.tune.targets.model import TuneTarget, resolve_target
 
 
 @dataclass
@@ -50,6 +50,11 @@ class TunePlan:
     @property
     def specs(self) -> dict[str, ModelSpec]:
         return self.project.models
+
+    def summary(self) -> dict[str, Any]:
+        """`--dry-run --json`: the config and the command, nothing measured."""
+        return {"ok": True, "dry_run": True, "config": self.config, "command": self.command,
+                "config_file": str(self.tune_dir.config), "notes": self.notes}
 
 
 def _cpu_only(spec: ModelSpec, gpu: bool) -> bool:

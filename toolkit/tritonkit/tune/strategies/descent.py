@@ -1,4 +1,4 @@
-"""The joint search: coordinate descent over the pipeline's knobs within a measurement budget (or the full grid).
+"""Coordinate descent over a pipeline's knobs within a measurement budget.
 
 Descent starts at the spec's own configuration and, knob after knob, measures the knob's other values with every
 other knob where it stands; it moves to the best only when that beats the current point by more than the noise
@@ -8,65 +8,12 @@ tie on a plateau are tried together. A step's instances are also tried with its 
 cores, not n times the threads), a move that one knob at a time misses: each alone oversubscribes or starves it.
 """
 import os
-from collections.abc import Callable
-from dataclasses import dataclass, field
 
-from tritonkit.tune.joint_space import Key, Knob, Point, default_point, grid, normalize, point_id
 from tritonkit.tune.options import Constraints, Objective
-from tritonkit.tune.results import Measurement
-from tritonkit.tune.winner import meets, sort_key
-
-#: A move must gain more than this (relative) to count: less is within a noisy machine's spread.
-NOISE_MARGIN = 0.03
-
-
-Measure = Callable[[Point], Measurement | None]  # None: the candidate could not be served or measured
-
-
-@dataclass
-class Trace:
-    """Every configuration measured, in order (None where it failed), and how the search ended."""
-
-    measured: list[tuple[Point, Measurement | None]] = field(default_factory=list)
-    budget_hit: bool = False
-    passes: int = 0
-
-
-def better(a: Measurement | None, b: Measurement | None, objective: Objective, constraints: Constraints,
-           margin: float = NOISE_MARGIN) -> bool:
-    """Whether `a` beats `b` by more than the margin: meeting the constraints first, then the objective."""
-    if a is None:
-        return False
-    if b is None:
-        return True
-    a_ok, b_ok = meets(a, constraints), meets(b, constraints)
-    if a_ok != b_ok:
-        return a_ok
-    if objective == "latency" or not a_ok:  # out of bounds: closer to the latency bound is better
-        return a.p99_ms < b.p99_ms * (1 - margin)
-    return a.throughput > b.throughput * (1 + margin)
-
-
-class _Budgeted:
-    """Measures each distinct configuration once, counting against the budget."""
-
-    def __init__(self, measure: Measure, budget: int, knobs: list[Knob]) -> None:
-        self.measure, self.budget, self.knobs, self.trace = measure, budget, knobs, Trace()
-        self.cache: dict[tuple, Measurement | None] = {}
-
-    def __call__(self, point: Point) -> tuple[bool, Measurement | None]:
-        """(measured or cached, score); (False, None) once the budget is spent."""
-        point = normalize(point, self.knobs)
-        key = point_id(point)
-        if key in self.cache:
-            return True, self.cache[key]
-        if len(self.trace.measured) >= self.budget:
-            self.trace.budget_hit = True
-            return False, None
-        score = self.measure(point)
-        self.cache[key] = score
-        self.trace.measured.append((point, score))
-        return True, score
+from tritonkit.tune.results.measurements import Measurement
+from tritonkit.tune.results.winner import sort_key
+from tritonkit.tune.space.knobs import Key, Knob, Point, default_point, normalize, point_id
+from tritonkit.tune.strategies.budget import Budgeted, Measure, Trace, better
 
 
 def _neutral(tried: list[tuple[object, Measurement | None]], own: object, score: Measurement | None,
@@ -98,7 +45,7 @@ def coordinate_descent(knobs: list[Knob], measure: Measure, budget: int, objecti
     pass moves nothing, the knobs that measured as well as their current values are moved together once. An
     instance count is also tried with the step's threads split between the instances (`cores`: this machine's)."""
     cores = cores or os.cpu_count() or 1
-    run = _Budgeted(measure, budget, knobs)
+    run = Budgeted(measure, budget, knobs)
     current = normalize(default_point(knobs), knobs)
     _, current_score = run(current)
     while not run.trace.budget_hit:
@@ -137,18 +84,3 @@ def coordinate_descent(knobs: list[Knob], measure: Measure, budget: int, objecti
             break
         current, current_score = together, score
     return current, run.trace
-
-
-def grid_search(knobs: list[Knob], measure: Measure, budget: int, objective: Objective,
-                constraints: Constraints) -> tuple[Point, Trace]:
-    """Every configuration (up to the budget): the brute-force baseline; the best by the same rule as descent."""
-    run = _Budgeted(measure, budget, knobs)
-    best: Point = normalize(default_point(knobs), knobs)
-    _, best_score = run(best)
-    for point in grid(knobs):
-        done, score = run(point)
-        if not done:
-            break
-        if better(score, best_score, objective, constraints, margin=0.0):
-            best, best_score = point, score
-    return best, run.trace

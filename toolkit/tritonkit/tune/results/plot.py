@@ -6,8 +6,8 @@ from pathlib import Path
 from typing import Any
 
 from tritonkit.tune.options import Constraints
-from tritonkit.tune.results import TuneResults
-from tritonkit.tune.winner import Choice
+from tritonkit.tune.results.measurements import TuneResults
+from tritonkit.tune.results.winner import Choice
 
 
 def save_plot(results: TuneResults, choice: Choice, constraints: Constraints, path: Path, title: str,

@@ -1,4 +1,5 @@
-"""Reads what Model Analyzer measured: `results/metrics-model-inference.csv` and its latest checkpoint.
+"""What Model Analyzer wrote: `results/metrics-model-inference.csv` and its latest checkpoint, read into
+measurements, and its reports and plots.
 
 The checkpoint holds every measurement and the exact config of every variant (also after an interrupted run, when no CSV
 is written); the CSV adds Model Analyzer's own constraint verdict. Both are parsed into the same `Measurement` rows.
@@ -7,45 +8,17 @@ import csv
 import io
 import json
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from tritonkit.errors import TritonkitError
+from tritonkit.serve.fallback import gpu_available
+from tritonkit.tune.layout import TuneDir
+from tritonkit.tune.results.measurements import Measurement, TuneResults
 
 INFERENCE_CSV = "metrics-model-inference.csv"
 _CKPT = re.compile(r"^(\d+)\.ckpt$")
-
-
-@dataclass(frozen=True)
-class Measurement:
-    """One perf_analyzer measurement of one configuration (top-level variant) at one concurrency."""
-
-    variant: str
-    concurrency: int
-    throughput: float
-    p99_ms: float
-    composing: tuple[str, ...] = ()
-    satisfies: bool | None = None  # Model Analyzer's verdict, when read from its CSV
-    #: An LLM pipeline's p99 time to first token and p99 inter-token gap (throughput is then tokens/s).
-    ttft_ms: float | None = None
-    itl_ms: float | None = None
-
-
-@dataclass
-class TuneResults:
-    """Measurements plus each variant's model config (Model Analyzer's JSON form of Triton's ModelConfig)."""
-
-    model: str
-    measurements: list[Measurement] = field(default_factory=list)
-    configs: dict[str, dict[str, Any]] = field(default_factory=dict)
-    composing: dict[str, tuple[str, ...]] = field(default_factory=dict)
-
-    def by_variant(self) -> dict[str, list[Measurement]]:
-        grouped: dict[str, list[Measurement]] = {}
-        for m in self.measurements:
-            grouped.setdefault(m.variant, []).append(m)
-        return grouped
 
 
 def _number(text: str) -> float:
@@ -128,3 +101,21 @@ def read_results(export_dir: Path, checkpoint_dir: Path, model: str) -> TuneResu
         if not results.measurements:  # a CSV without checkpoint (copied results): use its rows as they are
             results.measurements = rows
     return results
+
+
+def report_paths(tune_dir: TuneDir, plot: Path, model: str) -> dict[str, Path]:
+    """The outputs worth opening that exist (a run stopped by its budget writes no results CSV nor reports)."""
+    paths = {"plot": plot, "html report": tune_dir.reports / "summaries" / model / "result_summary.html",
+             "reports": tune_dir.reports, "results": tune_dir.results / INFERENCE_CSV,
+             "summary": tune_dir.summary}
+    return {name: path for name, path in paths.items() if path.exists()}
+
+
+def drop_gpu_plots(tune_dir: TuneDir) -> list[Path]:
+    """On a host without a GPU, removes Model Analyzer's GPU-metric plots (all zeros there); returns them."""
+    if gpu_available():
+        return []
+    plots = sorted((tune_dir.root / "plots").glob("**/gpu_*.png"))
+    for path in plots:
+        path.unlink()
+    return plots

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tritonkit.serve import process
+from tritonkit.tune.analyzer.progress import ProgressTracker
 from tritonkit.tune.layout import TuneDir
-from tritonkit.tune.progress import ProgressTracker
 
 #: How long Model Analyzer may take to finish its current measurement and save after SIGINT.
 INTERRUPT_GRACE_S = 120.0

@@ -1,9 +1,11 @@
-"""`tritonkit tune PIPELINE --joint`: every step of an ensemble or BLS pipeline searched together, measured end to end.
+"""The knob search (`tritonkit tune PIPELINE --joint`): every step of an ensemble or BLS pipeline searched together
+by a walk over its knobs (`descent.py`, `grid.py`), measured end to end.
 
 Each candidate is the baseline (the spec without `tuned:`) with the point's values in its steps' configs, served on
-the embedded Triton and measured with perf_analyzer against the pipeline itself. The measurements become the same
-`TuneResults` Model Analyzer's are read into, so the winner, the table, the plot, the summary and the write-back
-(`tuned:` per step with provenance, then a rebuild that must carry the values) are the Model Analyzer path's own.
+the embedded Triton and measured against the pipeline itself: with perf_analyzer (`targets/perf.py`), or with its
+engine's streaming clients (`targets/engine.py`). The measurements become the same `TuneResults` Model Analyzer's
+are read into, so the winner, the table, the plot, the summary and the write-back (`tuned:` per step with
+provenance, then a rebuild that must carry the values) are the Model Analyzer strategy's own.
 """
 import json
 import re
@@ -11,7 +13,7 @@ import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from google.protobuf import json_format, text_format
 
@@ -22,70 +24,37 @@ from tritonkit.spec.model import ModelSpec
 from tritonkit.spec.project import Project
 from tritonkit.spec.tuned import TunedModel
 from tritonkit.triton.model_config import pb as mc
-from tritonkit.tune import report as report_mod
-from tritonkit.tune.api import write_back_spec
 from tritonkit.tune.baseline import build_baseline
-from tritonkit.tune.inputs import perf_inputs
-from tritonkit.tune.joint_confirm import confirmed
-from tritonkit.tune.joint_measure import Bench, measure, write_candidate
-from tritonkit.tune.joint_search import Trace, coordinate_descent, grid_search
-from tritonkit.tune.joint_space import (
-    DELAYS_US,
-    KNOB_NAMES,
-    Knob,
-    Point,
-    default_point,
-    describe_point,
-    grid_size,
-    normalize,
-    pipeline_knobs,
-    point_configs,
-    point_id,
-    tuned_models,
-)
-from tritonkit.tune.joint_target import LLM_IDS_OUTPUT, JointTarget, resolve_joint
 from tritonkit.tune.layout import TuneDir
-from tritonkit.tune.llm_measure import LlmBench, measure_llm
-from tritonkit.tune.options import Constraints, Objective, TuneOptions
-from tritonkit.tune.plot import save_plot
-from tritonkit.tune.provenance import provenance
-from tritonkit.tune.results import Measurement, TuneResults
-from tritonkit.tune.winner import DEFAULT_SUFFIX, Choice, choose
+from tritonkit.tune.options import TuneOptions
+from tritonkit.tune.results import report as report_mod
+from tritonkit.tune.results.measurements import Measurement, TuneResults
+from tritonkit.tune.results.plot import save_plot
+from tritonkit.tune.results.provenance import provenance
+from tritonkit.tune.results.winner import DEFAULT_SUFFIX, Choice, choose
+from tritonkit.tune.results.writeback import write_back_spec
+from tritonkit.tune.space.knobs import Knob, Point, default_point, describe_point, grid_size, normalize, point_id
+from tritonkit.tune.space.steps import pipeline_knobs, point_configs, tuned_models
+from tritonkit.tune.strategies.budget import Trace
+from tritonkit.tune.strategies.confirm import confirmed
+from tritonkit.tune.strategies.descent import coordinate_descent
+from tritonkit.tune.strategies.grid import grid_search
+from tritonkit.tune.targets.engine import StreamBench, engines
+from tritonkit.tune.targets.inputs import perf_inputs
+from tritonkit.tune.targets.perf import Bench, measure, write_candidate
+from tritonkit.tune.targets.pipeline import JointTarget, resolve_joint
 
 Report = Callable[[str], None]
-
-
-@dataclass(frozen=True)
-class JointOptions:
-    """One joint search; `budget` counts configurations measured (each the median of `repeats` perf runs)."""
-
-    target: str
-    spec_path: Path
-    objective: Objective = "throughput"
-    constraints: Constraints = field(default_factory=Constraints)
-    search: Literal["descent", "grid"] = "descent"
-    budget: int = 20
-    repeats: int = 1
-    concurrency: int = 4
-    measurement_requests: int = 100
-    stability_percentage: float = 25.0
-    max_instances: int | None = None
-    knobs: tuple[str, ...] = KNOB_NAMES
-    delays_us: tuple[int, ...] = DELAYS_US
-    #: Tokens each stream generates when the pipeline runs an LLM engine.
-    max_tokens: int = 32
-    #: False: measure and report only, the spec untouched (the benchmark's grid).
-    write: bool = True
-    #: Alternating rounds in which a winner other than the spec's own configuration is measured again against it
-    #: before it is written (joint_confirm.py); 0: the search's measurements decide alone.
-    confirm_rounds: int = 2
+Walk = Callable[..., tuple[Point, Trace]]   # (knobs, measure, budget, objective, constraints) -> (best, trace)
+#: How the knobs are walked, by `TuneOptions.search`.
+WALKS: dict[str, Walk] = {"descent": coordinate_descent, "grid": grid_search}
 
 
 @dataclass
 class JointOutcome:
     """What the search measured, chose and wrote."""
 
-    options: JointOptions
+    options: TuneOptions
     target: JointTarget
     knobs: list[Knob]
     points: dict[str, Point]  # variant -> its point
@@ -96,7 +65,7 @@ class JointOutcome:
     plot: Path
     build: BuildResult | None
     tune_dir: TuneDir
-    bench: Bench | LlmBench
+    bench: Bench | StreamBench
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -114,7 +83,7 @@ class JointOutcome:
                       for k in self.knobs],
             **report_mod.summary(self.choice, self.results, target, opts.objective, opts.constraints),
             "winner_settings": self.winner_settings,
-            **({} if self.target.engine is None else {"llm_measurements": [
+            **({} if self.target.engine is None else {f"{self.target.engine_pipeline}_measurements": [
                 {"configuration": m.variant,
                  "settings": describe_point(self.points[m.variant], default_point(self.knobs)),
                  "tokens_per_s": m.throughput, "ttft_p99_ms": m.ttft_ms, "itl_p99_ms": m.itl_ms}
@@ -125,10 +94,10 @@ class JointOutcome:
         }
 
 
-def _bench(options: JointOptions, target: JointTarget, spec: ModelSpec, tune_dir: TuneDir,
-           notes: list[str]) -> Bench | LlmBench:
+def _bench(options: TuneOptions, target: JointTarget, spec: ModelSpec, tune_dir: TuneDir,
+           notes: list[str]) -> Bench | StreamBench:
     if target.engine is not None:
-        return LlmBench(target.name, LLM_IDS_OUTPUT, options.concurrency, options.repeats, options.max_tokens)
+        return StreamBench(target.name, options.concurrency, options.repeats, options.max_tokens)
     inputs = perf_inputs(target.name, spec, tune_dir.built / target.name, tune_dir.root)
     if inputs.note:
         notes.append(inputs.note)
@@ -142,7 +111,7 @@ class _Recorder:
     """Measures a point and files it as a Model Analyzer-style variant (`asr_config_3`, steps `decoder_config_3`)."""
 
     def __init__(self, target: JointTarget, knobs: list[Knob], configs: dict[str, mc.ModelConfig],
-                 bench: Bench | LlmBench,
+                 bench: Bench | StreamBench,
                  tune_dir: TuneDir, budget: int, report: Report) -> None:
         self.target, self.knobs, self.configs, self.bench = target, knobs, configs, bench
         self.tune_dir, self.budget, self.report = tune_dir, budget, report
@@ -155,7 +124,7 @@ class _Recorder:
         index = len(self.points) + len(self.notes) + 1
         suffix = DEFAULT_SUFFIX if point_id(point) == point_id(self.default) else f"_config_{index}"
         label = f"[joint {index}/{self.budget}] {describe_point(point, self.default)}"
-        configs = point_configs(point, self.configs, self.target.engine)
+        configs = point_configs(point, self.configs, self.knobs)
         found = self._served(point, configs, str(index), suffix, label)
         if found is None:
             return None
@@ -172,7 +141,7 @@ class _Recorder:
     def remeasure(self, point: Point, label: str) -> Measurement | None:
         """`point` served and measured again, not recorded (joint_confirm's rounds)."""
         slug = re.sub(r"\W+", "-", label).strip("-")   # "[confirm 1/2] winner" -> confirm-1-2-winner
-        found = self._served(point, point_configs(point, self.configs, self.target.engine), slug, f"_{slug}", label)
+        found = self._served(point, point_configs(point, self.configs, self.knobs), slug, f"_{slug}", label)
         if found is not None:
             self.report(f"{label}: {describe_measurement(found)}")
         return found
@@ -194,17 +163,19 @@ class _Recorder:
             shutil.rmtree(repository, ignore_errors=True)
 
     def _measure(self, repository: Path, log: Path, variant: str, composing: tuple[str, ...]) -> Measurement:
-        """An LLM pipeline: tokens/s, p99 is the time to first token; any other: infer/s and p99 latency."""
-        if isinstance(self.bench, LlmBench):
-            llm = measure_llm(repository, self.bench, self.tune_dir.root, log)
-            return Measurement(variant, self.bench.concurrency, llm.tokens_per_s, llm.ttft_p99_ms, composing,
-                               ttft_ms=llm.ttft_p99_ms, itl_ms=llm.itl_p99_ms)
+        """A pipeline running an engine: tokens/s, p99 is the time to first token; any other: infer/s and p99
+        latency."""
+        if isinstance(self.bench, StreamBench):
+            assert self.target.streams is not None, "a stream bench measures an engine's pipeline"
+            stream = self.target.streams.measure(repository, self.bench, self.tune_dir.root, log)
+            return Measurement(variant, self.bench.concurrency, stream.tokens_per_s, stream.ttft_p99_ms, composing,
+                               ttft_ms=stream.ttft_p99_ms, itl_ms=stream.itl_p99_ms)
         sample = measure(repository, self.bench, self.tune_dir.root, log)
         return Measurement(variant, self.bench.concurrency, sample.throughput, sample.p99_ms, composing)
 
 
 def describe_measurement(m: Measurement) -> str:
-    """`12.5 infer/s, p99 8.1 ms`, or an LLM's `40.2 tokens/s, p99 TTFT 310 ms, p99 ITL 95 ms`."""
+    """`12.5 infer/s, p99 8.1 ms`, or an engine's `40.2 tokens/s, p99 TTFT 310 ms, p99 ITL 95 ms`."""
     if m.itl_ms is None:
         return f"{m.throughput:.1f} infer/s, p99 {m.p99_ms:.1f} ms"
     return f"{m.throughput:.1f} tokens/s, p99 TTFT {m.p99_ms:.1f} ms, p99 ITL {m.itl_ms:.1f} ms"
@@ -228,16 +199,17 @@ def _no_knobs(target: JointTarget, spec_path: Path) -> TritonkitError:
                           "give a step dynamic_batching or an intra_op_thread_count, or widen --knobs")
 
 
-def plan_space(options: JointOptions) -> tuple[Project, JointTarget, list[Knob]]:
+def plan_space(options: TuneOptions) -> tuple[Project, JointTarget, list[Knob]]:
     """The pipeline and its knobs as the spec loads (defaults include a `tuned:` overlay): refusals before building,
     and what `--dry-run` prints. Which knobs exist does not depend on `tuned:`."""
     user = load_project(options.spec_path)
     target = resolve_joint(user, options.target)
     bounds = options.constraints
     if target.engine is None and (bounds.max_ttft_ms is not None or bounds.max_itl_ms is not None):
+        labels = " or ".join(dict.fromkeys(e.label for e in engines().values())) or "streaming"
         raise TritonkitError("", "--max-ttft-ms" if bounds.max_ttft_ms is not None else "--max-itl-ms",
-                             f"'{target.name}' runs no LLM engine, so it has no time to first token or inter-token "
-                             "gap to bound", "bound its latency with --max-p99-ms")
+                             f"'{target.name}' runs no {labels} engine, so it has no time to first token or "
+                             "inter-token gap to bound", "bound its latency with --max-p99-ms")
     knobs = pipeline_knobs(searched_steps(target), user.models, options.max_instances, options.knobs,
                            options.delays_us)
     if not knobs:
@@ -245,13 +217,35 @@ def plan_space(options: JointOptions) -> tuple[Project, JointTarget, list[Knob]]
     return user, target, knobs
 
 
+@dataclass(frozen=True)
+class KnobPlan:
+    """What a knob search would walk (`--dry-run`): the pipeline and its knobs; nothing built or measured."""
+
+    options: TuneOptions
+    target: JointTarget
+    knobs: list[Knob]
+
+    def rows(self) -> list[dict[str, Any]]:
+        return [{"step": k.step, "knob": k.name, "values": list(k.values), "default": k.default} for k in self.knobs]
+
+    def summary(self) -> dict[str, Any]:
+        return {"ok": True, "dry_run": True, "target": self.target.name, "models": list(self.target.models),
+                "knobs": self.rows(), "grid_size": grid_size(self.knobs), "budget": self.options.budget}
+
+
+def plan(options: TuneOptions, report: Report) -> KnobPlan:
+    """The pipeline and its knobs as `--dry-run` shows them."""
+    _, target, knobs = plan_space(options)
+    return KnobPlan(options, target, knobs)
+
+
 def searched_steps(target: JointTarget) -> tuple[str, ...]:
-    """The steps whose knobs are searched: an LLM pipeline's engine (its steps decide tokens/s), else every step."""
+    """The steps whose knobs are searched: a pipeline's engine (its steps decide tokens/s), else every step."""
     return (target.engine,) if target.engine is not None else target.models
 
 
-def tune_pipeline(options: JointOptions, report: Report) -> JointOutcome:
-    """The whole joint search: resolve, build the baseline, search, choose, plot, write back (unless told not to)."""
+def run(options: TuneOptions, report: Report) -> JointOutcome:
+    """The whole knob search: resolve, build the baseline, search, choose, plot, write back (unless told not to)."""
     user, target, _ = plan_space(options)
     tune_dir = TuneDir.for_target(user.root, f"{target.name}.joint")
     tune_dir.make()
@@ -266,7 +260,7 @@ def tune_pipeline(options: JointOptions, report: Report) -> JointOutcome:
     configs = {m: text_format.Parse((tune_dir.built / m / "config.pbtxt").read_text(), mc.ModelConfig())
                for m in (*target.models, *target.followers)}
     recorder = _Recorder(target, knobs, configs, bench, tune_dir, options.budget, report)
-    search = coordinate_descent if options.search == "descent" else grid_search
+    search = WALKS[options.search]
     report(f"searching {len(knobs)} knobs ({grid_size(knobs)} configurations in all) by {options.search}, "
            f"at most {options.budget} measured, each at concurrency {options.concurrency}")
     found, trace = search(knobs, recorder, options.budget, options.objective, options.constraints)
@@ -295,13 +289,13 @@ def tune_pipeline(options: JointOptions, report: Report) -> JointOutcome:
         how = (f"joint end-to-end search ({options.search}, {len(trace.measured)} configurations, median of "
                f"{options.repeats} {runs} each at concurrency {options.concurrency})")
         best = choice.winner.best
-        llm = [] if best.itl_ms is None else [f"LLM: throughput_infer_per_s is tokens/s, p99_latency_ms the p99 time "
-                                               f"to first token; p99 inter-token gap {best.itl_ms:.1f} ms"]
-        base = TuneOptions(options.target, options.spec_path, options.objective, options.constraints)
-        prov = provenance(base, choice.winner.best).model_copy(update={"model_analyzer_version": None,
-                                                                         "notes": [how, *llm]})
+        streamed = [] if best.itl_ms is None or target.streams is None else [
+            f"{target.streams.label}: throughput_infer_per_s is tokens/s, p99_latency_ms the p99 time to first token; "
+            f"p99 inter-token gap {best.itl_ms:.1f} ms"]
+        prov = provenance(options, choice.winner.best).model_copy(update={"model_analyzer_version": None,
+                                                                            "notes": [how, *streamed]})
         tuned = tuned_models(recorder.points[choice.winner.variant], knobs, target.name, project.models, configs,
-                             prov, target.engine)
+                             prov)
         report(f"writing tuned settings of {', '.join(tuned)} to {shown_path(options.spec_path)} and rebuilding")
         built = write_back_spec(options.spec_path, tuned)
     done = JointOutcome(options, target, knobs, recorder.points, trace, recorder.results, choice, tuned, plot,

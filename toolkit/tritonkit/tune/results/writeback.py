@@ -9,12 +9,15 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from google.protobuf import text_format
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
-from tritonkit.errors import TritonkitError
+from tritonkit.errors import TritonkitError, shown_path
 from tritonkit.files import write_text_atomically
+from tritonkit.repository.build import BuildResult, build
 from tritonkit.spec.tuned import TunedModel
+from tritonkit.triton.model_config import pb as mc
 
 HEADER = "# Written by `tritonkit tune`: measured settings that override the models' own (re-run tune to refresh)."
 
@@ -111,3 +114,43 @@ def write_tuned(spec_path: Path, new: dict[str, TunedModel], shown: str) -> str:
     old = spec_path.read_text(encoding="utf-8")
     write_text_atomically(spec_path, updated_spec_text(old, new, shown))
     return old
+
+
+def _check_rebuilt(repository: Path, tuned: dict[str, TunedModel]) -> None:
+    """The rebuilt configs must carry the tuned values (guards the spec loader applying the overlay)."""
+    for name, entry in tuned.items():
+        path = repository / name / "config.pbtxt"
+        config = text_format.Parse(path.read_text(), mc.ModelConfig())
+        wrong = []
+        if entry.max_batch_size is not None and config.max_batch_size != entry.max_batch_size:
+            wrong.append(f"max_batch_size {config.max_batch_size} != {entry.max_batch_size}")
+        if entry.instance_group is not None:
+            counts = [g.count for g in config.instance_group]
+            if counts != [g.count for g in entry.instance_group]:
+                wrong.append(f"instance counts {counts} != {[g.count for g in entry.instance_group]}")
+        delay = config.dynamic_batching.max_queue_delay_microseconds
+        if entry.dynamic_batching is not None and delay != entry.dynamic_batching.max_queue_delay_microseconds:
+            wrong.append(f"queue delay {delay} != {entry.dynamic_batching.max_queue_delay_microseconds}")
+        oldest = entry.sequence_batching.oldest if entry.sequence_batching is not None else None
+        if oldest is not None and config.sequence_batching.oldest.max_queue_delay_microseconds != \
+                oldest.max_queue_delay_microseconds:
+            wrong.append(f"sequence queue delay {config.sequence_batching.oldest.max_queue_delay_microseconds} != "
+                         f"{oldest.max_queue_delay_microseconds}")
+        for key, value in (entry.parameters or {}).items():
+            if config.parameters[key].string_value != str(value):
+                wrong.append(f"parameter {key} '{config.parameters[key].string_value}' != '{value}'")
+        if wrong:
+            raise TritonkitError(str(path), f"tuned.{name}", "the rebuilt config does not carry the tuned values (" +
+                                 ", ".join(wrong) + ")", "the spec loader must apply `tuned:`, report this as a bug")
+
+
+def write_back_spec(spec_path: Path, tuned: dict[str, TunedModel]) -> BuildResult:
+    """Writes `tuned:` into the spec and rebuilds; a rebuild that fails restores the spec as it was."""
+    old = write_tuned(spec_path, tuned, shown_path(spec_path))
+    try:
+        result = build(spec_path)
+        _check_rebuilt(result.repository, tuned)
+    except BaseException:
+        write_text_atomically(spec_path, old)
+        raise
+    return result

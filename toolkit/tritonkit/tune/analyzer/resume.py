@@ -10,8 +10,8 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from tritonkit.tune.analyzer.config import VOLATILE_KEYS
 from tritonkit.tune.layout import TuneDir
-from tritonkit.tune.ma_config import VOLATILE_KEYS
 
 
 def _tree_digest(root: Path) -> str:

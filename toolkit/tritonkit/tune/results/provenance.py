@@ -9,7 +9,7 @@ from pathlib import Path
 from tritonkit.serve.fallback import gpu_available
 from tritonkit.spec.tuned import Provenance
 from tritonkit.tune.options import TuneOptions
-from tritonkit.tune.results import Measurement
+from tritonkit.tune.results.measurements import Measurement
 
 
 def cpu_description() -> str:

@@ -1,0 +1,41 @@
+"""How `tritonkit tune` searches: one interface, `Strategy`, and `strategy_for`, which picks one from the options.
+
+- Model Analyzer's own modes (`model_analyzer.py`): quick (its guided walk of instance counts and max batch sizes)
+  or brute (every combination, trimmed to the budget), over one model or a pipeline it profiles; it measures with
+  perf_analyzer itself.
+- tritonkit's walks over a pipeline's knobs (`knob_search.py`, `--joint`), measured end to end: coordinate descent
+  (`descent.py`, quick) or the grid (`grid.py`, brute) within a budget (`budget.py`), the winner measured again
+  against the spec's own settings (`confirm.py`).
+
+Both choose, report and write back the same way (`results/`).
+"""
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from tritonkit.tune.options import TuneOptions
+from tritonkit.tune.strategies import knob_search, model_analyzer
+
+Report = Callable[[str], None]
+
+
+class Summarized(Protocol):
+    """A plan or an outcome: `summary()` is what `--json` prints."""
+
+    def summary(self) -> dict[str, Any]: ...
+
+
+@dataclass(frozen=True)
+class Strategy:
+    """One way to search: `plan` says what it would search (`--dry-run`: nothing measured or written), `run`
+    searches, chooses and writes the winner back."""
+
+    plan: Callable[[TuneOptions, Report], Summarized]
+    run: Callable[[TuneOptions, Report], Summarized]
+
+
+def strategy_for(options: TuneOptions) -> Strategy:
+    """Model Analyzer's quick or brute search, or with `joint` the walk over a pipeline's knobs."""
+    if options.joint:
+        return Strategy(knob_search.plan, knob_search.run)
+    return Strategy(model_analyzer.plan, model_analyzer.run)
