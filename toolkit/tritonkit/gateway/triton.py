@@ -1,7 +1,9 @@
 """Triton over tritonclient's asyncio gRPC client. A decoupled model's requests go on ModelStreamInfer streams kept
 open and reused, one request at a time each: a request written on an open stream reaches Triton's inference sooner
 than one that first opens its stream (benchmarks/gateway.py measures both), and a stream that carries one request is
-still cancelled with it when its caller leaves."""
+still cancelled with it when its caller leaves. Kept streams are let go when Triton stops being ready: a Triton
+shutting down waits for them (an open stream keeps its last request's model loaded, and the gRPC server's shutdown
+waits for open calls), so `tritonkit stop` would otherwise end in SIGKILL after the exit timeout."""
 import asyncio
 from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Mapping
 
@@ -17,6 +19,8 @@ from tritonkit.gateway.errors import ApiError, from_triton
 FINAL_FLAG = {"triton_enable_empty_final_response": True}
 #: Idle streams kept for the next requests; more than this many requests ending at once close their streams.
 IDLE_STREAMS = 16
+#: Seconds between readiness checks while streams are kept (Triton counts its exit timeout in whole seconds).
+WATCH_S = 0.5
 
 
 def tensor(name: str, value: np.ndarray) -> InferInput:
@@ -69,12 +73,35 @@ class Triton:
         self.url = url
         self.client = aio.InferenceServerClient(url)
         self._idle: list[_Stream] = []
+        self._watch: asyncio.Task[None] | None = None
 
     async def close(self) -> None:
+        if self._watch is not None:
+            self._watch.cancel()
+        self._release()
+        await self.client.close()
+
+    def _release(self) -> None:
         for stream in self._idle:
             stream.cancel()
         self._idle.clear()
-        await self.client.close()
+
+    def _keep(self, stream: _Stream) -> None:
+        """Keeps a finished request's stream for the next one, watched for as long as any stream is kept."""
+        self._idle.append(stream)
+        if self._watch is None or self._watch.done():
+            self._watch = asyncio.create_task(self._release_when_not_ready())
+
+    async def _release_when_not_ready(self) -> None:
+        """Lets the kept streams go as soon as Triton is not ready (shutting down, or gone)."""
+        while self._idle:
+            await asyncio.sleep(WATCH_S)
+            try:
+                ready = await self.client.is_server_ready(client_timeout=2 * WATCH_S)
+            except InferenceServerException:
+                ready = False
+            if not ready:
+                self._release()
 
     def cannot_reach(self, detail: str) -> ApiError:
         """OpenAI's 503 for a Triton the gateway made no connection to, naming its address."""
@@ -158,6 +185,6 @@ class Triton:
             raise self._ended(exc, model) from None
         finally:
             if finished and len(self._idle) < IDLE_STREAMS:
-                self._idle.append(stream)
+                self._keep(stream)
             else:
                 stream.cancel()
