@@ -35,7 +35,7 @@ def labels(t: Target) -> dict[str, str]:
 def sizing_note(t: Target) -> str:
     """One line of the numbers the resources came from, for the Deployment's header."""
     models = ", ".join(f"{f.name} {mebibytes(f.file_bytes)}"
-                       f"{f' + kv {mebibytes(f.kv_cache_bytes)}' if f.kv_cache_bytes else ''}"
+                       f"{''.join(f' + {label} {mebibytes(n)}' for label, n in f.held.items())}"
                        f" x{f.cpu_instances} cpu/{f.gpu_instances} gpu"
                        for f in t.footprints if f.cpu_instances or f.gpu_instances)  # ensembles hold nothing
     return f"{models}; shm {mebibytes(t.sizing.shm_bytes)}"

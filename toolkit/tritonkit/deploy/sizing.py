@@ -9,8 +9,8 @@ The rules (docs/commands/deploy.md "Sizing, probes, validation" explains them to
   256Mi for Triton + per model its loaded files x 1.5 (runtime arenas) for each CPU instance (each loads
   its own copy), once for GPU models (host staging), + 64Mi per Python-backend instance (its stub
   process, measured ~37 MB) + the /dev/shm size (a memory-backed emptyDir counts against the limit)
-  + the response cache when a loaded model enables it + per instance its `kv_cache_bytes` parameter (the LLM
-  generate/complete models keep one KV-cache pool of that many bytes in each instance's process).
+  + the response cache when a loaded model enables it + per instance what its pipeline says each instance holds
+  beyond its files (`Pipeline.instance_memory`, e.g. a KV-cache pool in each instance's process).
 - /tmp (Triton downloads an s3:// repository there): 2 x the loaded files (a new version lands beside
   the old one) + 256Mi, also requested as ephemeral storage.
 - GPUs: only when some instance group is KIND_GPU: as many as the groups name (`gpus: [0, 1]` -> 2), else 1.
@@ -18,10 +18,11 @@ The rules (docs/commands/deploy.md "Sizing, probes, validation" explains them to
 """
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from tritonkit.errors import TritonkitError, Where
+from tritonkit.plugin.host import installed
 from tritonkit.triton.instance_counts import group_count, instance_groups
 from tritonkit.triton.layout import NOT_LOADED, loaded_versions, read_versions
 from tritonkit.triton.model_config import int_parameter, pb
@@ -51,7 +52,7 @@ class Footprint:
     gpu_instances: int
     gpus: int  # devices its KIND_GPU groups name (1 when they name none)
     python: bool
-    kv_cache_bytes: int = 0  # the `kv_cache_bytes` parameter: a KV-cache pool held by each instance
+    held: dict[str, int] = field(default_factory=dict)  # what each instance holds beyond its files, by its label
 
 
 @dataclass(frozen=True)
@@ -95,7 +96,13 @@ def footprint(name: str, config: pb.ModelConfig, model_dir: Path) -> Footprint:
     return Footprint(name, _loaded_file_bytes(model_dir, config), cpu_instances,
                      int_parameter(config, "intra_op_thread_count"),
                      sum(group_count(config, g) for g in gpu_groups), (len(named) or 1) if gpu_groups else 0,
-                     config.backend == "python", int_parameter(config, "kv_cache_bytes"))
+                     config.backend == "python", held(config))
+
+
+def held(config: pb.ModelConfig) -> dict[str, int]:
+    """What each instance of the model holds beyond its files, as the installed pipelines declare it."""
+    found = {m.label: m.bytes(config) for p in installed().values() if (m := p.instance_memory) is not None}
+    return {label: size for label, size in found.items() if size}
 
 
 def size(models: list[Footprint], shm_bytes: int, load_seconds: float, cache_bytes: int = 0) -> Sizing:
@@ -104,7 +111,7 @@ def size(models: list[Footprint], shm_bytes: int, load_seconds: float, cache_byt
     memory = SERVER_MEMORY + shm_bytes + cache_bytes + sum(
         int(m.file_bytes * RUNTIME_OVERHEAD * (m.cpu_instances + (1 if m.gpu_instances else 0) or 1))
         + (PYTHON_STUB_MEMORY * (m.cpu_instances + m.gpu_instances) if m.python else 0)
-        + m.kv_cache_bytes * (m.cpu_instances + m.gpu_instances) for m in models)
+        + sum(m.held.values()) * (m.cpu_instances + m.gpu_instances) for m in models)
     window = 3 * load_seconds + files / DOWNLOAD_BYTES_PER_S + 30
     cpu = SERVER_CPU_MILLIS + sum(m.cpu_instances * (CPU_MILLIS_PER_THREAD * m.threads or CPU_INSTANCE_MILLIS)
                                   + GPU_INSTANCE_CPU_MILLIS * m.gpu_instances for m in models)

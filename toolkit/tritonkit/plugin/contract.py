@@ -18,6 +18,7 @@ from tritonkit.spec.base import StrictModel
 if TYPE_CHECKING:
     from tritonkit.errors import Where
     from tritonkit.spec.project import Project
+    from tritonkit.triton.model_config import pb
     from tritonkit.tune.targets.engine import Engine
 
 
@@ -86,6 +87,15 @@ class Routes:
 
 
 @dataclass(frozen=True)
+class InstanceMemory:
+    """Memory each instance of one of the pipeline's models holds beyond its files (a KV-cache pool): what a pod
+    deploying it must request."""
+
+    label: str   # how the Deployment's sizing note names it, e.g. "kv"
+    bytes: Callable[[pb.ModelConfig], int]   # per instance; 0 for a model that is not the pipeline's
+
+
+@dataclass(frozen=True)
 class Pipeline(Generic[S]):
     """A pipeline as the core sees it; every part but the name and description is optional."""
 
@@ -101,3 +111,4 @@ class Pipeline(Generic[S]):
     gateway: Routes | None = None
     #: the engine its pipelines run, which `tune --joint` searches and measures its own way
     tuning: Engine | None = None
+    instance_memory: InstanceMemory | None = None

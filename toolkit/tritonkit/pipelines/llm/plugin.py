@@ -6,9 +6,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tritonkit.pipelines.llm.names import ENGINE
+from tritonkit.pipelines.llm.names import ENGINE, KV_CACHE_PARAMETER
 from tritonkit.pipelines.llm.tune import engine as tuning
-from tritonkit.plugin.contract import Endpoint, Pipeline, Routes, Starter
+from tritonkit.plugin.contract import Endpoint, InstanceMemory, Pipeline, Routes, Starter
 
 #: The tiny GPT is untrained: what it says is noise, which a reader of its first answer should know.
 RANDOM_WEIGHTS = ("the tiny GPT has random weights, so its answers are noise: newlines, stray bytes and mojibake are "
@@ -17,6 +17,7 @@ RANDOM_WEIGHTS = ("the tiny GPT has random weights, so its answers are noise: ne
 
 if TYPE_CHECKING:
     from tritonkit.errors import Where
+    from tritonkit.triton.model_config import pb
 
 
 def _assets(root: Path) -> list[Path]:
@@ -32,6 +33,13 @@ def _lm_quality(float_onnx: Path, quantized_onnx: Path, lm: Any, project_dir: Pa
     from tritonkit.pipelines.llm.export.quality import measure  # start-up: onnxruntime and tokenizers
 
     return measure(float_onnx, quantized_onnx, lm, project_dir, where)
+
+
+def _kv_cache(config: pb.ModelConfig) -> int:
+    """The engine's KV-cache pool, held by each of its instances."""
+    from tritonkit.triton.model_config import int_parameter  # start-up: protobuf only when a deployment is sized
+
+    return int_parameter(config, KV_CACHE_PARAMETER)
 
 
 def _endpoints() -> Mapping[str, Endpoint]:
@@ -50,4 +58,5 @@ PIPELINE: Pipeline = Pipeline(
     gateway=Routes(("/v1/chat/completions", "/v1/completions"), entry_model=ENGINE, default_id="llm",
                    endpoints=_endpoints, entry_note="the engine, sent the prompt's ids"),
     tuning=tuning.ENGINE,
+    instance_memory=InstanceMemory("kv", _kv_cache),
 )
