@@ -2,10 +2,13 @@
 from __future__ import annotations
 
 import importlib
+import json
 import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
 from typing import NoReturn
@@ -59,3 +62,14 @@ def run_cli(*args: str, cwd: Path | None = None, timeout: float = 120) -> subpro
     return subprocess.run(
         [sys.executable, "-m", "tritonkit", *args], cwd=cwd, capture_output=True, text=True, timeout=timeout
     )
+
+
+@contextmanager
+def background_server(project: Path) -> Iterator[dict]:
+    """`tritonkit serve --background --json` in `project`: its summary while it runs, then `tritonkit stop`."""
+    started = run_cli("serve", "--background", "--json", cwd=project, timeout=180)
+    assert started.returncode == 0, started.stderr
+    try:
+        yield json.loads(started.stdout)
+    finally:
+        assert run_cli("stop", cwd=project).returncode == 0

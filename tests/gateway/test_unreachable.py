@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_cli
+from tests.conftest import background_server, run_cli
 from tests.ports import quiet_ports
 from tests.serve.conftest import _write_python_model
 
@@ -26,12 +26,8 @@ pytestmark = pytest.mark.server
 def background(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, dict]]:
     project = tmp_path_factory.mktemp("gateway-reach")
     _write_python_model(project / "model_repository", "double")
-    started = run_cli("serve", "--background", "--json", cwd=project, timeout=180)
-    assert started.returncode == 0, started.stderr
-    try:
-        yield project, json.loads(started.stdout)
-    finally:
-        assert run_cli("stop", cwd=project).returncode == 0
+    with background_server(project) as info:
+        yield project, info
 
 
 def _answer(url: str, body: dict | None = None) -> tuple[int, dict]:

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 import tritonclient.grpc as grpcclient
 
-from tests.conftest import require, run_cli
+from tests.conftest import background_server, require, run_cli
 from tests.serve.conftest import _write_onnx_model, _write_python_model
 from tritonkit.golden import write_pairs
 from tritonkit.serve.ports import choose_ports
@@ -73,12 +73,8 @@ def background(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path,
     x = np.array([[1.0, 2.0]], dtype=np.float32)  # the model's own answer recorded, as an export records it
     write_pairs(repo / "too_long_golden" / "golden", [({"X": x}, {"Y": np.array([[1.0, 2.0, 1.0]], np.float32)})],
                 {"default": {"atol": 0.0, "rtol": 0.0}, "outputs": {}})
-    started = run_cli("serve", "--background", "--json", cwd=project, timeout=180)
-    assert started.returncode == 0, started.stderr
-    try:
-        yield project, json.loads(started.stdout)
-    finally:
-        assert run_cli("stop", cwd=project).returncode == 0
+    with background_server(project) as info:
+        yield project, info
 
 
 def rows(report: dict, model: str) -> list[dict]:
