@@ -62,8 +62,9 @@ def test_deploy_cpu_request_is_the_named_threads_else_a_small_default(tmp_path: 
     model = tmp_path / "m"
     (model / "1").mkdir(parents=True)
     (model / "1" / "model.onnx").write_bytes(b"x" * 1000)
-    threaded = footprint("m", _config('platform: "onnxruntime_onnx" instance_group [{ kind: KIND_CPU count: 2 }] '
-                                      'parameters { key: "intra_op_thread_count" value: { string_value: "3" } }'), model)
+    threads = 'parameters { key: "intra_op_thread_count" value: { string_value: "3" } }'
+    threaded = footprint("m", _config(f'platform: "onnxruntime_onnx" instance_group [{{ kind: KIND_CPU count: 2 }}] '
+                                      f'{threads}'), model)
     plain = footprint("p", _config('backend: "python" instance_group [{ kind: KIND_CPU count: 1 }]'), model)
     assert size([], 0, 1).cpu_millis == 200
     assert size([threaded, plain], 0, 1).cpu_millis == 200 + 2 * 3 * 1000 + 250

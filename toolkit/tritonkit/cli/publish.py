@@ -61,10 +61,11 @@ def publish_command(dest: str, repository: Path, endpoint_url: str | None, check
     """
     destination = open_destination(dest, endpoint_url)
     with storage_errors(destination.url):
-        created = (repository.is_dir() and isinstance(destination, S3Destination)   # nothing made for a missing build
-                   and destination.create_bucket_if_missing())
-        if created and not as_json:
-            click.echo(f"created the bucket s3://{destination.bucket} (it did not exist)", err=True)
+        created = False
+        if repository.is_dir() and isinstance(destination, S3Destination):   # nothing made for a missing build
+            created = destination.create_bucket_if_missing()
+            if created and not as_json:
+                click.echo(f"created the bucket s3://{destination.bucket} (it did not exist)", err=True)
         outcome = publish(repository, destination, jobs=jobs, progress=None if as_json else _progress())
         bad = verify(destination) if check else []
     if bad:
