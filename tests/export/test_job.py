@@ -12,13 +12,13 @@ from tritonkit.export import ExportError, ExportJob, ExportOutcome
 from tritonkit.export.isolation import child_env, command
 from tritonkit.export.job import read, write
 from tritonkit.export.signature import Signature, TensorSig
-from tritonkit.spec.export import ExportSpec, SourceSpec
+from tritonkit.spec.export import SourceSpec
+from tritonkit.spec.schema import spec_schema
 
+EXPORT = {"dynamic_axes": {"features": {1: "n"}}, "verify": {"lengths": {"n": [3, 5]}},
+          "tensorrt": {"profiles": [{"min": {"x": [1, 2]}, "opt": {"x": [2, 2]}, "max": {"x": [4, 2]}}]}}
 JOB = ExportJob("enc", SourceSpec(python="examples.models.mlp:build", kwargs={"width": 8}),
-                ExportSpec.model_validate({"dynamic_axes": {"features": {1: "n"}}, "verify": {"lengths": {"n": [3, 5]}},
-                                           "tensorrt": {"profiles": [{"min": {"x": [1, 2]}, "opt": {"x": [2, 2]},
-                                                                      "max": {"x": [4, 2]}}]}}),
-                4, Path("/project"), "specs/enc.yaml")
+                spec_schema().export.model_validate(EXPORT), 4, Path("/project"), "specs/enc.yaml")
 OUTCOME = ExportOutcome(
     name="enc", source_kind="python", files=["model.onnx"], opset=18, exporter="torchscript",
     exporter_reason="fallback: dynamo export failed: x",

@@ -21,7 +21,7 @@ from tritonkit.pipelines.llm.export.chat_tasks import (
 )
 from tritonkit.pipelines.llm.export.quality import check_bounds
 from tritonkit.pipelines.llm.runtime.chat import format_chat
-from tritonkit.spec.export import LMQualitySpec
+from tritonkit.pipelines.llm.spec import LMQualitySpec
 
 SYSTEM = {"role": "system", "content": "You are a helpful assistant."}
 STARTER_GENERATION = Path(__file__).resolve().parents[2] / "examples" / "llm" / "tiny" / "assets" / "generation.json"

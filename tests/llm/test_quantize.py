@@ -90,14 +90,15 @@ def test_the_cache_key_follows_every_quantize_setting(tmp_path: Path) -> None:
     from tritonkit.export.api import cache_payload
     from tritonkit.export.cache import key_of
     from tritonkit.export.job import ExportJob
-    from tritonkit.spec.export import ExportSpec, SourceSpec
+    from tritonkit.spec.export import SourceSpec
+    from tritonkit.spec.schema import spec_schema
 
     (tmp_path / "tokenizer.json").write_text("{}")
     source = SourceSpec.model_validate({"python": "tritonkit.pipelines.llm.export.tiny:build"})
     lm = {"tokenizer": "tokenizer.json"}
 
     def key(quantize: object) -> str:
-        export = ExportSpec.model_validate({"quantize": quantize})
+        export = spec_schema().export.model_validate({"quantize": quantize})
         return key_of(cache_payload(ExportJob("generate", source, export, 16, tmp_path)))
 
     variants = [None, {"weights": "int4"}, {"weights": "int8"}, {"weights": "int4", "block_size": 64},

@@ -17,6 +17,7 @@ from tritonkit.export.job import ExportJob
 from tritonkit.export.progress import Progress, StderrProgress
 from tritonkit.export.signature import Signature, check_output_sizes, reconcile
 from tritonkit.files import sha256_file
+from tritonkit.plugin.host import quantize_checks
 from tritonkit.spec.export import SourceSpec
 
 #: Files an export may own inside a version directory (stale ones are removed when not produced again).
@@ -96,9 +97,11 @@ def _source_files(source: SourceSpec, project_dir: Path) -> list[Path]:
 
 
 def _measure_files(job: ExportJob) -> list[Path]:
-    """Files the quantized LM's measures read by native code (the tokenizer), hashed for the cache."""
-    lm = job.export.quantize.lm if job.export.quantize else None
-    return [(job.project_dir / lm.tokenizer).resolve()] if lm else []
+    """Files a pipeline's measures of the quantized graph read by native code (a tokenizer), hashed for the cache."""
+    quantize = job.export.quantize
+    sections = [(check, getattr(quantize, check.field, None)) for check in quantize_checks()] if quantize else []
+    return [(job.project_dir / path).resolve() for check, section in sections if section
+            for path in check.reads(section)]
 
 
 def cache_payload(job: ExportJob) -> dict[str, Any]:
@@ -192,21 +195,9 @@ def _size(size: int) -> str:
 
 
 def quantized_line(quantized: dict[str, Any]) -> str:
-    """The build log's line on a quantized graph: its size and, for an LM, how it compares with the float graph."""
+    """The build log's line on a quantized graph: its size and what a pipeline's measures found of it."""
     q = quantized
     rescored = f", tied head int4, its top {q['head_rescore_top_k']} rescored" if q.get("head_rescore_top_k") else ""
     line = (f"quantized {q['weights']} (blocks of {q['block_size']}, embedding {q['embedding']}{rescored}): "
             f"{_size(q['bytes_quantized'])} from {_size(q['bytes_float'])}")
-    lm = q.get("lm")
-    if lm:
-        line += (f"; greedy agreement with float {lm['greedy_agreement_quantized_vs_float']:.3f} "
-                 f"({lm['prompts']} prompts x {lm['tokens_per_prompt']} tokens; free running "
-                 f"{lm['greedy_agreement_free_running']:.3f}), perplexity "
-                 f"{lm['perplexity_quantized']:.2f} vs {lm['perplexity_float']:.2f} "
-                 f"(x{lm['perplexity_quantized_over_float']:.3f})")
-        if "task_accuracy_drop" in lm:
-            line += (f"; chat tasks right {lm['task_accuracy_quantized']:.3f} vs {lm['task_accuracy_float']:.3f} "
-                     f"({lm['chat_tasks']} tasks; {lm['tasks_right_float_only']} right in float only, "
-                     f"{lm['tasks_right_quantized_only']} quantized only), greedy agreement on their prompts "
-                     f"{lm['chat_greedy_agreement']:.3f}")
-    return line
+    return line + "".join(check.line(q[check.field]) for check in quantize_checks() if q.get(check.field))

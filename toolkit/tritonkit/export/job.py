@@ -4,16 +4,23 @@
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
-from pydantic import ConfigDict, TypeAdapter, ValidationError
+from pydantic import BeforeValidator, ConfigDict, SerializeAsAny, TypeAdapter, ValidationError
 
 from tritonkit.errors import Where
 from tritonkit.export.errors import ExportError
 from tritonkit.export.signature import Signature
 from tritonkit.spec.export import ExportSpec, SourceSpec
+from tritonkit.spec.schema import spec_schema
 
 T = TypeVar("T")
+
+
+def _installed(value: object) -> object:
+    """job.json's `export` read by the installed schema's ExportSpec, with the pipelines' sections of `quantize`
+    that the core's lacks."""
+    return value if isinstance(value, ExportSpec) else spec_schema().export.model_validate(value)
 
 
 @dataclass(frozen=True)
@@ -23,7 +30,7 @@ class ExportJob:
     __pydantic_config__ = ConfigDict(extra="forbid")
     name: str
     source: SourceSpec
-    export: ExportSpec
+    export: SerializeAsAny[Annotated[ExportSpec, BeforeValidator(_installed)]]
     max_batch_size: int
     project_dir: Path
     spec_file: str = "tritonkit.yaml"

@@ -23,7 +23,7 @@ from tritonkit.export.errors import ExportError, VerificationError
 from tritonkit.export.job import ExportJob, ExportOutcome
 from tritonkit.export.signature import graph_shapes, read_signature
 from tritonkit.export.verify import check_graph, verify
-from tritonkit.plugin import host
+from tritonkit.plugin.host import quantize_checks
 from tritonkit.spec.export import ExportSpec
 
 Progress = Callable[[str], None]
@@ -181,13 +181,15 @@ def _export_onnx_source(job: ExportJob, loaded: sources.Loaded, options: ExportS
 
 def _quantize(job: ExportJob, made: dict[str, Any], out_dir: Path, progress: Progress) -> list[dict[str, str]]:
     """Replaces the verified float model.onnx with its weight-only quantized graph, verified against the reference
-    (or only run, for an ONNX source) within `quantize.tolerance`; an LM (`quantize.lm`) is also measured against
-    the float graph. Updates `made` in place (files, report, `quantized`); returns what the LM measure read."""
+    (or only run, for an ONNX source) within `quantize.tolerance`; a pipeline's section of `quantize` (`Pipeline
+    .quantize`) also has it measured against the float graph. Updates `made` in place (files, report,
+    `quantized`); returns what those measures read."""
     from tritonkit.export.onnx2nbits import quantize_graph
 
     options, where = job.export, job.where.at("export.quantize")
     spec = options.quantize
     assert spec is not None, "called only when the spec asks for quantization"
+    checks = quantize_checks()
     float_dir = out_dir / "float"
     float_dir.mkdir()
     for name in made["files"]:
@@ -206,16 +208,18 @@ def _quantize(job: ExportJob, made: dict[str, Any], out_dir: Path, progress: Pro
                          "matmuls": counts.matmuls, "embeddings": counts.embeddings,
                          "tied_heads": counts.tied_heads, "exact_4bit": counts.exact_4bit,
                          "bytes_float": size(float_dir),
-                         "bytes_quantized": size(out_dir), "lm": None,
+                         "bytes_quantized": size(out_dir), **{check.field: None for check in checks},
                          "max_errors": {n: asdict(e) for n, e in made["report"].errors.items()}}
     deps: list[dict[str, str]] = []
-    if spec.lm is not None:
-        measure = next(p.lm_quality for p in host.installed().values() if p.lm_quality is not None)
-        progress("measure the quantized LM against the float graph (greedy tokens, perplexity, chat tasks)")
+    for check in checks:
+        section = getattr(spec, check.field, None)
+        if section is None:
+            continue
+        progress(check.progress)
         with Recorder() as recorder:
-            made["quantized"]["lm"] = measure(float_dir / "model.onnx", out_dir / "model.onnx", spec.lm,
-                                              job.project_dir, where.at("lm"))
-        deps = recorder.deps()
+            made["quantized"][check.field] = check.measure(float_dir / "model.onnx", out_dir / "model.onnx", section,
+                                                           job.project_dir, where.at(check.field))
+        deps += recorder.deps()
     shutil.rmtree(float_dir)
     return deps
 

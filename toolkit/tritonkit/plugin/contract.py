@@ -86,6 +86,24 @@ class Routes:
     entry_note: str = ""     # what the spec reference adds to the entry model's name, e.g. "the engine"
 
 
+Q = TypeVar("Q", bound=StrictModel)
+
+
+@dataclass(frozen=True)
+class QuantizeCheck(Generic[Q]):
+    """How a pipeline judges a weight-only quantized graph against its float one: its section of
+    `export.quantize`, the measure the export child runs on both graphs, and the build log's words on the result."""
+
+    field: str   # the section's key under `export.quantize`, e.g. "lm"
+    section: type[Q]
+    description: str   # the section's description in the schema
+    progress: str   # the export's progress line while it measures
+    reads: Callable[[Q], list[str]]   # files, relative to the project, the measure reads (the export's cache key)
+    #: (float onnx, quantized onnx, the section, project folder, where) -> the measures; raises below the bounds
+    measure: Callable[[Path, Path, Q, Path, Where], dict[str, Any]]
+    line: Callable[[dict[str, Any]], str]   # the measures as the build log appends them to the quantized line
+
+
 @dataclass(frozen=True)
 class InstanceMemory:
     """Memory each instance of one of the pipeline's models holds beyond its files (a KV-cache pool): what a pod
@@ -105,9 +123,7 @@ class Pipeline(Generic[S]):
     section: type[S] | None = None   # the model spec's `<name>:` section
     old_fields: dict[str, str] = field(default_factory=dict)  # model field of earlier releases -> its section key
     build: BuildStep[S] | None = None
-    #: (float onnx, quantized onnx, the spec's `export.quantize.lm`, project folder, where) -> measures: how a
-    #: quantized LM decoder compares with its float graph; run by the export child, raises when below the bounds
-    lm_quality: Callable[[Path, Path, Any, Path, Where], dict[str, Any]] | None = None
+    quantize: QuantizeCheck[Any] | None = None
     gateway: Routes | None = None
     #: the engine its pipelines run, which `tune --joint` searches and measures its own way
     tuning: Engine | None = None

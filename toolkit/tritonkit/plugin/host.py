@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from tritonkit.plugin.contract import Pipeline
+    from tritonkit.plugin.contract import Pipeline, QuantizeCheck
 
 #: Where the installed registry is named, `module:attribute`; set it to run tritonkit with a registry of your own.
 SOURCE_ENV = "TRITONKIT_PIPELINES"
@@ -56,3 +56,8 @@ def _registry(named: str) -> Mapping[str, Pipeline[Any]]:
 def by_name() -> list[Pipeline[Any]]:
     """The installed pipelines in name order: how the schema lists their sections and the build runs their steps."""
     return [pipeline for _, pipeline in sorted(installed().items())]
+
+
+def quantize_checks() -> list[QuantizeCheck[Any]]:
+    """The installed pipelines' sections of a quantized export, in name order."""
+    return [p.quantize for p in by_name() if p.quantize is not None]

@@ -1,8 +1,10 @@
-"""The spec's schema with the installed pipelines' parts: their model sections and the gateway's pipelines.
+"""The spec's schema with the installed pipelines' parts: their model sections, their sections of a quantized
+export and the gateway's pipelines.
 
-`model.py`, `gateway.py` and `project.py` hold the core's classes, which know no pipeline. Here each gets a
-subclass of the same name with what the installed pipelines bring (a model's `asr:` section, the pipelines a
-gateway model id may name), once per registry; loading, `tritonkit schema` and the spec reference read these.
+`model.py`, `export.py`, `gateway.py` and `project.py` hold the core's classes, which know no pipeline. Here each
+gets a subclass of the same name with what the installed pipelines bring (a model's `asr:` section, a quantized
+export's `lm:`, the pipelines a gateway model id may name), once per registry; loading, the export child,
+`tritonkit schema` and the spec reference read these.
 """
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, create_model
 
 from tritonkit.plugin import host
+from tritonkit.spec.export import ExportSpec, QuantizeSpec
 from tritonkit.spec.gateway import GatewayModelSpec, GatewaySpec
 from tritonkit.spec.model import ModelSpec
 from tritonkit.spec.project import PipelineFile, ProjectFile
@@ -24,6 +27,7 @@ class SpecSchema:
     """The spec's classes with the installed pipelines' parts."""
 
     model: type[ModelSpec]
+    export: type[ExportSpec]
     pipeline_file: type[PipelineFile]
     project_file: type[ProjectFile]
     gateway: type[GatewaySpec]
@@ -51,7 +55,11 @@ def _schema(source: str) -> SpecSchema:
                                                  f"{p.description}."))
                 for p in host.by_name() if p.section is not None}
     assert not sections.keys() & ModelSpec.model_fields.keys(), "a pipeline with a section is named like a model field"
-    model = _with(ModelSpec, **sections)
+    checks = {p.quantize.field: (p.quantize.section | None, Field(default=None, description=p.quantize.description))
+              for p in host.by_name() if p.quantize is not None}
+    quantize = _with(QuantizeSpec, **checks)
+    export = _with(ExportSpec, quantize=_retyped(ExportSpec, "quantize", quantize | None))
+    model = _with(ModelSpec, export=_retyped(ModelSpec, "export", export | None), **sections)
     routes = {name: p.gateway for name, p in pipelines.items() if p.gateway is not None}
     defaults = "; ".join(f"{name}: {r.entry_model}{f', {r.entry_note}' if r.entry_note else ''}"
                          for name, r in routes.items())
@@ -62,6 +70,6 @@ def _schema(source: str) -> SpecSchema:
         default_factory=dict, description="Model id -> pipeline; default: each pipeline Triton serves, as "
         f"{' / '.join(r.default_id for r in routes.values())}.")))
     models = dict[str, model]  # type: ignore[valid-type]
-    return SpecSchema(model, _with(PipelineFile, models=_retyped(PipelineFile, "models", models)),
+    return SpecSchema(model, export, _with(PipelineFile, models=_retyped(PipelineFile, "models", models)),
                       _with(ProjectFile, models=_retyped(ProjectFile, "models", models),
                             gateway=_retyped(ProjectFile, "gateway", gateway | None)), gateway)

@@ -6,9 +6,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tritonkit.pipelines.llm.export.report import measures_line
 from tritonkit.pipelines.llm.names import ENGINE, KV_CACHE_PARAMETER
+from tritonkit.pipelines.llm.spec import DESCRIPTION, LMQualitySpec
 from tritonkit.pipelines.llm.tune import engine as tuning
-from tritonkit.plugin.contract import Endpoint, InstanceMemory, Pipeline, Routes, Starter
+from tritonkit.plugin.contract import Endpoint, InstanceMemory, Pipeline, QuantizeCheck, Routes, Starter
 
 #: The tiny GPT is untrained: what it says is noise, which a reader of its first answer should know.
 RANDOM_WEIGHTS = ("the tiny GPT has random weights, so its answers are noise: newlines, stray bytes and mojibake are "
@@ -28,9 +30,10 @@ def _assets(root: Path) -> list[Path]:
     return [root / "assets" / name for name in ASSET_FILES]
 
 
-def _lm_quality(float_onnx: Path, quantized_onnx: Path, lm: Any, project_dir: Path, where: Where) -> dict[str, Any]:
-    """Greedy agreement and perplexity of a quantized decoder against its float graph (export/quality.py)."""
-    from tritonkit.pipelines.llm.export.quality import measure  # start-up: onnxruntime and tokenizers
+def _lm_quality(float_onnx: Path, quantized_onnx: Path, lm: LMQualitySpec, project_dir: Path,
+                where: Where) -> dict[str, Any]:
+    """Greedy agreement, perplexity and chat tasks of a quantized decoder against its float graph (quality.py)."""
+    from tritonkit.pipelines.llm.export.quality import measure  # start-up: numpy, onnxruntime and tokenizers
 
     return measure(float_onnx, quantized_onnx, lm, project_dir, where)
 
@@ -54,7 +57,9 @@ PIPELINE: Pipeline = Pipeline(
             generate=_assets,
             generate_command="python -m tritonkit.pipelines.llm.export.prepare tiny assets --assets-only",
             note=RANDOM_WEIGHTS),
-    lm_quality=_lm_quality,
+    quantize=QuantizeCheck(
+        "lm", LMQualitySpec, DESCRIPTION, "measure the quantized LM against the float graph (greedy tokens, "
+        "perplexity, chat tasks)", lambda lm: [lm.tokenizer], _lm_quality, measures_line),
     gateway=Routes(("/v1/chat/completions", "/v1/completions"), entry_model=ENGINE, default_id="llm",
                    endpoints=_endpoints, entry_note="the engine, sent the prompt's ids"),
     tuning=tuning.ENGINE,

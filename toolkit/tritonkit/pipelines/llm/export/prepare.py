@@ -115,7 +115,8 @@ def prepare(name: str, out_dir: Path, cache_dir: Path | None = None, progress: A
     `quantize` (int4, int8): weight-only quantization with the specs' defaults, measured against the float graph."""
     from tritonkit.export import ExportJob, export_model
     from tritonkit.export.progress import SilentProgress
-    from tritonkit.spec.export import ExportSpec, SourceSpec
+    from tritonkit.spec.export import SourceSpec
+    from tritonkit.spec.schema import spec_schema
 
     recipe = RECIPES[name]
     out_dir = Path(out_dir).resolve()
@@ -127,7 +128,7 @@ def prepare(name: str, out_dir: Path, cache_dir: Path | None = None, progress: A
         export["quantize"] = {"weights": quantize, "lm": {"tokenizer": str(out_dir / "tokenizer.json")},
                               "tolerance": QUANTIZED_TOLERANCE}
         export["timeout_s"] = 1800
-    job = ExportJob("decoder", SourceSpec.model_validate(recipe.source()), ExportSpec.model_validate(export),
+    job = ExportJob("decoder", SourceSpec.model_validate(recipe.source()), spec_schema().export.model_validate(export),
                     recipe.max_batch_size, Path.cwd(), f"llm recipe '{name}'")
     result = export_model(job, out_dir, out_dir / "golden", cache_dir, progress or SilentProgress())
     summary = {"model": name, "folder": str(out_dir), "exporter": result.exporter, "cache_hit": result.cache_hit,
