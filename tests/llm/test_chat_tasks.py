@@ -84,6 +84,16 @@ def test_a_reply_is_answered_once_text_follows_its_first_sentence() -> None:
     assert first_sentence("  Yes!  Of course.") == "Yes"
 
 
+def test_the_drops_standard_error_is_that_of_the_paired_differences() -> None:
+    import numpy as np
+
+    from tritonkit.pipelines.llm.export.chat_quality import drop_stderr
+
+    differences = np.array([1] * 8 + [-1] * 4 + [0] * 191)   # 8 right in float only, 4 quantized only, of 203
+    assert drop_stderr(8, 4, 203) == pytest.approx(differences.std() / np.sqrt(203))
+    assert drop_stderr(0, 0, 203) == 0
+
+
 def chat_result(**changes: Any) -> dict[str, Any]:
     """A measure's result that every bound below passes, with `changes`."""
     return {"greedy_agreement_quantized_vs_float": 0.98, "perplexity_quantized_over_float": 1.02,

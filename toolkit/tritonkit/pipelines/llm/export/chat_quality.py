@@ -4,14 +4,16 @@ client gets, where `quality`'s follow plain text.
 Both run on `chat_tasks`' task set, each chat in the model's chat format (generation.json, `format_chat`) as the
 served `generate` prompts it:
 - task accuracy: the fraction of tasks whose greedy reply is right (`chat_tasks.is_right`), for the float and the
-  quantized graph; the drop is float minus quantized (with the tasks each graph alone gets right: how much of the
-  drop is a few flips among many). A reply ends at the model's end tokens, once its first sentence is complete
-  (only that is scored), or at `TOKENS` tokens;
+  quantized graph; the drop is float minus quantized, with the tasks each graph alone gets right and the drop's
+  standard error over such paired marks (`drop_stderr`): a drop within about two of it is a few flips among many,
+  not a measured loss. A reply ends at the model's end tokens, once its first sentence is complete (only that is
+  scored), or at `TOKENS` tokens;
 - chat greedy agreement: the quantized graph fed each task's prompt and the float graph's reply (teacher forced)
   picks the float graph's token at this fraction of the reply's positions (its last included).
 A task whose every position agrees gets the float graph's reply from the quantized graph too (the same prefix at
 every step, the same greedy pick), so the quantized graph generates replies of its own only for the others.
 """
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -76,6 +78,12 @@ def _shared_start(prompts: list[np.ndarray]) -> int:
     return int(differs[0]) if len(differs) else len(first)
 
 
+def drop_stderr(lost: int, gained: int, tasks: int) -> float:
+    """The standard error of an accuracy drop over `tasks` paired marks, `lost` right in float only and `gained`
+    in the quantized graph only (the mean of per-task differences of 1, -1 or 0)."""
+    return math.sqrt(lost + gained - (lost - gained) ** 2 / tasks) / tasks
+
+
 @dataclass
 class Scored:
     """One graph's replies to the task set and whether each is right."""
@@ -125,10 +133,11 @@ class ChatReference:
         quantized = self.scored(made)
         accuracy = (self.float.accuracy(self.tasks), quantized.accuracy(self.tasks))
         pairs = list(zip(self.float.right, quantized.right))
+        lost, gained, n = pairs.count((True, False)), pairs.count((False, True)), len(pairs)
         return {"task_accuracy_float": round(accuracy[0], 4), "task_accuracy_quantized": round(accuracy[1], 4),
                 "task_accuracy_drop": round(accuracy[0] - accuracy[1], 4),
-                "tasks_right_float_only": pairs.count((True, False)),
-                "tasks_right_quantized_only": pairs.count((False, True)),
+                "task_accuracy_drop_stderr": round(drop_stderr(lost, gained, n), 4),
+                "tasks_right_float_only": lost, "tasks_right_quantized_only": gained,
                 "task_accuracy_by_category": {c: [round(s.accuracy(self.tasks, c), 4) for s in (self.float, quantized)]
                                               for c in CATEGORIES},
                 "chat_greedy_agreement": round(float(np.concatenate(same).mean()), 4),

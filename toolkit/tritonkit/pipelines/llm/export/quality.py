@@ -187,7 +187,7 @@ def check_bounds(result: dict[str, Any], lm: Any, where: Where, generation: Path
             f"on the chat tasks' prompts the quantized graph's greedy tokens agree with the float graph's replies at "
             f"{result['chat_greedy_agreement']:.1%} of their positions, below {lm.min_chat_greedy_agreement:g}",
             "quantize with weights: int8 or head_rescore_top_k: 0, or lower the bound")
-    drop = result.get("task_accuracy_drop")
+    drop = result.get("task_accuracy_drop", 0.0)
     if lm.max_task_accuracy_drop is not None and drop > lm.max_task_accuracy_drop:
         raise VerificationError.at(
             where.at("max_task_accuracy_drop"),
