@@ -46,8 +46,8 @@ _common = options(
 
 def _run(target: str, out: Path | None, as_json: bool, **kwargs: Any) -> None:
     t = load_target(Options(**kwargs))  # first: a missing deploy extra is one line, before the imports below need it
-    from tritonkit.deploy import k8s, kserve
-    from tritonkit.deploy.manifests import write
+    from tritonkit.deploy import k8s, kserve  # start-up: jinja2 and the manifest schemas, when it writes
+    from tritonkit.deploy.manifests import write  # start-up
 
     module = {"k8s": k8s, "kserve": kserve}[target]
     folder = out or t.project.root / "deploy" / target

@@ -51,7 +51,7 @@ def export_command(model: str, spec: Path, as_json: bool) -> None:
         for t in tensors:
             click.echo(f"  {kind} {t['name']}: {t['data_type']} {t['dims']}")
     if result.quantized:
-        from tritonkit.export.api import quantized_line
+        from tritonkit.export.api import quantized_line  # start-up: the export stack, for a quantized result only
 
         click.echo(f"  {quantized_line(result.quantized)}")
     click.echo(f"  files: {', '.join(p.name for p in result.model_files)}; log: {result.log_path}")

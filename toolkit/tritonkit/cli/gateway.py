@@ -6,11 +6,14 @@ import click
 from pydantic import ValidationError
 
 from tritonkit.cli.output import reports_errors
-from tritonkit.errors import TritonkitError
+from tritonkit.errors import TritonkitError, shown_path
+from tritonkit.gateway.server import config_of, exposure_warning, run
 from tritonkit.plugin.host import installed
 from tritonkit.serve.state import STATE_DIR, read_state
 from tritonkit.spec.gateway import GatewaySpec
+from tritonkit.spec.pydantic_errors import problems_from_validation
 from tritonkit.spec.schema import spec_schema
+from tritonkit.spec.yaml_source import read_yaml_mapping
 
 PORT = click.IntRange(1, 65535)
 
@@ -21,9 +24,6 @@ def _spec_section(spec: Path | None) -> GatewaySpec:
     path = spec or Path("tritonkit.yaml")
     if spec is None and not path.is_file():
         return GatewaySpec()
-    from tritonkit.errors import shown_path
-    from tritonkit.spec.pydantic_errors import problems_from_validation
-    from tritonkit.spec.yaml_source import read_yaml_mapping
 
     shown = shown_path(path)
     section = read_yaml_mapping(path, shown).get("gateway") or {}
@@ -58,7 +58,7 @@ def _likely_grpc(url: str) -> str:
 def _check_triton(url: str) -> None:
     """Refuses an HTTP/1.1 server at `url` (Triton's HTTP or metrics port) in one line; says in one line when nothing
     answers there (the gateway starts all the same and answers 503 naming `url` until Triton is up)."""
-    from tritonkit.gateway.reach import answers_http1
+    from tritonkit.gateway.reach import answers_http1  # start-up: the socket probe, when the gateway starts
 
     try:
         http1 = answers_http1(url)
@@ -125,8 +125,6 @@ def gateway_command(triton: str | None, repository: str, spec: Path | None, host
       TRITONKIT_API_KEY=secret tritonkit gateway --host 0.0.0.0 --triton 127.0.0.1:8001
       curl localhost:9100/v1/chat/completions -d '{"model": "llm", "messages": [{"role": "user", "content": "Hi"}]}'
     """
-    from tritonkit.gateway.server import config_of, exposure_warning, run
-
     section = _with_options(_spec_section(spec), api_key_env, max_request_bytes, models)
     routes = {name: p.gateway for name, p in installed().items() if p.gateway is not None}
     config = config_of(section, routes, _triton_url(triton), repository, api_key_file)

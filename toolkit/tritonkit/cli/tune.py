@@ -29,7 +29,7 @@ def _print_plan(plan) -> None:
 
 
 def _print_outcome(outcome) -> None:
-    from tritonkit.tune.results.report import comparison, table
+    from tritonkit.tune.results.report import comparison, table  # start-up: the report's protobuf configs, after a run
 
     plan, choice = outcome.plan, outcome.choice
     how = "remote server, no search" if plan.options.launch == "remote" else f"{plan.options.mode} search"
@@ -108,7 +108,7 @@ def tune_command(target: str, spec: Path, objective: str, max_p99_ms: float | No
         settings = joint_settings(joint)
         constraints = replace(constraints, max_ttft_ms=joint["max_ttft_ms"], max_itl_ms=joint["max_itl_ms"])
     else:
-        from tritonkit.tune.analyzer.prepare import check_installed
+        from tritonkit.tune.analyzer.prepare import check_installed  # start-up: the serving stack
 
         check_installed()  # before importing the modules that need Model Analyzer's extras
         settings = {}
@@ -116,7 +116,7 @@ def tune_command(target: str, spec: Path, objective: str, max_p99_ms: float | No
                             ("--max-instances", max_instances), ("--max-batch-size", max_batch_size)):
             if value is not None and value <= 0:
                 raise TritonkitError("", name, f"must be positive, got {value:g}", f"pass a positive {name}")
-    from tritonkit.tune.api import tune
+    from tritonkit.tune.api import tune  # start-up: the serving and export stacks, when it runs
 
     options = TuneOptions(
         target=target, spec_path=spec.absolute(), objective=objective,  # type: ignore[arg-type]

@@ -6,7 +6,7 @@ import click
 
 from tritonkit.cli.output import options
 from tritonkit.errors import TritonkitError
-from tritonkit.tune.space.knobs import knob_names
+from tritonkit.tune.space.knobs import grid_size, knob_names
 from tritonkit.tune.targets.engine import engines
 
 
@@ -63,8 +63,6 @@ def joint_settings(joint: dict[str, Any]) -> dict[str, Any]:
 
 def print_space(plan: Any) -> None:
     """`--dry-run`: the pipeline's knobs and the grid's size; nothing built or measured."""
-    from tritonkit.tune.space.knobs import grid_size
-
     target, knobs = plan.target, plan.knobs
     click.echo(f"{target.name} ({target.kind}{', decoupled: streamed' if target.decoupled else ''}): "
                f"{len(knobs)} knobs, {grid_size(knobs)} configurations in all, at most {plan.options.budget} measured")
@@ -74,7 +72,7 @@ def print_space(plan: Any) -> None:
 
 def print_joint(done: Any, spec: Path) -> None:
     """The shared table and comparison, the winner's settings, the notes and what was written."""
-    from tritonkit.tune.results.report import comparison, table
+    from tritonkit.tune.results.report import comparison, table  # start-up: the report's protobuf configs, after a run
 
     options, summary = done.options, done.summary()
     click.echo(f"\n{done.target.name}: {summary['measured']} of {summary['grid_size']} configurations measured end "

@@ -16,6 +16,7 @@ from tritonkit.export.isolation import run_child
 from tritonkit.export.job import ExportJob
 from tritonkit.export.progress import Progress, StderrProgress
 from tritonkit.export.signature import Signature, check_output_sizes, reconcile
+from tritonkit.export.torch2trt import require_torch_tensorrt
 from tritonkit.files import sha256_file
 from tritonkit.plugin.host import quantize_checks
 from tritonkit.spec.export import SourceSpec
@@ -153,8 +154,6 @@ def export_model(job: ExportJob, version_dir: Path, golden_dir: Path, cache_dir:
     if options.format == "tensorrt" and options.tensorrt.mode == "local":
         onnx2trt.require_local_tensorrt(job.name, where)
     if options.format == "torch_tensorrt":
-        from tritonkit.export.torch2trt import require_torch_tensorrt
-
         require_torch_tensorrt(job.name, where)
     cache = ExportCache(cache_dir)
     payload = cache_payload(job)

@@ -10,6 +10,11 @@ import time
 import traceback
 from pathlib import Path
 
+from tritonkit.errors import TritonkitError
+from tritonkit.export.cache import Entry
+from tritonkit.export.errors import ExportError
+from tritonkit.export.job import ExportJob, read, write
+
 
 class FileProgress:
     """Appends {"t": seconds since start, "stage": text} lines to the progress file, flushed at once."""
@@ -28,16 +33,12 @@ def main(argv: list[str]) -> int:
     if len(argv) != 2:
         print("usage: python -m tritonkit.export.child JOB.json", file=sys.stderr)
         return 2
-    from tritonkit.errors import TritonkitError
-    from tritonkit.export.cache import Entry
-    from tritonkit.export.errors import ExportError
-    from tritonkit.export.job import ExportJob, read, write
 
     job_path = Path(argv[1])
     entry = Entry(job_path.parent.name, job_path.parent)  # the job's cache slot: its other files are found by name
     progress = FileProgress(entry.file("progress.jsonl"))
     try:
-        from tritonkit.export.pipeline import run_job
+        from tritonkit.export.pipeline import run_job  # reported: an import that fails is the job's error
 
         outcome = run_job(read(ExportJob, job_path), entry.artifacts, progress)
     except TritonkitError as err:

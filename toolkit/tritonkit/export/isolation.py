@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import tritonkit
 from tritonkit.export.cache import Entry
 from tritonkit.export.errors import BY_NAME, ExportCrashed, ExportError
 from tritonkit.export.job import ExportJob, write
@@ -24,8 +25,6 @@ POLL_S = 0.1
 
 def child_env(extra_paths: list[str]) -> dict[str, str]:
     """The parent's environment, with tritonkit's own import root and `extra_paths` on PYTHONPATH."""
-    import tritonkit
-
     paths = list(extra_paths)
     package_dir = Path(tritonkit.__file__).parent
     if package_dir.name == "tritonkit":

@@ -13,8 +13,10 @@ from typing import Any
 import numpy as np
 
 from tritonkit.errors import Where
+from tritonkit.export.cases import default_lengths
 from tritonkit.export.errors import TensorRTUnavailable, VerificationError
 from tritonkit.export.job import ExportOutcome
+from tritonkit.export.verify import beyond_tolerance, differences
 
 ENGINE_FILE = "model.plan"
 
@@ -46,8 +48,6 @@ def require_local_tensorrt(model: str, where: Where) -> None:
 def default_profile(example_shapes: dict[str, list[int]], axes: dict[str, dict[int, str]], max_batch_size: int,
                     lengths: dict[str, list[int]]) -> ShapeProfile:
     """Batch 1..max_batch_size (opt: max), named dims from their smallest to largest verify length (opt: example)."""
-    from tritonkit.export.cases import default_lengths
-
     lo: dict[str, list[int]] = {}
     mid: dict[str, list[int]] = {}
     hi: dict[str, list[int]] = {}
@@ -164,8 +164,6 @@ def build_local(out_dir: Path, result: ExportOutcome, options: Any, max_batch_si
                 pairs: list[tuple[dict[str, np.ndarray], dict[str, np.ndarray]]], *, where: Where,
                 progress: Callable[[str], None]) -> dict[str, Any]:
     """Builds model.plan next to model.onnx and replays the golden pairs through it within the spec's tolerance."""
-    from tritonkit.export.verify import beyond_tolerance, differences
-
     require_local_tensorrt(result.name, where)
     profiles = profiles_for(result, options, max_batch_size)
     trt_opts = options.tensorrt

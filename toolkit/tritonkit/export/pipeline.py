@@ -17,10 +17,11 @@ import numpy as np
 from tritonkit import golden
 from tritonkit.errors import Where
 from tritonkit.export import cases as cases_mod
-from tritonkit.export import sources, torch2onnx
+from tritonkit.export import onnx2trt, sources, torch2onnx, torch2trt
 from tritonkit.export.deps import Recorder
 from tritonkit.export.errors import ExportError, VerificationError
 from tritonkit.export.job import ExportJob, ExportOutcome
+from tritonkit.export.onnx2nbits import quantize_graph
 from tritonkit.export.signature import graph_shapes, read_signature
 from tritonkit.export.verify import check_graph, verify
 from tritonkit.plugin.host import quantize_checks
@@ -184,8 +185,6 @@ def _quantize(job: ExportJob, made: dict[str, Any], out_dir: Path, progress: Pro
     (or only run, for an ONNX source) within `quantize.tolerance`; a pipeline's section of `quantize` (`Pipeline
     .quantize`) also has it measured against the float graph. Updates `made` in place (files, report,
     `quantized`); returns what those measures read."""
-    from tritonkit.export.onnx2nbits import quantize_graph
-
     options, where = job.export, job.where.at("export.quantize")
     spec = options.quantize
     assert spec is not None, "called only when the spec asks for quantization"
@@ -257,14 +256,10 @@ def run_job(job: ExportJob, out_dir: Path, progress: Progress) -> ExportOutcome:
         example_shapes={n: list(v.shape) for n, v in made["example"].items()}, quantized=made.get("quantized"),
     )
     if options.format == "tensorrt" and options.tensorrt.mode == "local":
-        from tritonkit.export import onnx2trt
-
         progress("tensorrt engine")
         outcome.tensorrt = onnx2trt.build_local(out_dir, outcome, options, mbs, report.pairs, where=where,
                                                 progress=progress)
     elif options.format == "torch_tensorrt":
-        from tritonkit.export import torch2trt
-
         progress("torch-tensorrt")
         outcome.tensorrt = torch2trt.compile_local(loaded, outcome, options, mbs, out_dir, where=where)
     outcome.elapsed_s = round(time.monotonic() - started, 3)

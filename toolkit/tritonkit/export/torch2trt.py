@@ -10,6 +10,8 @@ from typing import Any
 from tritonkit.errors import Where
 from tritonkit.export.errors import TensorRTUnavailable, VerificationError
 from tritonkit.export.job import ExportOutcome
+from tritonkit.export.onnx2trt import profiles_for
+from tritonkit.export.torch2onnx import make_adapter
 
 TORCHSCRIPT_FILE = "model.pt"
 
@@ -39,8 +41,6 @@ def compile_local(loaded: Any, result: ExportOutcome, options: Any, max_batch_si
     import torch_tensorrt
     from torch.utils._pytree import tree_leaves
 
-    from tritonkit.export.onnx2trt import profiles_for
-    from tritonkit.export.torch2onnx import make_adapter
 
     require_torch_tensorrt(result.name, where)
     profile = profiles_for(result, options, max_batch_size)[0]

@@ -48,7 +48,7 @@ def config_of(spec: GatewaySpec, pipelines: Mapping[str, Routes], triton_url: st
 
 def run(config: GatewayConfig, host: str, port: int) -> None:
     """Serves until interrupted (uvicorn handles SIGINT/SIGTERM)."""
-    from tritonkit.gateway.app import create_app
+    from tritonkit.gateway.app import create_app  # start-up: starlette (the gateway extra), when it runs
 
     serve_app(create_app(config), host, port)
 
