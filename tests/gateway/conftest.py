@@ -79,3 +79,19 @@ def gateway(project: Path, server: EmbeddedServer, *args: str, env: dict[str, st
             process.kill()
             process.wait()
         log.close()
+
+
+@contextmanager
+def smollm2_gateway(folder: Path, model_id: str = "smollm2") -> Iterator[tuple[Path, str]]:
+    """The SmolLM2 example built in FOLDER (the export cached per machine), served, and a gateway in front of it
+    serving it as MODEL_ID; yields the repository and the gateway's base URL."""
+    from examples.llm.project import write_project
+    from tritonkit.export.progress import SilentProgress
+    from tritonkit.pipelines.llm.export.prepare import write_assets
+    from tritonkit.repository.build import build
+
+    repository = build(write_project(folder, "smollm2", write_assets("smollm2", folder / "assets")),
+                       progress=SilentProgress()).repository
+    with served(folder) as server, gateway(folder, server, "--repository", str(repository), "--model",
+                                           f"{model_id}=llm") as base:
+        yield repository, base

@@ -193,9 +193,9 @@ def test_async_client_concurrent_requests_match_sync(stack, client):
 
 @pytest.mark.parametrize(("extra", "param"), [
     ({"max_token": 4}, "max_token"), ({"n": 2}, "n"), ({"logit_bias": {"1": 5}}, "logit_bias"),
-    ({"tools": [{"type": "function", "function": {"name": "f"}}]}, "tools"), ({"temperature": 5}, "temperature"),
+    ({"tool_choice": "required"}, "tool_choice"), ({"temperature": 5}, "temperature"),
     ({"top_p": -1}, "top_p"), ({"max_tokens": 0}, "max_tokens"), ({"stop": ["a", "b", "c", "d", "e"]}, "stop"),
-    ({"response_format": {"type": "json_object"}}, "response_format"),
+    ({"response_format": {"type": "xml"}}, "response_format.type"),
     ({"stream_options": {"include_usage": True}}, "stream_options"),
 ])
 def test_bad_or_unknown_parameters_are_400_naming_them(client, extra, param):
@@ -207,8 +207,11 @@ def test_bad_or_unknown_parameters_are_400_naming_them(client, extra, param):
 
 def test_bad_messages_and_models(client):
     with pytest.raises(openai.BadRequestError) as caught:
-        client.chat.completions.create(model=MODEL, messages=[{"role": "tool", "content": "x"}])
+        client.chat.completions.create(model=MODEL, messages=[{"role": "robot", "content": "x"}])
     assert caught.value.body["param"] == "messages[0].role"
+    with pytest.raises(openai.BadRequestError) as caught:
+        client.chat.completions.create(model=MODEL, messages=[{"role": "tool", "content": "x"}])
+    assert caught.value.body["param"] == "messages[0].tool_call_id"
     with pytest.raises(openai.NotFoundError) as missing:
         client.chat.completions.create(model="gpt-4o", messages=CONVERSATION)
     assert missing.value.body["code"] == "model_not_found" and MODEL in missing.value.body["message"]

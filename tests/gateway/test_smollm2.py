@@ -14,7 +14,7 @@ import pytest
 
 from tests.conftest import missing
 from tests.gateway.answers import CHATS, check_greedy_answers_depend_on_the_chat_alone, check_seeded_answers_repeat
-from tests.gateway.conftest import gateway, served
+from tests.gateway.conftest import smollm2_gateway
 
 pytestmark = [pytest.mark.slow, pytest.mark.server]
 
@@ -31,17 +31,8 @@ QUESTION = [{"role": "system", "content": "You are a helpful assistant."},
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, str]]:
     """The served repository and the gateway's base URL."""
-    from examples.llm.project import write_project
-    from tritonkit.export.progress import SilentProgress
-    from tritonkit.pipelines.llm.export.prepare import write_assets
-    from tritonkit.repository.build import build
-
-    folder = tmp_path_factory.mktemp("gw-smollm2")
-    repository = build(write_project(folder, "smollm2", write_assets("smollm2", folder / "assets")),
-                       progress=SilentProgress()).repository
-    with served(folder) as server, gateway(folder, server, "--repository", str(repository), "--model",
-                                           "smollm2=llm") as base:
-        yield repository, base
+    with smollm2_gateway(tmp_path_factory.mktemp("gw-smollm2")) as stack:
+        yield stack
 
 
 @pytest.fixture(scope="module")

@@ -16,6 +16,7 @@ import numpy as np
 from tritonclient.grpc import InferResult
 
 from tritonkit.gateway.errors import ApiError
+from tritonkit.pipelines.llm.gateway.structured import Grammar
 from tritonkit.gateway.model_files import newest_with
 from tritonkit.pipelines.llm.names import ENGINE as ENTRY_MODEL
 from tritonkit.pipelines.llm.runtime.assets import GENERATION_FILE, TOKENIZER_FILE, GenerationConfig
@@ -38,6 +39,7 @@ class Sampling:
     top_p: float | None = None
     seed: int | None = None
     stop: tuple[str, ...] = ()
+    grammar: Grammar | None = None
 
 
 @dataclass
@@ -96,8 +98,15 @@ def request_inputs(ids: np.ndarray, sampling: Sampling) -> dict[str, np.ndarray]
     if sampling.seed is not None:
         inputs["seed"] = np.array([sampling.seed], dtype=np.uint64)
     if sampling.stop:
-        inputs["stop"] = np.array([s.encode("utf-8") for s in sampling.stop], dtype=np.object_)
+        inputs["stop"] = _strings(sampling.stop)
+    if sampling.grammar is not None:
+        value = sampling.grammar.value
+        inputs[sampling.grammar.kind] = _strings(value if isinstance(value, tuple) else (value,))
     return inputs
+
+
+def _strings(values: tuple[str, ...]) -> np.ndarray:
+    return np.array([s.encode("utf-8") for s in values], dtype=np.object_)
 
 
 @dataclass

