@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 from collections.abc import Sequence
 from typing import Any
 
@@ -13,3 +14,9 @@ def print_report(rows: Sequence[tuple[str, str, str]], result: dict[str, Any]) -
     for name, value, note in rows:
         print(f"{name:<{name_width}} {value:>{value_width}}   {note}")
     print(json.dumps(result))
+
+
+def cpu_model() -> str:
+    """lscpu's "Model name": figures are compared only on one machine kind (they differ by 1.5x between kinds)."""
+    out = subprocess.run(["lscpu"], capture_output=True, text=True, check=False).stdout
+    return next((line.split(":", 1)[1].strip() for line in out.splitlines() if line.startswith("Model name")), "?")

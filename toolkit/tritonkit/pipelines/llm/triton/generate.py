@@ -221,8 +221,9 @@ def _final_error(sender, message, code=None):
 
 class Metrics:
     """Custom metrics on Triton's /metrics: live generations, reserved KV bytes, budget, last step's batch,
-    tokens and steps, prompt tokens computed, and the prefix cache's size and counters. Each update is a message
-    to the server, so a step only counts and the loop publishes every `cancel_poll_s`."""
+    tokens and steps, prompt tokens computed, the prefix cache's size and counters, and the grammars' masks and
+    their time. Each update is a message to the server, so a step only counts and the loop publishes every
+    `cancel_poll_s`."""
 
     def __init__(self, model):
         labels = {"model": model}
@@ -231,7 +232,7 @@ class Metrics:
         self.pending_tokens = self.pending_steps = 0
         self.last_batch = 0
         self.published_at = 0.0
-        self.published: dict[str, int] = {}  # counters' values at the last publication (engine counts totals)
+        self.published: dict[str, float] = {}  # counters' values at the last publication (engine counts totals)
         if family is None:
             return
         self.families: list = []  # a MetricFamily must outlive its metrics
@@ -254,7 +255,10 @@ class Metrics:
             "reused_tokens": metric("llm_prefix_cache_reused_tokens_total",
                                     "Prompt tokens copied from the prefix cache instead of computed", family.COUNTER),
             "evicted_blocks": metric("llm_prefix_cache_evicted_blocks_total",
-                                     "16-token blocks evicted from the prefix cache (LRU)", family.COUNTER)}
+                                     "16-token blocks evicted from the prefix cache (LRU)", family.COUNTER),
+            "masks": metric("llm_grammar_masks_total", "Token masks computed for constrained requests", family.COUNTER),
+            "seconds": metric("llm_grammar_mask_seconds_total", "Time spent computing and applying those masks",
+                              family.COUNTER)}
         self.prefix_bytes = metric("llm_prefix_cache_bytes", "KV-cache bytes held by cached prefixes")
         self.prefix_budget = metric("llm_prefix_cache_budget_bytes", "Prefix cache budget (prefix_cache_bytes)")
 
@@ -282,7 +286,8 @@ class Metrics:
         prefix = engine.pool.prefix
         self.prefix_bytes.set(prefix.bytes if prefix is not None else 0)
         self.prefix_budget.set(prefix.budget_bytes if prefix is not None else 0)
-        totals = {"prefilled_tokens": engine.prefilled_tokens}
+        timing = engine.grammars.timing
+        totals = {"prefilled_tokens": engine.prefilled_tokens, "masks": timing.masks, "seconds": timing.seconds}
         if prefix is not None:
             totals |= {name: getattr(prefix.stats, name)
                        for name in ("hits", "misses", "reused_tokens", "evicted_blocks")}
