@@ -6,7 +6,7 @@ import click
 
 from tritonkit.cli.output import options
 from tritonkit.errors import TritonkitError
-from tritonkit.tune.space.knobs import grid_size, knob_names
+from tritonkit.tune.space.knobs import grid_size, knob_names, knob_rows
 from tritonkit.tune.targets.engine import engines
 
 
@@ -66,7 +66,7 @@ def print_space(plan: Any) -> None:
     target, knobs = plan.target, plan.knobs
     click.echo(f"{target.name} ({target.kind}{', decoupled: streamed' if target.decoupled else ''}): "
                f"{len(knobs)} knobs, {grid_size(knobs)} configurations in all, at most {plan.options.budget} measured")
-    for row in plan.rows():
+    for row in knob_rows(knobs):
         click.echo(f"  {row['step']}.{row['knob']}: {row['values']} (now {row['default']})")
 
 

@@ -32,7 +32,7 @@ class TunedModel(StrictModel):
     dynamic_batching: DynamicBatching | None = None
     #: Thread settings a joint pipeline search chose (e.g. intra_op_thread_count); merged over the model's own.
     parameters: dict[str, ParameterValue] | None = None
-    #: The LLM engine's step settings (oldest strategy's queue delay and preferred sizes) a joint search chose.
+    #: An engine's step settings (oldest strategy's queue delay and preferred sizes) a joint search chose.
     sequence_batching: SequenceBatching | None = None
     provenance: Provenance
 

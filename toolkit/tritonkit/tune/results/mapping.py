@@ -99,7 +99,7 @@ def describe(config: mc.ModelConfig) -> str:
         parts.append(f"dyn {db.max_queue_delay_microseconds}us")
         if db.preferred_batch_size:
             parts.append(f"pref {list(db.preferred_batch_size)}")
-    elif config.sequence_batching.HasField("oldest"):  # the LLM engine's steps
+    elif config.sequence_batching.HasField("oldest"):  # an engine's steps
         parts.append(f"seq {config.sequence_batching.oldest.max_queue_delay_microseconds}us")
     elif config.max_batch_size:
         parts.append("no dyn")

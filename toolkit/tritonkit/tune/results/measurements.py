@@ -17,7 +17,7 @@ class Measurement:
     p99_ms: float
     composing: tuple[str, ...] = ()
     satisfies: bool | None = None  # Model Analyzer's verdict, when read from its CSV
-    #: An LLM pipeline's p99 time to first token and p99 inter-token gap (throughput is then tokens/s).
+    #: An engine's p99 time to first token and p99 inter-token gap (throughput is then tokens/s).
     ttft_ms: float | None = None
     itl_ms: float | None = None
 

@@ -54,6 +54,11 @@ def grid_size(knobs: list[Knob]) -> int:
     return total
 
 
+def knob_rows(knobs: list[Knob]) -> list[dict[str, Any]]:
+    """The knobs as `--json` and `--dry-run` show them."""
+    return [{"step": k.step, "knob": k.name, "values": list(k.values), "default": k.default} for k in knobs]
+
+
 def default_point(knobs: list[Knob]) -> Point:
     return {k.key: k.default for k in knobs}
 

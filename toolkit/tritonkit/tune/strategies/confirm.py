@@ -19,7 +19,7 @@ Remeasure = Callable[[Point, str], Measurement | None]
 
 
 def median_measurement(runs: list[Measurement]) -> Measurement:
-    """One measurement of the runs' medians (throughput, p99, and an LLM's TTFT and inter-token gap)."""
+    """One measurement of the runs' medians (throughput, p99, and an engine's TTFT and inter-token gap)."""
     first = runs[0]
     ttft = None if first.ttft_ms is None else statistics.median(m.ttft_ms or 0.0 for m in runs)
     itl = None if first.itl_ms is None else statistics.median(m.itl_ms or 0.0 for m in runs)

@@ -33,7 +33,16 @@ from tritonkit.tune.results.plot import save_plot
 from tritonkit.tune.results.provenance import provenance
 from tritonkit.tune.results.winner import DEFAULT_SUFFIX, Choice, choose
 from tritonkit.tune.results.writeback import write_back_spec
-from tritonkit.tune.space.knobs import Knob, Point, default_point, describe_point, grid_size, normalize, point_id
+from tritonkit.tune.space.knobs import (
+    Knob,
+    Point,
+    default_point,
+    describe_point,
+    grid_size,
+    knob_rows,
+    normalize,
+    point_id,
+)
 from tritonkit.tune.space.steps import pipeline_knobs, point_configs, tuned_models
 from tritonkit.tune.strategies.budget import Trace
 from tritonkit.tune.strategies.confirm import confirmed
@@ -79,8 +88,7 @@ class JointOutcome:
             "objective": opts.objective, "constraints": opts.constraints.as_dict(), "concurrency": opts.concurrency,
             "repeats": opts.repeats, "budget": opts.budget, "measured": len(self.trace.measured),
             "grid_size": grid_size(self.knobs), "budget_hit": self.trace.budget_hit, "passes": self.trace.passes,
-            "knobs": [{"step": k.step, "knob": k.name, "values": list(k.values), "default": k.default}
-                      for k in self.knobs],
+            "knobs": knob_rows(self.knobs),
             **report_mod.summary(self.choice, self.results, target, opts.objective, opts.constraints),
             "winner_settings": self.winner_settings,
             **({} if self.target.engine is None else {f"{self.target.engine_pipeline}_measurements": [
@@ -225,12 +233,9 @@ class KnobPlan:
     target: JointTarget
     knobs: list[Knob]
 
-    def rows(self) -> list[dict[str, Any]]:
-        return [{"step": k.step, "knob": k.name, "values": list(k.values), "default": k.default} for k in self.knobs]
-
     def summary(self) -> dict[str, Any]:
         return {"ok": True, "dry_run": True, "target": self.target.name, "models": list(self.target.models),
-                "knobs": self.rows(), "grid_size": grid_size(self.knobs), "budget": self.options.budget}
+                "knobs": knob_rows(self.knobs), "grid_size": grid_size(self.knobs), "budget": self.options.budget}
 
 
 def plan(options: TuneOptions, report: Report) -> KnobPlan:
