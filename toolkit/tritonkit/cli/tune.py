@@ -116,7 +116,7 @@ def tune_command(target: str, spec: Path, objective: str, max_p99_ms: float | No
                             ("--max-instances", max_instances), ("--max-batch-size", max_batch_size)):
             if value is not None and value <= 0:
                 raise TritonkitError("", name, f"must be positive, got {value:g}", f"pass a positive {name}")
-    from tritonkit.tune.api import tune  # start-up: the serving and export stacks, when it runs
+    from tritonkit.tune.strategies import tune  # start-up: the serving and export stacks, when it runs
 
     options = TuneOptions(
         target=target, spec_path=spec.absolute(), objective=objective,  # type: ignore[arg-type]

@@ -21,13 +21,9 @@ if TYPE_CHECKING:
 SOURCE_ENV = "TRITONKIT_PIPELINES"
 
 
-def install(source: str) -> None:
-    """Runs this process, and the children it starts from now on, with the registry at `source`."""
-    os.environ[SOURCE_ENV] = source
-
-
 def install_default(source: str) -> None:
-    """Installs `source` unless the environment already names a registry."""
+    """Runs this process, and the children it starts from now on, with the registry at `source`, unless the
+    environment already names one."""
     os.environ.setdefault(SOURCE_ENV, source)
 
 
@@ -35,8 +31,8 @@ def source() -> str:
     """The installed registry's `module:attribute`."""
     named = os.environ.get(SOURCE_ENV)
     if not named:
-        raise RuntimeError(f"no pipelines are installed: an entry point calls tritonkit.plugin.host.install() with a "
-                           f"registry's 'module:attribute' first (or set {SOURCE_ENV})")
+        raise RuntimeError(f"no pipelines are installed: an entry point calls install_default() with a registry's "
+                           f"'module:attribute' first (or set {SOURCE_ENV})")
     return named
 
 

@@ -39,3 +39,9 @@ def strategy_for(options: TuneOptions) -> Strategy:
     if options.joint:
         return Strategy(knob_search.plan, knob_search.run)
     return Strategy(model_analyzer.plan, model_analyzer.run)
+
+
+def tune(options: TuneOptions, report: Report) -> Summarized:
+    """What `options.dry_run` would search, else the search's outcome, the winner written back."""
+    strategy = strategy_for(options)
+    return strategy.plan(options, report) if options.dry_run else strategy.run(options, report)
