@@ -10,7 +10,6 @@
 Both choose, report and write back the same way (`results/`).
 """
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, Protocol
 
 from tritonkit.tune.options import TuneOptions
@@ -25,20 +24,18 @@ class Summarized(Protocol):
     def summary(self) -> dict[str, Any]: ...
 
 
-@dataclass(frozen=True)
-class Strategy:
-    """One way to search: `plan` says what it would search (`--dry-run`: nothing measured or written), `run`
-    searches, chooses and writes the winner back."""
+class Strategy(Protocol):
+    """One way to search (a module): `plan` says what it would search (`--dry-run`: nothing measured or written),
+    `run` searches, chooses and writes the winner back."""
 
-    plan: Callable[[TuneOptions, Report], Summarized]
-    run: Callable[[TuneOptions, Report], Summarized]
+    def plan(self, options: TuneOptions, report: Report) -> Summarized: ...
+
+    def run(self, options: TuneOptions, report: Report) -> Summarized: ...
 
 
 def strategy_for(options: TuneOptions) -> Strategy:
     """Model Analyzer's quick or brute search, or with `joint` the walk over a pipeline's knobs."""
-    if options.joint:
-        return Strategy(knob_search.plan, knob_search.run)
-    return Strategy(model_analyzer.plan, model_analyzer.run)
+    return knob_search if options.joint else model_analyzer
 
 
 def tune(options: TuneOptions, report: Report) -> Summarized:
