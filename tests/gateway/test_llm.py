@@ -192,7 +192,7 @@ def test_async_client_concurrent_requests_match_sync(stack, client):
 
 
 @pytest.mark.parametrize(("extra", "param"), [
-    ({"max_token": 4}, "max_token"), ({"n": 2}, "n"), ({"logit_bias": {"1": 5}}, "logit_bias"),
+    ({"max_token": 4}, "max_token"), ({"n": 0}, "n"), ({"logit_bias": {"one": 5}}, "logit_bias"),
     ({"tool_choice": "required"}, "tool_choice"), ({"temperature": 5}, "temperature"),
     ({"top_p": -1}, "top_p"), ({"max_tokens": 0}, "max_tokens"), ({"stop": ["a", "b", "c", "d", "e"]}, "stop"),
     ({"response_format": {"type": "xml"}}, "response_format.type"),

@@ -29,8 +29,8 @@ QUESTION = [{"role": "system", "content": "You are a helpful assistant."},
 
 
 @pytest.fixture(scope="module")
-def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, str]]:
-    """The served repository and the gateway's base URL."""
+def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, str, str]]:
+    """The served repository, the gateway's base URL and Triton's metrics address."""
     with smollm2_gateway(tmp_path_factory.mktemp("gw-smollm2")) as stack:
         yield stack
 

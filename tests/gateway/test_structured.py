@@ -10,9 +10,11 @@ import json
 import re
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 import jsonschema
+import numpy as np
 import openai
 import pytest
 
@@ -105,10 +107,15 @@ CHAT = [{"role": "user", "content": "Name one planet of the solar system."}]
 
 
 @pytest.fixture(scope="module")
-def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[openai.OpenAI]:
-    """The official client on a gateway in front of the SmolLM2 example."""
-    with smollm2_gateway(tmp_path_factory.mktemp("gw-structured"), MODEL) as (_, base):
-        yield openai.OpenAI(base_url=base, api_key="unused", max_retries=0, timeout=300)
+def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, str, str]]:
+    """The served repository, the gateway's base URL and Triton's metrics address."""
+    with smollm2_gateway(tmp_path_factory.mktemp("gw-structured"), MODEL) as served:
+        yield served
+
+
+@pytest.fixture(scope="module")
+def client(stack) -> openai.OpenAI:
+    return openai.OpenAI(base_url=stack[1], api_key="unused", max_retries=0, timeout=300)
 
 
 def _format(name: str, schema: dict[str, Any], strict: bool) -> dict[str, Any]:
@@ -299,3 +306,138 @@ def test_a_bad_tool_request_is_a_400_naming_the_parameter(client, extra, param, 
     with pytest.raises(openai.BadRequestError) as caught:
         ask(client, QUESTION, False, extra_body=extra)
     assert caught.value.body["param"] == param and message in caught.value.body["message"]
+
+
+class Reference:
+    """The served decoder run here, token by token, with OpenAI's penalties and logit bias applied by hand: what the
+    engine's answers and log probabilities must equal (a token's logits are the same however it is batched)."""
+
+    def __init__(self, repository: Path) -> None:
+        from tritonkit.pipelines.llm.runtime.assets import GenerationConfig
+        from tritonkit.pipelines.llm.runtime.decoder import OnnxDecoder
+        from tritonkit.pipelines.llm.runtime.text import TextCodec
+
+        folder = repository / "generate" / "1"
+        self.decoder = OnnxDecoder(folder / "model.onnx", 0)
+        self.codec, self.generation = TextCodec(folder / "tokenizer.json"), GenerationConfig.load(folder)
+
+    def chat_ids(self, messages: list[dict[str, str]]) -> np.ndarray:
+        from tritonkit.pipelines.llm.runtime.chat import format_chat
+
+        return self.codec.encode(format_chat(self.generation.chat, messages))
+
+    def greedy(self, prompt: np.ndarray, max_tokens: int, presence: float = 0.0, frequency: float = 0.0,
+               bias: dict[int, float] | None = None) -> tuple[list[int], list[np.ndarray]]:
+        """Greedy ids (up to an end token) and the raw logits each was chosen from."""
+        from tritonkit.pipelines.llm.runtime.decoder import Row
+        from tritonkit.pipelines.llm.runtime.kv_cache import KVCache
+
+        cache = KVCache.empty(self.decoder.geometry, len(prompt) + max_tokens + 2)
+        logits = self.decoder.step([Row(cache, prompt)])[0].copy()
+        ids: list[int] = []
+        rows: list[np.ndarray] = []
+        while len(ids) < max_tokens:
+            adjusted = logits.astype(np.float64)
+            for token in set(ids):
+                adjusted[token] -= frequency * ids.count(token) + presence
+            for token, value in (bias or {}).items():
+                adjusted[token] += value
+            token = int(np.argmax(adjusted))
+            if token in self.generation.eos_token_ids:
+                break
+            ids.append(token)
+            rows.append(logits)
+            logits = self.decoder.step([Row(cache, np.array([token]))])[0].copy()
+        return ids, rows
+
+
+@pytest.fixture(scope="module")
+def reference(stack) -> Reference:
+    return Reference(stack[0])
+
+
+def log_softmax(row: np.ndarray) -> np.ndarray:
+    row = row.astype(np.float64)
+    return row - (row.max() + np.log(np.exp(row - row.max()).sum()))
+
+
+def test_logprobs_sum_to_the_sequences_and_list_the_engines_top_tokens(client, reference):
+    question = [{"role": "user", "content": "Name three colors."}]
+    reply = client.chat.completions.create(model=MODEL, messages=question, max_tokens=16, temperature=0,
+                                           logprobs=True, top_logprobs=5)
+    ids, rows = reference.greedy(reference.chat_ids(question), 16)
+    entries = reply.choices[0].logprobs.content
+    assert reference.codec.decode(ids) == reply.choices[0].message.content and len(entries) == len(ids)
+    sequence = sum(log_softmax(row)[token] for token, row in zip(ids, rows))
+    assert sum(e.logprob for e in entries) == pytest.approx(sequence, abs=1e-3)
+    for token, row, entry in zip(ids, rows, entries):
+        assert bytes(entry.bytes) == reference.codec.token_bytes(token)
+        best = np.argsort(-row, kind="stable")[:5]
+        assert [bytes(t.bytes) for t in entry.top_logprobs] == [reference.codec.token_bytes(i) for i in best]
+        assert [t.logprob for t in entry.top_logprobs] == pytest.approx(list(log_softmax(row)[best]), abs=1e-4)
+    chunks = list(client.chat.completions.create(model=MODEL, messages=question, max_tokens=16, temperature=0,
+                                                 logprobs=True, top_logprobs=5, stream=True))
+    streamed = [e for c in chunks if c.choices and c.choices[0].logprobs for e in c.choices[0].logprobs.content]
+    assert [(e.token, e.logprob) for e in streamed] == [(e.token, e.logprob) for e in entries]
+    completion = client.completions.create(model=MODEL, prompt="The three primary colors are", max_tokens=8,
+                                           temperature=0, logprobs=2)
+    legacy = completion.choices[0].logprobs
+    assert "".join(legacy.tokens) == completion.choices[0].text and len(legacy.top_logprobs[0]) == 2
+    assert legacy.text_offset == [sum(len(t) for t in legacy.tokens[:i]) for i in range(len(legacy.tokens))]
+
+
+def _prompt_tokens_computed(metrics_url: str) -> float:
+    from tests.llm.clients import settled_metrics
+
+    return settled_metrics(metrics_url)["llm_prompt_tokens_computed_total"]
+
+
+def test_n_choices_at_temperature_1_repeat_with_a_seed_and_compute_the_prompt_once(stack, client):
+    question = [SYSTEM, {"role": "user", "content": "Invent a name for a cat and say why, in one sentence."}]
+    asked = {"model": MODEL, "messages": question, "max_tokens": 20, "temperature": 1.0, "seed": 11, "n": 3}
+    before = _prompt_tokens_computed(stack[2])
+    first = client.chat.completions.create(**asked)
+    computed = _prompt_tokens_computed(stack[2]) - before
+    prompt = first.usage.prompt_tokens
+    assert computed < prompt + 2 * 16   # the others reuse every whole 16-token block of it
+    answers = [c.message.content for c in sorted(first.choices, key=lambda c: c.index)]
+    assert len(answers) == 3 and len(set(answers)) > 1
+    again = client.chat.completions.create(**asked)
+    assert [c.message.content for c in sorted(again.choices, key=lambda c: c.index)] == answers
+    texts = ["", "", ""]
+    for chunk in client.chat.completions.create(stream=True, **asked):
+        for choice in chunk.choices:
+            texts[choice.index] += choice.delta.content or ""
+    assert texts == answers
+
+
+def test_penalties_and_logit_bias_change_the_output_as_specified(client, reference):
+    question = [{"role": "user", "content": "Write the word 'yes' ten times."}]
+    prompt = reference.chat_ids(question)
+    plain, _ = reference.greedy(prompt, 24)
+    bias = {plain[0]: -100.0, int(reference.codec.encode("No", add_special_tokens=False)[0]): 5.0}
+    for presence, frequency, logit_bias in ((0.0, 1.5, {}), (1.0, 0.0, {}), (0.5, 0.5, bias)):
+        want, _ = reference.greedy(prompt, 24, presence, frequency, logit_bias)
+        reply = client.chat.completions.create(model=MODEL, messages=question, max_tokens=24, temperature=0,
+                                               presence_penalty=presence, frequency_penalty=frequency,
+                                               logit_bias={str(k): v for k, v in logit_bias.items()})
+        assert reply.choices[0].message.content == reference.codec.decode(want)
+        assert want != plain
+    forced = client.chat.completions.create(model=MODEL, messages=question, max_tokens=5, temperature=0,
+                                            logit_bias={str(plain[3]): 100})
+    assert forced.choices[0].message.content == reference.codec.decode([plain[3]] * 5)
+
+
+@pytest.mark.parametrize(("extra", "param"), [
+    ({"logprobs": True, "top_logprobs": 21}, "top_logprobs"), ({"top_logprobs": 2}, "top_logprobs"),
+    ({"n": 0}, "n"), ({"n": 17}, "n"), ({"logit_bias": {"99999999": 1}}, "logit_bias"),
+    ({"logit_bias": {"12": 101}}, "logit_bias"), ({"presence_penalty": 2.5}, "presence_penalty"),
+    ({"frequency_penalty": -3}, "frequency_penalty"),
+])
+def test_bad_sampling_values_are_400s_naming_the_parameter(client, extra, param):
+    with pytest.raises(openai.BadRequestError) as caught:
+        ask(client, CHAT, False, extra_body=extra)
+    assert caught.value.body["param"] == param and param in caught.value.body["message"]
+    with pytest.raises(openai.BadRequestError) as completion:
+        client.completions.create(model=MODEL, prompt="Hi", extra_body={"logprobs": 6})
+    assert completion.value.body["param"] == "logprobs"

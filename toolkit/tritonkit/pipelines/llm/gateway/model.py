@@ -16,8 +16,8 @@ import numpy as np
 from tritonclient.grpc import InferResult
 
 from tritonkit.gateway.errors import ApiError
-from tritonkit.pipelines.llm.gateway.structured import Grammar
 from tritonkit.gateway.model_files import newest_with
+from tritonkit.pipelines.llm.gateway.structured import Grammar
 from tritonkit.pipelines.llm.names import ENGINE as ENTRY_MODEL
 from tritonkit.pipelines.llm.runtime.assets import GENERATION_FILE, TOKENIZER_FILE, GenerationConfig
 from tritonkit.pipelines.llm.runtime.chat import format_chat
@@ -25,6 +25,8 @@ from tritonkit.pipelines.llm.runtime.text import TextCodec
 
 #: What the gateway reads of each response (generate sends only the outputs a request asks for).
 OUTPUTS = ("text_output", "token_ids", "finish_reason")
+#: And of a request that asks for log probabilities.
+LOGPROB_OUTPUTS = ("token_logprobs", "top_logprob_ids", "top_logprobs")
 #: Models whose version folder holds generation.json and tokenizer.json in the built repository, first found wins:
 #: `generate` encodes prompts; an older layout kept them in `decoder`.
 FILES_MODELS = (ENTRY_MODEL, "decoder")
@@ -40,6 +42,15 @@ class Sampling:
     seed: int | None = None
     stop: tuple[str, ...] = ()
     grammar: Grammar | None = None
+    presence_penalty: float | None = None
+    frequency_penalty: float | None = None
+    logit_bias: tuple[tuple[int, float], ...] = ()
+    logprobs: int | None = None   # alternatives a token (None: no log probabilities)
+
+    @property
+    def outputs(self) -> tuple[str, ...]:
+        """The outputs to ask generate for."""
+        return OUTPUTS + (LOGPROB_OUTPUTS if self.logprobs is not None else ())
 
 
 @dataclass
@@ -102,6 +113,14 @@ def request_inputs(ids: np.ndarray, sampling: Sampling) -> dict[str, np.ndarray]
     if sampling.grammar is not None:
         value = sampling.grammar.value
         inputs[sampling.grammar.kind] = _strings(value if isinstance(value, tuple) else (value,))
+    for name in ("presence_penalty", "frequency_penalty"):
+        if getattr(sampling, name) is not None:
+            inputs[name] = np.array([getattr(sampling, name)], dtype=np.float32)
+    if sampling.logit_bias:
+        inputs["logit_bias_ids"] = np.array([i for i, _ in sampling.logit_bias], dtype=np.int64)
+        inputs["logit_bias_values"] = np.array([b for _, b in sampling.logit_bias], dtype=np.float32)
+    if sampling.logprobs is not None:
+        inputs["logprobs"] = np.array([sampling.logprobs], dtype=np.int32)
     return inputs
 
 
@@ -109,13 +128,24 @@ def _strings(values: tuple[str, ...]) -> np.ndarray:
     return np.array([s.encode("utf-8") for s in values], dtype=np.object_)
 
 
+@dataclass(frozen=True)
+class TokenLogprob:
+    """A generated token's log probability and its most likely alternatives (id, logprob)."""
+
+    token: int
+    logprob: float
+    top: tuple[tuple[int, float], ...]
+
+
 @dataclass
 class Step:
-    """One streamed response: the text and number of tokens it adds, and the finish reason on the last."""
+    """One streamed response: the text and number of tokens it adds, the finish reason on the last, and the tokens'
+    log probabilities when asked for."""
 
     text: str
     tokens: int
     finish_reason: str | None
+    logprobs: list[TokenLogprob] = field(default_factory=list)
 
     @classmethod
     def of(cls, result: InferResult) -> Step:
@@ -124,7 +154,18 @@ class Step:
         reason = result.as_numpy("finish_reason")
         added = text.reshape(-1)[0].decode("utf-8") if text is not None and text.size else ""
         finish = reason.reshape(-1)[0].decode("utf-8") if reason is not None and reason.size else ""
-        return cls(added, int(ids.size) if ids is not None else 0, _openai_reason(finish) if finish else None)
+        tokens = ids.reshape(-1).tolist() if ids is not None else []
+        return cls(added, len(tokens), _openai_reason(finish) if finish else None, _logprobs(result, tokens))
+
+
+def _logprobs(result: InferResult, tokens: list[int]) -> list[TokenLogprob]:
+    values, top_ids, top = (result.as_numpy(name) for name in LOGPROB_OUTPUTS)
+    if values is None or values.size != len(tokens):
+        return []
+    top_ids = top_ids.reshape(len(tokens), -1) if top_ids is not None else np.zeros((len(tokens), 0), np.int64)
+    top = top.reshape(len(tokens), -1) if top is not None else np.zeros((len(tokens), 0), np.float32)
+    return [TokenLogprob(int(token), float(value), tuple(zip(map(int, ids), map(float, lps))))
+            for token, value, ids, lps in zip(tokens, values.reshape(-1), top_ids, top)]
 
 
 def _openai_reason(reason: str) -> str:
@@ -139,8 +180,10 @@ class Totals:
     text: list[str] = field(default_factory=list)
     tokens: int = 0
     finish_reason: str | None = None
+    logprobs: list[TokenLogprob] = field(default_factory=list)
 
     def add(self, step: Step) -> None:
         self.text.append(step.text)
         self.tokens += step.tokens
+        self.logprobs += step.logprobs
         self.finish_reason = step.finish_reason or self.finish_reason

@@ -1,45 +1,30 @@
-"""POST /v1/chat/completions and /v1/completions: OpenAI's request checked, encoded and sent to `generate`, answered
-whole (with usage) or streamed as SSE (role on the first chat delta, one finish_reason, optional usage, [DONE])."""
+"""POST /v1/chat/completions and /v1/completions: OpenAI's request checked, rendered and encoded, then answered by
+`generate` (respond.py: whole or streamed, one or more choices)."""
 import time
 import uuid
-from collections.abc import AsyncGenerator, AsyncIterator
-from contextlib import aclosing
-from dataclasses import dataclass, replace
-from typing import Any
+from dataclasses import replace
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 
 from tritonkit.gateway.app import Gateway, gateway_of
 from tritonkit.gateway.catalog import Served
-from tritonkit.gateway.disconnect import unless_disconnected
-from tritonkit.gateway.errors import ApiError, bad_request
+from tritonkit.gateway.errors import bad_request
 from tritonkit.gateway.params import Body, Refusal, refused_unless
-from tritonkit.gateway.sse import DONE, event, sse_response
-from tritonkit.pipelines.llm.gateway.answer import Reader
 from tritonkit.pipelines.llm.gateway.messages import chat_messages, with_tools
-from tritonkit.pipelines.llm.gateway.model import (
-    OUTPUTS,
-    LlmFiles,
-    Sampling,
-    Step,
-    Totals,
-    request_inputs,
-)
-from tritonkit.pipelines.llm.gateway.structured import grammar_of, named
+from tritonkit.pipelines.llm.gateway.model import LlmFiles, Sampling
+from tritonkit.pipelines.llm.gateway.respond import Asked, Shape, respond
+from tritonkit.pipelines.llm.gateway.structured import grammar_of
 from tritonkit.pipelines.llm.gateway.tools import Format, Tools, tools_of
 
 SAMPLING = {"model", "max_tokens", "temperature", "top_p", "seed", "stop", "stream", "stream_options", "user",
-            "structured_outputs"}
+            "structured_outputs", "n", "presence_penalty", "frequency_penalty", "logit_bias", "logprobs"}
 CHAT_SUPPORTED = SAMPLING | {"messages", "max_completion_tokens", "response_format", "tools", "tool_choice",
-                             "parallel_tool_calls"}
+                             "parallel_tool_calls", "top_logprobs"}
 COMPLETION_SUPPORTED = SAMPLING | {"prompt"}
-_ONE = refused_unless(lambda v: v == 1, "only n=1 (one choice per request)")
-_ZERO = refused_unless(lambda v: v == 0, "penalties are not implemented; send 0 or leave it out")
 _NONE = refused_unless(lambda v: not v, "not implemented")
 _REFUSALS: dict[str, Refusal] = {
-    "n": _ONE, "presence_penalty": _ZERO, "frequency_penalty": _ZERO, "logit_bias": _NONE, "logprobs": _NONE,
-    "top_logprobs": _NONE, "store": _NONE, "metadata": _NONE,
+    "store": _NONE, "metadata": _NONE,
     "service_tier": refused_unless(lambda v: v in ("auto", "default"), "one tier"),
 }
 CHAT_REFUSALS: dict[str, Refusal] = _REFUSALS | {
@@ -47,9 +32,14 @@ CHAT_REFUSALS: dict[str, Refusal] = _REFUSALS | {
     "web_search_options": _NONE, "modalities": refused_unless(lambda v: v == ["text"], "text only"),
 }
 COMPLETION_REFUSALS: dict[str, Refusal] = _REFUSALS | {
-    "best_of": _ONE, "echo": _NONE, "suffix": _NONE,
+    "best_of": refused_unless(lambda v: v == 1, "best_of other than 1 (send n for several choices)"), "echo": _NONE,
+    "suffix": _NONE,
 }
 UINT64_MAX = 2**64 - 1
+#: Choices a request may ask for (n): each is a generation of its own.
+MAX_CHOICES = 16
+#: OpenAI's bounds: alternatives a chat token lists (top_logprobs), a completion token (logprobs); logit_bias entries.
+CHAT_TOP_LOGPROBS, COMPLETION_LOGPROBS, LOGIT_BIAS_ENTRIES = 20, 5, 300
 
 
 def _sampling(body: Body, max_names: tuple[str, ...], chat: bool) -> Sampling:
@@ -57,7 +47,41 @@ def _sampling(body: Body, max_names: tuple[str, ...], chat: bool) -> Sampling:
     given = [v for v in limits if v is not None]
     return Sampling(max_tokens=given[-1] if given else None, temperature=body.number("temperature", 0.0, 2.0),
                     top_p=body.number("top_p", 0.0, 1.0), seed=body.integer("seed", 0, UINT64_MAX),
-                    stop=tuple(body.strings("stop", 4)), grammar=grammar_of(body, chat))
+                    stop=tuple(body.strings("stop", 4)), grammar=grammar_of(body, chat),
+                    presence_penalty=body.number("presence_penalty", -2.0, 2.0),
+                    frequency_penalty=body.number("frequency_penalty", -2.0, 2.0), logit_bias=_logit_bias(body),
+                    logprobs=_logprobs(body, chat))
+
+
+def _logit_bias(body: Body) -> tuple[tuple[int, float], ...]:
+    """OpenAI's {"token id": bias in [-100, 100]}."""
+    value = body.get("logit_bias")
+    if value is None:
+        return ()
+    if not isinstance(value, dict) or len(value) > LOGIT_BIAS_ENTRIES:
+        raise bad_request(f"'logit_bias' must be an object of at most {LOGIT_BIAS_ENTRIES} token ids and biases",
+                          "logit_bias", "invalid_value")
+    biases = []
+    for token, bias in value.items():
+        if not token.isdigit() or isinstance(bias, bool) or not isinstance(bias, (int, float)) \
+                or not -100 <= bias <= 100:
+            raise bad_request(f"'logit_bias' maps token ids to biases in [-100, 100], got {token!r}: {bias!r}",
+                              "logit_bias", "invalid_value")
+        biases.append((int(token), float(bias)))
+    return tuple(biases)
+
+
+def _logprobs(body: Body, chat: bool) -> int | None:
+    """Alternatives a token lists (None: no log probabilities): chat's logprobs (a boolean) and top_logprobs,
+    completions' logprobs (an integer)."""
+    if not chat:
+        return body.integer("logprobs", 0, COMPLETION_LOGPROBS)
+    top = body.integer("top_logprobs", 0, CHAT_TOP_LOGPROBS)
+    if not body.boolean("logprobs"):
+        if top is not None:
+            raise bad_request("'top_logprobs' needs 'logprobs': true", "top_logprobs", "invalid_value")
+        return None
+    return top or 0
 
 
 def _include_usage(body: Body) -> bool:
@@ -71,46 +95,6 @@ def _include_usage(body: Body) -> bool:
     return bool(options.get("include_usage"))
 
 
-@dataclass(frozen=True)
-class Shape:
-    """How one route writes its answers: chat.completion(.chunk) or text_completion."""
-
-    chat: bool
-    id: str
-    model: str
-    created: int
-
-    def choice(self, text: str | None, finish: str | None, role: bool = False, whole: bool = False,
-               calls: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-        """One choice: `calls` are the message's tool_calls (whole) or tool_calls deltas (streamed)."""
-        if not self.chat:
-            return {"index": 0, "text": text or "", "logprobs": None, "finish_reason": finish}
-        if whole:
-            message: dict[str, Any] = {"role": "assistant", "content": None if calls else text, "refusal": None}
-            if calls:
-                message["tool_calls"] = calls
-            return {"index": 0, "message": message, "logprobs": None, "finish_reason": finish}
-        delta: dict[str, Any] = {"role": "assistant"} if role else {}
-        if text is not None:
-            delta["content"] = text
-        if calls:
-            delta["tool_calls"] = calls
-        return {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
-
-    def answer(self, choices: list[dict[str, Any]], usage: dict[str, int] | None, chunk: bool) -> dict[str, Any]:
-        kind = ("chat.completion.chunk" if chunk else "chat.completion") if self.chat else "text_completion"
-        body: dict[str, Any] = {"id": self.id, "object": kind, "created": self.created, "model": self.model,
-                                "system_fingerprint": None, "choices": choices}
-        if usage is not None or not chunk:
-            body["usage"] = usage
-        return body
-
-
-def _usage(prompt_tokens: int, completion_tokens: int) -> dict[str, int]:
-    return {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-            "total_tokens": prompt_tokens + completion_tokens}
-
-
 def files_of(gateway: Gateway, served: Served) -> LlmFiles:
     """The model's chat format and tokenizer, read once per model id."""
     key = ("llm", served.id)
@@ -121,74 +105,15 @@ def files_of(gateway: Gateway, served: Served) -> LlmFiles:
     return files
 
 
-async def _respond(request: Request, gateway: Gateway, served: Served, shape: Shape, prompt: str, sampling: Sampling,
-                   stream: bool, include_usage: bool, tools: Tools | None = None) -> Response:
-    """The prompt encoded here (its length is the usage's prompt_tokens) and streamed to `generate`."""
-    ids = files_of(gateway, served).encode(prompt)
-    responses = gateway.triton.stream(served.model, request_inputs(ids, sampling), OUTPUTS)
-    if not stream:
-        async def collect() -> Totals:
-            totals = Totals()
-            async with aclosing(responses):
-                async for result in responses:
-                    totals.add(Step.of(result))
-            return totals
-
-        try:
-            totals = await unless_disconnected(request, collect())
-        except ApiError as error:
-            raise named(error, sampling.grammar) from None
-        text, calls = Reader(tools).read("".join(totals.text)) if shape.chat else ("".join(totals.text), [])
-        body = shape.answer([shape.choice(text, _finish(totals.finish_reason, bool(calls)), whole=True, calls=calls)],
-                            _usage(ids.size, totals.tokens), chunk=False)
-        return JSONResponse(body)
-    try:
-        first: Any = await unless_disconnected(request, anext(responses))  # a refused request: a 400 before any event
-    except ApiError as error:
-        raise named(error, sampling.grammar) from None
-    return sse_response(_events(responses, Step.of(first), shape, ids.size, include_usage, Reader(tools)))
-
-
-def _finish(reason: str | None, called: bool) -> str | None:
-    """OpenAI's finish_reason: tool_calls for an answer that calls, unless it was cut at max_tokens."""
-    return "tool_calls" if called and reason != "length" else reason
-
-
-async def _events(responses: AsyncGenerator[Any, None], first: Step, shape: Shape, prompt_tokens: int,
-                  include_usage: bool, reader: Reader) -> AsyncIterator[bytes]:
-    def chunk(choice: dict[str, Any]) -> bytes:
-        body = shape.answer([choice], None, chunk=True)
-        if include_usage:  # OpenAI: null on every chunk but the last, which has the totals and no choices
-            body["usage"] = None
-        return event(body)
-
-    async with aclosing(responses):  # leaving early (the client went away) cancels the Triton request
-        # chat's role delta goes out with the first text (or the finish) when the first response has one: one write
-        # before the first token, not two; else alone at once
-        role = chunk(shape.choice("", None, role=True)) if shape.chat else b""
-        if role and not first.text and first.finish_reason is None:
-            yield role
-            role = b""
-        totals, step = Totals(), first
-        while True:
-            totals.add(step)
-            text, calls = reader.add(step.text) if step.text else ("", [])
-            if step.finish_reason is not None:
-                more, last = reader.finish() if shape.chat else ("", [])
-                text, calls = text + more, calls + last
-            if text or calls:
-                yield role + chunk(shape.choice(text or None, None, calls=calls))
-                role = b""
-            if step.finish_reason is not None:
-                finish = _finish(step.finish_reason, reader.called)
-                yield role + chunk(shape.choice(None if shape.chat else "", finish))
-                async for _ in responses:   # on to Triton's final response: its gRPC stream is then kept for reuse
-                    pass
-                break
-            step = Step.of(await anext(responses))
-        if include_usage:
-            yield event(shape.answer([], _usage(prompt_tokens, totals.tokens), chunk=True))
-    yield DONE
+async def _respond(request: Request, served: Served, chat: bool, prompt: str, sampling: Sampling,
+                   body: Body, tools: Tools | None = None) -> Response:
+    """The prompt encoded here and answered by `generate` (respond.py)."""
+    gateway = gateway_of(request)
+    files = files_of(gateway, served)
+    asked = Asked(n=body.integer("n", 1, MAX_CHOICES) or 1, stream=body.boolean("stream"),
+                  include_usage=_include_usage(body), tools=tools, logprobs=sampling.logprobs is not None)
+    return await respond(request, gateway, served, _shape(chat, served), files.encode(prompt), sampling, asked,
+                         files.codec.token_bytes)
 
 
 def _shape(chat: bool, served: Served) -> Shape:
@@ -209,11 +134,9 @@ async def chat_completions(request: Request) -> Response:
             raise bad_request(f"tool_choice {tools.choice!r} makes the answer a call: leave out "
                               f"'{sampling.grammar.param}'", sampling.grammar.param, "invalid_value")
         sampling = replace(sampling, grammar=tools.grammar())
-    stream, include_usage = body.boolean("stream"), _include_usage(body)
     messages = with_tools(chat_messages(body, Format.of(chat)), tools, (chat or {}).get("default_system"))
     prompt = files.chat_prompt(messages) + (tools.prompt_tail() if tools is not None else "")
-    return await _respond(request, gateway, served, _shape(True, served), prompt, sampling, stream, include_usage,
-                          tools)
+    return await _respond(request, served, True, prompt, sampling, body, tools)
 
 
 def _prompt(body: Body) -> str:
@@ -235,9 +158,7 @@ async def completions(request: Request) -> Response:
     body.check_names(COMPLETION_SUPPORTED, COMPLETION_REFUSALS)
     served = await gateway.served(body.get("model"), "llm")
     sampling = _sampling(body, ("max_tokens",), chat=False)
-    stream, include_usage = body.boolean("stream"), _include_usage(body)
-    return await _respond(request, gateway, served, _shape(False, served), _prompt(body), sampling, stream,
-                          include_usage)
+    return await _respond(request, served, False, _prompt(body), sampling, body)
 
 
 #: What the gateway serves of the pipeline: route path -> endpoint (a POST each).

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -110,12 +111,13 @@ def grammar_of(body: Body, chat: bool) -> Grammar | None:
     return formatted or extension
 
 
-def named(error: ApiError, grammar: Grammar | None) -> ApiError:
-    """generate's refusal of the request's grammar (its message starts with the input's name) as a 400 naming the
-    request parameter the grammar came from; any other error as it is."""
-    if grammar is None or error.status != 400:
+def named(error: ApiError, names: Mapping[str, str]) -> ApiError:
+    """generate's refusal of a request value (its message starts with the input's name) as a 400 naming the request
+    parameter it came from (`names`: input -> parameter); any other error as it is."""
+    if error.status != 400:
         return error
     _, _, reason = error.message.partition("': ")
-    if not reason.startswith(grammar.kind):
+    param = next((p for kind, p in names.items() if reason.startswith(kind)), None)
+    if param is None:
         return error
-    return bad_request(f"'{grammar.param}' is refused by the model: {reason}", grammar.param, "invalid_value")
+    return bad_request(f"'{param}' is refused by the model: {reason}", param, "invalid_value")

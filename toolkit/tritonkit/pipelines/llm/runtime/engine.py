@@ -19,7 +19,7 @@ import numpy as np
 from .decoder import OnnxDecoder, Row
 from .grammar import Grammars, Matcher
 from .kv_cache import MIB, KVCache, KVCachePool
-from .sampling import Sampler, SamplingParams
+from .sampling import Logprob, Sampler, SamplingParams, adjust, logprob
 from .text import Decode, visible_text
 
 #: Finish reasons, as the `finish_reason` output spells them.
@@ -44,6 +44,7 @@ class Generation:
     reused: int = 0  # prompt positions copied from the prefix cache
     matcher: Matcher | None = None  # the request's grammar: masks its row of logits before each token
     generated: list[int] = field(default_factory=list)
+    logprobs: list[Logprob] = field(default_factory=list)  # of each generated token, when the request asks
     finish_reason: str | None = None
     stepped_at: float = field(default_factory=time.monotonic)  # end of the last step that listed it (or admission):
                                                                 # generate steps those waiting longest first
@@ -58,6 +59,7 @@ class StepOutput:
     generated: list[int]
     finish_reason: str | None
     stop: tuple[str, ...] = ()
+    logprobs: list[Logprob] = field(default_factory=list)  # of every generated token so far (when asked for)
 
 
 def plan_calls(lengths: Sequence[int], call_cost: int, stores: Sequence[Hashable] | None = None) -> list[list[int]]:
@@ -122,6 +124,9 @@ class Engine:
             raise ValueError(f"prompt token ids must be in [0, {vocab}), got {int(prompt.min())}..{int(prompt.max())}")
         if params.stop and self.decode is None:
             raise ValueError("stop strings need the tokenizer, which this model has not loaded")
+        if params.logit_bias and max(i for i, _ in params.logit_bias) >= vocab:
+            raise ValueError(f"logit_bias token ids must be in [0, {vocab}), got "
+                             f"{max(i for i, _ in params.logit_bias)}")
         if params.constraint is not None and self.grammars is None:
             raise ValueError(f"{params.constraint.kind} needs the tokenizer, which this model has not loaded")
         positions = prompt.size + params.max_tokens
@@ -214,18 +219,21 @@ class Engine:
             self.decoder.release()
 
     def _advance(self, generation: Generation, logits: np.ndarray) -> StepOutput:
-        """Chooses the next token from the generation's row of logits (masked by its grammar, in place) and
-        decides whether it finished."""
-        matcher = generation.matcher
+        """Chooses the next token from the generation's row of logits (penalized, biased and masked by its grammar,
+        in place: this row only) and decides whether it finished; the token's log probability is the raw row's."""
+        params, matcher = generation.params, generation.matcher
+        raw = logits.copy() if params.logprobs is not None else None
+        adjust(logits, params, generation.generated)
         ended = matcher is not None and not matcher.mask(logits)
         token = generation.sampler.choose(logits)
-        params = generation.params
         emitted: list[int] = []
         if ended or token in generation.stop_ids:
             generation.finish_reason = STOP
         else:
             generation.generated.append(token)
             emitted.append(token)
+            if raw is not None:
+                generation.logprobs.append(logprob(raw, token, params.logprobs or 0))
             generation.pending = np.array([token], np.int64)
             if matcher is not None and matcher.advance(token):
                 generation.finish_reason = STOP  # the grammar is complete: only an end token could follow
@@ -239,7 +247,8 @@ class Engine:
             self._remember(np.concatenate([generation.prompt, np.asarray(generation.generated, np.int64)]),
                            generation.cache, finishing=True)
             self.pool.free(generation.key)  # after: a freed slot's pages are given back
-        return StepOutput(generation.key, emitted, list(generation.generated), generation.finish_reason, params.stop)
+        return StepOutput(generation.key, emitted, list(generation.generated), generation.finish_reason, params.stop,
+                          list(generation.logprobs))
 
     def run(self, requests: dict[Hashable, tuple[Sequence[int], SamplingParams]]) -> dict[Hashable, StepOutput]:
         """Admits every request and steps them all together until each finishes (in-process use)."""

@@ -13,8 +13,9 @@ from .grammar import KINDS, constraint_of
 from .sampling import DEFAULT_MAX_TOKENS, SamplingParams
 
 #: Input/parameter names (the pipeline's request vocabulary), with the Python type each holds.
-SCALARS = {"max_tokens": int, "temperature": float, "top_k": int, "top_p": float, "seed": int, "ignore_eos": bool}
-LISTS = {"stop": str, "stop_token_ids": int}
+SCALARS = {"max_tokens": int, "temperature": float, "top_k": int, "top_p": float, "seed": int, "ignore_eos": bool,
+           "presence_penalty": float, "frequency_penalty": float, "logprobs": int}
+LISTS = {"stop": str, "stop_token_ids": int, "logit_bias_ids": int, "logit_bias_values": float}
 
 
 def _item(value: Any) -> Any:
@@ -59,7 +60,7 @@ def _list(name: str, value: Any, kind: type) -> tuple:
         items = [value]
     if kind is str:
         return tuple(_text(v) for v in items)
-    return tuple(_scalar(name, v, int) for v in items)
+    return tuple(_scalar(name, v, kind) for v in items)
 
 
 def parse_parameters(raw: str | Mapping[str, Any] | None) -> dict[str, Any]:
@@ -86,6 +87,11 @@ def settings(inputs: Mapping[str, np.ndarray], parameters: Mapping[str, Any]) ->
             values[name] = _list(name, inputs[name], kind)
         elif name in parameters:
             values[name] = _list(name, parameters[name], kind)
+    ids, biases = values.pop("logit_bias_ids", ()), values.pop("logit_bias_values", ())
+    if len(ids) != len(biases):
+        raise ValueError(f"logit_bias_ids ({len(ids)}) and logit_bias_values ({len(biases)}) must be as long")
+    if ids:
+        values["logit_bias"] = tuple(zip(ids, biases))
     grammars: dict[str, Any] = {name: text(inputs, parameters, name) for name in KINDS if name != "choice"}
     if "choice" in inputs or "choice" in parameters:
         grammars["choice"] = _list("choice", inputs.get("choice", parameters.get("choice")), str)

@@ -1,4 +1,5 @@
-"""Per-request sampling settings and next-token choice: greedy, temperature, top-k, top-p, seeded.
+"""Per-request sampling settings and next-token choice: greedy, temperature, top-k, top-p, seeded; OpenAI's presence
+and frequency penalties and logit bias; log probabilities of the chosen tokens and their most likely alternatives.
 
 Each request owns a numpy Generator seeded from its `seed`, so a seeded request draws the same tokens
 whatever else shares its batch (the logits are the same up to float rounding; a draw is one uniform number
@@ -15,6 +16,8 @@ from .grammar import Constraint
 
 #: Tokens generated when a request does not say (`max_tokens` input or parameter).
 DEFAULT_MAX_TOKENS = 64
+#: The most alternatives a token's log probabilities list (OpenAI's top_logprobs bound).
+MAX_TOP_LOGPROBS = 20
 
 
 @dataclass(frozen=True)
@@ -30,6 +33,10 @@ class SamplingParams:
     stop_token_ids: tuple[int, ...] = ()
     ignore_eos: bool = False
     constraint: Constraint | None = None  # the grammar the output must match (grammar.py)
+    presence_penalty: float = 0.0   # subtracted from the logit of every token generated so far
+    frequency_penalty: float = 0.0  # subtracted once per time a token was generated so far
+    logit_bias: tuple[tuple[int, float], ...] = ()  # (token id, added to its logit)
+    logprobs: int | None = None  # report each token's log probability and this many alternatives (None: none)
 
     @property
     def greedy(self) -> bool:
@@ -52,6 +59,14 @@ class SamplingParams:
             raise ValueError(f"seed must be in [0, 2**64), got {self.seed}")
         if any(not s for s in self.stop):
             raise ValueError("stop strings must be non-empty")
+        for name, value in (("presence_penalty", self.presence_penalty), ("frequency_penalty", self.frequency_penalty)):
+            if not -2.0 <= value <= 2.0:
+                raise ValueError(f"{name} must be in [-2, 2], got {value}")
+        bad = next(((i, b) for i, b in self.logit_bias if not (i >= 0 and -100.0 <= b <= 100.0)), None)
+        if bad is not None:
+            raise ValueError(f"logit_bias takes token ids >= 0 and biases in [-100, 100], got {bad[0]}: {bad[1]}")
+        if self.logprobs is not None and not 0 <= self.logprobs <= MAX_TOP_LOGPROBS:
+            raise ValueError(f"logprobs must be in [0, {MAX_TOP_LOGPROBS}] (alternatives a token), got {self.logprobs}")
         if self.constraint is not None and self.ignore_eos:
             raise ValueError(f"ignore_eos cannot be combined with {self.constraint.kind}: the output ends where its "
                              "grammar ends")
@@ -90,6 +105,38 @@ def filtered_probs(logits: np.ndarray, params: SamplingParams) -> np.ndarray:
         kept[order[:keep]] = probs[order[:keep]]
         probs = kept / kept.sum()
     return probs
+
+
+def adjust(logits: np.ndarray, params: SamplingParams, generated: list[int]) -> None:
+    """Applies the penalties (over the tokens generated so far, as OpenAI defines them) and the logit bias to one
+    row of logits, in place."""
+    if (params.presence_penalty or params.frequency_penalty) and generated:
+        ids, counts = np.unique(np.asarray(generated, np.int64), return_counts=True)
+        logits[ids] -= (params.frequency_penalty * counts + params.presence_penalty).astype(np.float32)
+    for token, bias in params.logit_bias:
+        logits[token] += np.float32(bias)
+
+
+@dataclass(frozen=True)
+class Logprob:
+    """A token's log probability under the model (its raw logits), and the `top` alternatives (id, logprob)."""
+
+    token: int
+    logprob: float
+    top: tuple[tuple[int, float], ...] = ()
+
+
+def logprob(logits: np.ndarray, token: int, top: int) -> Logprob:
+    """Log-softmax of one row of raw logits at `token`, with the `top` most likely tokens (most likely first)."""
+    row = logits.astype(np.float64)
+    peak = row.max()
+    total = peak + np.log(np.exp(row - peak).sum())
+    best: tuple[tuple[int, float], ...] = ()
+    if top:
+        ids = np.argpartition(-row, top - 1)[:top] if top < row.size else np.arange(row.size)
+        ids = ids[np.lexsort((ids, -row[ids]))]
+        best = tuple((int(i), float(row[i] - total)) for i in ids)
+    return Logprob(int(token), float(row[token] - total), best)
 
 
 def choose_token(logits: np.ndarray, params: SamplingParams, rng: np.random.Generator) -> int:

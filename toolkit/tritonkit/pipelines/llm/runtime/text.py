@@ -6,6 +6,7 @@ cut at the first stop string, and while the generation is still running hold bac
 character (decoded as U+FFFD) and any tail that could still grow into a stop string. Deltas of consecutive
 steps then concatenate to the final text exactly.
 """
+import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -13,6 +14,16 @@ import numpy as np
 
 REPLACEMENT = "\ufffd"
 Decode = Callable[[Sequence[int]], str]
+
+
+def _byte_level_alphabet() -> dict[str, int]:
+    """GPT-2's byte-level BPE: the character each byte is written as in the vocabulary, inverted."""
+    kept = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1), *range(ord("®"), ord("ÿ") + 1)]
+    moved = [b for b in range(256) if b not in kept]
+    return {chr(b): b for b in kept} | {chr(256 + i): b for i, b in enumerate(moved)}
+
+
+_BYTE_OF = _byte_level_alphabet()
 
 
 class TextCodec:
@@ -23,10 +34,20 @@ class TextCodec:
 
         self.tokenizer = Tokenizer.from_file(str(tokenizer_json))
         self.vocab_size = self.tokenizer.get_vocab_size(with_added_tokens=True)
+        decoder = json.loads(self.tokenizer.to_str()).get("decoder") or {}
+        self.byte_level = decoder.get("type") == "ByteLevel"
 
     def encode(self, text: str, add_special_tokens: bool = True) -> np.ndarray:
         """int64 token ids of `text` (special tokens written in the text, e.g. `<|im_start|>`, become their ids)."""
         return np.asarray(self.tokenizer.encode(text, add_special_tokens=add_special_tokens).ids, dtype=np.int64)
+
+    def token_bytes(self, token: int) -> bytes:
+        """The bytes one token stands for: a byte-level BPE token may hold part of a UTF-8 character, so its text
+        alone cannot say (OpenAI's log probabilities give both)."""
+        piece = self.tokenizer.id_to_token(int(token)) or ""
+        if self.byte_level and all(c in _BYTE_OF for c in piece):
+            return bytes(_BYTE_OF[c] for c in piece)
+        return piece.encode("utf-8")
 
     def decode(self, ids: Sequence[int]) -> str:
         """Text of `ids` with special tokens left out; invalid or incomplete UTF-8 becomes U+FFFD."""

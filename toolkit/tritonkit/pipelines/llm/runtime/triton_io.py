@@ -13,7 +13,7 @@ from .engine import GenerationLimitError
 from .kv_cache import CacheBudgetError
 from .prompts import prompt_ids
 from .requests import parse_parameters, sampling_params
-from .sampling import SamplingParams
+from .sampling import Logprob, SamplingParams
 from .text import TextCodec
 
 
@@ -55,6 +55,20 @@ def generation_outputs(token_ids: Sequence[int], generated: Sequence[int], finis
     values = {"token_ids": np.asarray(token_ids, np.int64), "generated_ids": np.asarray(generated, np.int64),
               "finish_reason": text_array(finish_reason)}
     return {name: batched_output(value, batched) for name, value in values.items()}
+
+
+def logprob_outputs(logprobs: Sequence[Logprob], batched: bool) -> dict[str, np.ndarray]:
+    """generate's log-probability outputs for the tokens of one response: `token_logprobs` [n], and the alternatives
+    `top_logprob_ids` and `top_logprobs` [n, k] (most likely first)."""
+    width = max((len(lp.top) for lp in logprobs), default=0)
+    ids = np.zeros((len(logprobs), width), np.int64)
+    values = np.full((len(logprobs), width), -np.inf, np.float32)
+    for row, lp in enumerate(logprobs):
+        for col, (token, value) in enumerate(lp.top):
+            ids[row, col], values[row, col] = token, value
+    found: dict[str, np.ndarray] = {"token_logprobs": np.asarray([lp.logprob for lp in logprobs], np.float32),
+                                    "top_logprob_ids": ids, "top_logprobs": values}
+    return {name: batched_output(value, batched) for name, value in found.items()}
 
 
 def refusal(pb_utils: Any, exc: ValueError | CacheBudgetError) -> Any:

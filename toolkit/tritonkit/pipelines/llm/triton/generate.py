@@ -37,6 +37,7 @@ from llm_runtime.triton_io import (
     batched_output,
     generation_outputs,
     generation_request,
+    logprob_outputs,
     refusal,
     text_array,
 )
@@ -181,6 +182,8 @@ class TritonPythonModel:
         """A response adding the token ids `new` (the last of `out.generated`), with their text when asked for;
         only the outputs in `wanted` (all generated ids each token would grow every response)."""
         outputs = generation_outputs(new, out.generated, out.finish_reason or "", self.batched)
+        if "token_logprobs" in wanted:
+            outputs |= logprob_outputs(out.logprobs[len(out.logprobs) - len(new):], self.batched)
         if "text_output" in wanted:
             text = text_delta(self.codec.decode, out.generated, len(new), out.stop, out.finish_reason is not None)
             outputs["text_output"] = batched_output(text_array(text), self.batched)
