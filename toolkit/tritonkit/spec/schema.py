@@ -26,7 +26,6 @@ from tritonkit.spec.project import PipelineFile, ProjectFile
 class SpecSchema:
     """The spec's classes with the installed pipelines' parts."""
 
-    model: type[ModelSpec]
     export: type[ExportSpec]
     pipeline_file: type[PipelineFile]
     project_file: type[ProjectFile]
@@ -70,6 +69,6 @@ def _schema(source: str) -> SpecSchema:
         default_factory=dict, description="Model id -> pipeline; default: each pipeline Triton serves, as "
         f"{' / '.join(r.default_id for r in routes.values())}.")))
     models = dict[str, model]  # type: ignore[valid-type]
-    return SpecSchema(model, export, _with(PipelineFile, models=_retyped(PipelineFile, "models", models)),
+    return SpecSchema(export, _with(PipelineFile, models=_retyped(PipelineFile, "models", models)),
                       _with(ProjectFile, models=_retyped(ProjectFile, "models", models),
                             gateway=_retyped(ProjectFile, "gateway", gateway | None)), gateway)
