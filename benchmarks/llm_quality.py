@@ -37,6 +37,10 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))
 sys.path.insert(0, str(REPO_ROOT / "benchmarks"))
 
+from tritonkit.pipelines import registry  # noqa: E402
+
+registry.install()   # the shipped pipelines, as `tritonkit build` runs with them
+
 FOLDER = REPO_ROOT / ".tritonkit" / "bench" / "llm_quality"
 #: Candidates besides the example's own settings (`export.quantize` fields; the rest at their defaults).
 VARIANTS: dict[str, dict[str, Any]] = {
