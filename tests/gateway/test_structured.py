@@ -1,8 +1,9 @@
 """Structured output from SmolLM2-135M-Instruct through the gateway, with the official openai client: for 24 JSON
 schemas (nested objects, arrays, enums, bounded numbers, required and optional fields, strict and not) every answer
 parses and validates, whole and streamed, 8 at once with unconstrained chats in flight beside them (whose answers
-stay what they are alone); JSON mode; a regular expression and a choice through `structured_outputs`; a grammar
-that does not compile is a 400 naming the parameter. Slow: the build exports the decoder (cached per machine)."""
+stay what they are alone); JSON mode; a regular expression and a choice through `structured_outputs`; tool-calling
+loops; log probabilities (echoed prompts' too), `n` choices and penalties and logit bias against the served decoder
+run here; bad requests are 400s naming the parameter. Slow: the build exports the decoder (cached per machine)."""
 from __future__ import annotations
 
 import importlib.util
@@ -327,8 +328,9 @@ class Reference:
         return self.codec.encode(format_chat(self.generation.chat, messages))
 
     def greedy(self, prompt: np.ndarray, max_tokens: int, presence: float = 0.0, frequency: float = 0.0,
-               bias: dict[int, float] | None = None) -> tuple[list[int], list[np.ndarray]]:
-        """Greedy ids (up to an end token) and the raw logits each was chosen from."""
+               bias: dict[int, float] | None = None,
+               forced: list[int] | None = None) -> tuple[list[int], list[np.ndarray]]:
+        """Greedy ids (up to an end token) and the raw logits each was chosen from; `forced`: these ids instead."""
         from tritonkit.pipelines.llm.runtime.decoder import Row
         from tritonkit.pipelines.llm.runtime.kv_cache import KVCache
 
@@ -342,7 +344,7 @@ class Reference:
                 adjusted[token] -= frequency * ids.count(token) + presence
             for token, value in (bias or {}).items():
                 adjusted[token] += value
-            token = int(np.argmax(adjusted))
+            token = forced[len(ids)] if forced else int(np.argmax(adjusted))
             if token in self.generation.eos_token_ids:
                 break
             ids.append(token)
@@ -384,6 +386,25 @@ def test_logprobs_sum_to_the_sequences_and_list_the_engines_top_tokens(client, r
     legacy = completion.choices[0].logprobs
     assert "".join(legacy.tokens) == completion.choices[0].text and len(legacy.top_logprobs[0]) == 2
     assert legacy.text_offset == [sum(len(t) for t in legacy.tokens[:i]) for i in range(len(legacy.tokens))]
+
+
+def test_echo_gives_the_prompt_with_its_tokens_logprobs(client, reference):
+    prompt = "The three primary colors are"
+    ids = reference.codec.encode(prompt)
+    whole = client.completions.create(model=MODEL, prompt=prompt, max_tokens=4, temperature=0, echo=True, logprobs=1)
+    answer = client.completions.create(model=MODEL, prompt=prompt, max_tokens=4, temperature=0)
+    legacy = whole.choices[0].logprobs
+    assert whole.choices[0].text == prompt + answer.choices[0].text == "".join(legacy.tokens)
+    assert legacy.token_logprobs[0] is None and legacy.tokens[:len(ids)] == [
+        reference.codec.token_bytes(i).decode("utf-8", errors="replace") for i in ids]
+    _, rows = reference.greedy(ids[:1], len(ids) - 1, forced=ids[1:].tolist())
+    expected = [log_softmax(row)[token] for row, token in zip(rows, ids[1:])]
+    assert legacy.token_logprobs[1:len(ids)] == pytest.approx(expected, abs=1e-3)
+    chunks = list(client.completions.create(model=MODEL, prompt=prompt, max_tokens=4, temperature=0, echo=True,
+                                            logprobs=1, stream=True))
+    assert "".join(c.choices[0].text for c in chunks) == whole.choices[0].text
+    assert [v for c in chunks if c.choices[0].logprobs for v in c.choices[0].logprobs.token_logprobs] == \
+        legacy.token_logprobs
 
 
 def _prompt_tokens_computed(metrics_url: str) -> float:

@@ -81,3 +81,21 @@ def test_logprob_outputs_are_a_row_a_token():
     assert outputs["token_logprobs"].shape == (1, 2) and outputs["top_logprob_ids"].tolist() == [[[5, 7], [2, 9]]]
     assert outputs["top_logprobs"].shape == (1, 2, 2)
     assert logprob_outputs([], batched=False)["top_logprobs"].shape == (0, 0)
+
+
+def test_prompt_logprobs_are_the_decoders_own_and_change_nothing_beside(decoder, tiny, codec):
+    prompt = codec.encode("Hello world, again")
+    free = SamplingParams(max_tokens=6, ignore_eos=True)
+    alone = make_engine(decoder, tiny, codec).run({"x": (prompt, free)})["x"].generated
+    engine = make_engine(decoder, tiny, codec, prefill_chunk=16)
+    out = engine.run({"x": (prompt, free), "p": (prompt, SamplingParams(max_tokens=6, prompt_logprobs=2,
+                                                                        ignore_eos=True))})
+    assert out["x"].generated == alone == out["p"].generated
+    found = out["p"].prompt_logprobs
+    assert len(found) == len(prompt) and found[0] is None
+    cache = KVCache.empty(decoder.geometry, len(prompt) + 2)
+    for i, lp in enumerate(found[1:]):
+        row = decoder.step([Row(cache, prompt[i:i + 1])])[0].astype(np.float64)
+        total = row.max() + np.log(np.exp(row - row.max()).sum())
+        assert lp is not None and lp.token == prompt[i + 1] and lp.logprob == pytest.approx(row[prompt[i + 1]] - total)
+        assert [t for t, _ in lp.top] == list(np.argsort(-row, kind="stable")[:2])

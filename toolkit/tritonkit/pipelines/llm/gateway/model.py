@@ -25,8 +25,9 @@ from tritonkit.pipelines.llm.runtime.text import TextCodec
 
 #: What the gateway reads of each response (generate sends only the outputs a request asks for).
 OUTPUTS = ("text_output", "token_ids", "finish_reason")
-#: And of a request that asks for log probabilities.
+#: And of a request that asks for log probabilities (of its prompt's tokens too: an echo).
 LOGPROB_OUTPUTS = ("token_logprobs", "top_logprob_ids", "top_logprobs")
+PROMPT_LOGPROB_OUTPUTS = ("prompt_logprobs", "prompt_top_logprob_ids", "prompt_top_logprobs")
 #: Models whose version folder holds generation.json and tokenizer.json in the built repository, first found wins:
 #: `generate` encodes prompts; an older layout kept them in `decoder`.
 FILES_MODELS = (ENTRY_MODEL, "decoder")
@@ -46,11 +47,13 @@ class Sampling:
     frequency_penalty: float | None = None
     logit_bias: tuple[tuple[int, float], ...] = ()
     logprobs: int | None = None   # alternatives a token (None: no log probabilities)
+    prompt_logprobs: int | None = None   # the same for the prompt's tokens
 
     @property
     def outputs(self) -> tuple[str, ...]:
         """The outputs to ask generate for."""
-        return OUTPUTS + (LOGPROB_OUTPUTS if self.logprobs is not None else ())
+        return (OUTPUTS + (LOGPROB_OUTPUTS if self.logprobs is not None else ())
+                + (PROMPT_LOGPROB_OUTPUTS if self.prompt_logprobs is not None else ()))
 
 
 @dataclass
@@ -119,8 +122,9 @@ def request_inputs(ids: np.ndarray, sampling: Sampling) -> dict[str, np.ndarray]
     if sampling.logit_bias:
         inputs["logit_bias_ids"] = np.array([i for i, _ in sampling.logit_bias], dtype=np.int64)
         inputs["logit_bias_values"] = np.array([b for _, b in sampling.logit_bias], dtype=np.float32)
-    if sampling.logprobs is not None:
-        inputs["logprobs"] = np.array([sampling.logprobs], dtype=np.int32)
+    for name in ("logprobs", "prompt_logprobs"):
+        if getattr(sampling, name) is not None:
+            inputs[name] = np.array([getattr(sampling, name)], dtype=np.int32)
     return inputs
 
 
@@ -146,6 +150,7 @@ class Step:
     tokens: int
     finish_reason: str | None
     logprobs: list[TokenLogprob] = field(default_factory=list)
+    prompt_logprobs: list[TokenLogprob | None] = field(default_factory=list)  # token -1: the gateway knows the ids
 
     @classmethod
     def of(cls, result: InferResult) -> Step:
@@ -155,17 +160,21 @@ class Step:
         added = text.reshape(-1)[0].decode("utf-8") if text is not None and text.size else ""
         finish = reason.reshape(-1)[0].decode("utf-8") if reason is not None and reason.size else ""
         tokens = ids.reshape(-1).tolist() if ids is not None else []
-        return cls(added, len(tokens), _openai_reason(finish) if finish else None, _logprobs(result, tokens))
+        prompt = result.as_numpy(PROMPT_LOGPROB_OUTPUTS[0])
+        prompt_logprobs = _logprobs(result, [-1] * prompt.size, PROMPT_LOGPROB_OUTPUTS) if prompt is not None else []
+        return cls(added, len(tokens), _openai_reason(finish) if finish else None,
+                   [t for t in _logprobs(result, tokens, LOGPROB_OUTPUTS) if t is not None], prompt_logprobs)
 
 
-def _logprobs(result: InferResult, tokens: list[int]) -> list[TokenLogprob]:
-    values, top_ids, top = (result.as_numpy(name) for name in LOGPROB_OUTPUTS)
-    if values is None or values.size != len(tokens):
+def _logprobs(result: InferResult, tokens: list[int], names: tuple[str, ...]) -> list[TokenLogprob | None]:
+    """Log probabilities of `tokens` from the outputs `names` (a NaN: a token that has none, a prompt's first)."""
+    values, top_ids, top = (result.as_numpy(name) for name in names)
+    if values is None or values.size != len(tokens) or not tokens:
         return []
     top_ids = top_ids.reshape(len(tokens), -1) if top_ids is not None else np.zeros((len(tokens), 0), np.int64)
     top = top.reshape(len(tokens), -1) if top is not None else np.zeros((len(tokens), 0), np.float32)
     return [TokenLogprob(int(token), float(value), tuple(zip(map(int, ids), map(float, lps))))
-            for token, value, ids, lps in zip(tokens, values.reshape(-1), top_ids, top)]
+            if np.isfinite(value) else None for token, value, ids, lps in zip(tokens, values.reshape(-1), top_ids, top)]
 
 
 def _openai_reason(reason: str) -> str:

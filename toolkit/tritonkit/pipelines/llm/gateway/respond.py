@@ -4,7 +4,8 @@ optional usage, [DONE]).
 
 With `n` > 1 the first choice's request goes alone until its first token: its prompt is then in generate's prefix
 cache, and the other choices' requests, sent together, reuse it instead of computing it again. A seeded request's
-choice i samples with seed + i: the choices differ and the same request gets the same choices again."""
+choice i samples with seed + i: the choices differ and the same request gets the same choices again. A completion's
+`echo` puts the prompt before the answer (streamed: first), with its tokens' log probabilities when asked."""
 from __future__ import annotations
 
 import asyncio
@@ -67,13 +68,15 @@ class Shape:
 
 @dataclass(frozen=True)
 class Asked:
-    """What the client asked of the answer besides the sampling: choices, streaming, usage, tools."""
+    """What the client asked of the answer besides the sampling: choices, streaming, usage, tools, log
+    probabilities, the prompt echoed (its text)."""
 
     n: int = 1
     stream: bool = False
     include_usage: bool = False
     tools: Tools | None = None
     logprobs: bool = False
+    echo: str | None = None
 
 
 def _usage(prompt_tokens: int, completion_tokens: int) -> dict[str, int]:
@@ -96,24 +99,33 @@ class Choice:
     """One choice's generation: its stream, what it has said so far, and how its log probabilities are written."""
 
     def __init__(self, index: int, responses: AsyncGenerator[Any, None], shape: Shape, asked: Asked,
-                 token_bytes: Callable[[int], bytes]) -> None:
+                 token_bytes: Callable[[int], bytes], prompt: Sequence[int]) -> None:
         self.index, self.responses, self.shape = index, responses, shape
         self.reader = Reader(asked.tools if shape.chat else None)
         self.totals = Totals()
-        self.with_logprobs, self.token_bytes = asked.logprobs, token_bytes
+        self.with_logprobs, self.token_bytes, self.echo, self.prompt = asked.logprobs, token_bytes, asked.echo, prompt
         self.first: Step | None = None
 
     async def start(self) -> None:
         """Waits for the first response (a refused request raises here, before any answer is written)."""
         self.first = Step.of(await anext(self.responses))
 
-    def logprobs(self, tokens: Sequence[TokenLogprob], offset: int) -> dict[str, Any] | None:
-        """The choice's logprobs for `tokens` (None when the request did not ask), `offset` characters in."""
+    def logprobs(self, tokens: Sequence[TokenLogprob], offset: int,
+                 echoed: Sequence[TokenLogprob | None] = ()) -> dict[str, Any] | None:
+        """The choice's logprobs for `tokens` (None when the request did not ask), `offset` characters in; `echoed`:
+        the prompt's, before them."""
         if not self.with_logprobs:
             return None
         if self.shape.chat:
             return chat_logprobs(tokens, self.token_bytes)
-        return completion_logprobs(tokens, [t.token for t in tokens], self.token_bytes, offset)
+        ids = [*self.prompt[:len(echoed)], *(t.token for t in tokens)]
+        return completion_logprobs([*echoed, *tokens], ids, self.token_bytes, offset)
+
+    def echoed(self, step: Step) -> tuple[str, list[TokenLogprob | None]]:
+        """The prompt's text and its tokens' log probabilities (the first response carries them), when echoed."""
+        if self.echo is None:
+            return "", []
+        return self.echo, (step.prompt_logprobs or [None] * len(self.prompt)) if self.with_logprobs else []
 
     async def whole(self) -> dict[str, Any]:
         """The choice answered whole."""
@@ -123,21 +135,25 @@ class Choice:
             async for result in self.responses:
                 self.totals.add(Step.of(result))
         text, calls = self.reader.read("".join(self.totals.text))
-        return self.shape.choice(self.index, text, _finish(self.totals.finish_reason, bool(calls)), whole=True,
-                                 calls=calls, logprobs=self.logprobs(self.totals.logprobs, 0))
+        echo, echoed = self.echoed(self.first)
+        return self.shape.choice(self.index, echo + text, _finish(self.totals.finish_reason, bool(calls)), whole=True,
+                                 calls=calls, logprobs=self.logprobs(self.totals.logprobs, 0, echoed))
 
     async def chunks(self) -> AsyncIterator[list[dict[str, Any]]]:
         """The choice's deltas, a list per write: chat's role goes out with the first text (or the finish) when the
         first response has one, else alone at once; leaving early cancels the Triton request."""
         assert self.first is not None
         shape, step = self.shape, self.first
+        echo, echoed = self.echoed(step)
         async with aclosing(self.responses):
+            if echo:
+                yield [shape.choice(self.index, echo, None, logprobs=self.logprobs([], 0, echoed))]
             role = shape.chat
             if role and not step.text and step.finish_reason is None and not step.logprobs:
                 yield [shape.choice(self.index, "", None, role=True)]
                 role = False
             while True:
-                offset = sum(len(t) for t in self.totals.text)
+                offset = len(echo) + sum(len(t) for t in self.totals.text)
                 self.totals.add(step)
                 text, calls = self.reader.add(step.text) if step.text else ("", [])
                 if step.finish_reason is not None:
@@ -169,7 +185,7 @@ async def respond(request: Request, gateway: Gateway, served: Served, shape: Sha
     def choice(index: int) -> Choice:
         seeded = replace(sampling, seed=(sampling.seed + index) % UINT64) if sampling.seed is not None else sampling
         stream = gateway.triton.stream(served.model, request_inputs(ids, seeded), sampling.outputs)
-        return Choice(index, stream, shape, asked, token_bytes)
+        return Choice(index, stream, shape, asked, token_bytes, ids.tolist())
 
     choices = [choice(0)]
     try:

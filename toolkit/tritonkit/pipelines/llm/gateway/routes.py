@@ -21,7 +21,7 @@ SAMPLING = {"model", "max_tokens", "temperature", "top_p", "seed", "stop", "stre
             "structured_outputs", "n", "presence_penalty", "frequency_penalty", "logit_bias", "logprobs"}
 CHAT_SUPPORTED = SAMPLING | {"messages", "max_completion_tokens", "response_format", "tools", "tool_choice",
                              "parallel_tool_calls", "top_logprobs"}
-COMPLETION_SUPPORTED = SAMPLING | {"prompt"}
+COMPLETION_SUPPORTED = SAMPLING | {"prompt", "echo"}
 _NONE = refused_unless(lambda v: not v, "not implemented")
 _REFUSALS: dict[str, Refusal] = {
     "store": _NONE, "metadata": _NONE,
@@ -32,8 +32,7 @@ CHAT_REFUSALS: dict[str, Refusal] = _REFUSALS | {
     "web_search_options": _NONE, "modalities": refused_unless(lambda v: v == ["text"], "text only"),
 }
 COMPLETION_REFUSALS: dict[str, Refusal] = _REFUSALS | {
-    "best_of": refused_unless(lambda v: v == 1, "best_of other than 1 (send n for several choices)"), "echo": _NONE,
-    "suffix": _NONE,
+    "best_of": refused_unless(lambda v: v == 1, "best_of other than 1 (send n for several choices)"), "suffix": _NONE,
 }
 UINT64_MAX = 2**64 - 1
 #: Choices a request may ask for (n): each is a generation of its own.
@@ -110,8 +109,11 @@ async def _respond(request: Request, served: Served, chat: bool, prompt: str, sa
     """The prompt encoded here and answered by `generate` (respond.py)."""
     gateway = gateway_of(request)
     files = files_of(gateway, served)
+    echo = prompt if not chat and body.boolean("echo") else None
+    if echo is not None and sampling.logprobs is not None:
+        sampling = replace(sampling, prompt_logprobs=sampling.logprobs)
     asked = Asked(n=body.integer("n", 1, MAX_CHOICES) or 1, stream=body.boolean("stream"),
-                  include_usage=_include_usage(body), tools=tools, logprobs=sampling.logprobs is not None)
+                  include_usage=_include_usage(body), tools=tools, logprobs=sampling.logprobs is not None, echo=echo)
     return await respond(request, gateway, served, _shape(chat, served), files.encode(prompt), sampling, asked,
                          files.codec.token_bytes)
 

@@ -45,6 +45,7 @@ class Generation:
     matcher: Matcher | None = None  # the request's grammar: masks its row of logits before each token
     generated: list[int] = field(default_factory=list)
     logprobs: list[Logprob] = field(default_factory=list)  # of each generated token, when the request asks
+    prompt_logprobs: list[Logprob | None] = field(default_factory=list)  # of each prompt token after the first
     finish_reason: str | None = None
     stepped_at: float = field(default_factory=time.monotonic)  # end of the last step that listed it (or admission):
                                                                 # generate steps those waiting longest first
@@ -60,6 +61,7 @@ class StepOutput:
     finish_reason: str | None
     stop: tuple[str, ...] = ()
     logprobs: list[Logprob] = field(default_factory=list)  # of every generated token so far (when asked for)
+    prompt_logprobs: list[Logprob | None] = field(default_factory=list)  # the prompt's, once prefilled (when asked)
 
 
 def plan_calls(lengths: Sequence[int], call_cost: int, stores: Sequence[Hashable] | None = None) -> list[list[int]]:
@@ -145,12 +147,14 @@ class Engine:
                              "max_tokens, or raise the model's kv_cache_bytes parameter")
         matcher = self.grammars.matcher(params.constraint) if params.constraint and self.grammars else None
         prefix = self.pool.prefix
-        match = prefix.match(prompt) if prefix is not None else None  # before allocating: it may evict blocks
+        # before allocating: it may evict blocks; a prompt whose log probabilities are asked for is computed whole
+        match = prefix.match(prompt) if prefix is not None and params.prompt_logprobs is None else None
         cache = self.pool.allocate(key, positions, f"prompt {prompt.size} + max_tokens {params.max_tokens} tokens")
         reused = prefix.fill(match, cache) if prefix is not None and match is not None else 0
         stop_ids = frozenset(params.stop_token_ids) | (frozenset() if params.ignore_eos else self.eos_token_ids)
         generation = Generation(key, prompt, params, Sampler(params), cache, stop_ids, pending=prompt[reused:],
-                                reused=reused, matcher=matcher)
+                                reused=reused, matcher=matcher,
+                                prompt_logprobs=[None] if params.prompt_logprobs is not None else [])
         self.generations[key] = generation
         return generation
 
@@ -166,14 +170,15 @@ class Engine:
 
     def chunks(self, generations: Sequence[Generation]) -> list[int]:
         """How many pending ids each generation runs this step: decodes their one token, prefills share the
-        step's `prefill_chunk` prompt tokens in order (0 = sits this step out)."""
+        step's `prefill_chunk` prompt tokens in order (0 = sits this step out); a prompt whose log probabilities are
+        asked for runs a token a step (the decoder gives the logits of each row's last token only)."""
         left = self.prefill_chunk or sum(len(g.pending) for g in generations)
         sizes = []
         for g in generations:
             if g.cache.length >= len(g.prompt):
                 sizes.append(len(g.pending))  # decoding: its one token is never held back
                 continue
-            take = min(len(g.pending), left)
+            take = min(len(g.pending), left, 1 if g.params.prompt_logprobs is not None else left)
             left -= take
             sizes.append(take)
         return sizes
@@ -200,6 +205,8 @@ class Engine:
             g.pending = g.pending[n:]
             if was_prefilling and g.cache.length >= len(g.prompt):
                 self._remember(g.prompt, g.cache)
+            elif was_prefilling and n and g.params.prompt_logprobs is not None:   # the next prompt token's odds
+                g.prompt_logprobs.append(logprob(row, int(g.prompt[g.cache.length]), g.params.prompt_logprobs))
             outputs.append(self._advance(g, row) if not len(g.pending) else
                            StepOutput(g.key, [], list(g.generated), None, g.params.stop))
         self._release_when_idle()
@@ -248,7 +255,7 @@ class Engine:
                            generation.cache, finishing=True)
             self.pool.free(generation.key)  # after: a freed slot's pages are given back
         return StepOutput(generation.key, emitted, list(generation.generated), generation.finish_reason, params.stop,
-                          list(generation.logprobs))
+                          list(generation.logprobs), generation.prompt_logprobs)
 
     def run(self, requests: dict[Hashable, tuple[Sequence[int], SamplingParams]]) -> dict[Hashable, StepOutput]:
         """Admits every request and steps them all together until each finishes (in-process use)."""

@@ -14,7 +14,7 @@ from .sampling import DEFAULT_MAX_TOKENS, SamplingParams
 
 #: Input/parameter names (the pipeline's request vocabulary), with the Python type each holds.
 SCALARS = {"max_tokens": int, "temperature": float, "top_k": int, "top_p": float, "seed": int, "ignore_eos": bool,
-           "presence_penalty": float, "frequency_penalty": float, "logprobs": int}
+           "presence_penalty": float, "frequency_penalty": float, "logprobs": int, "prompt_logprobs": int}
 LISTS = {"stop": str, "stop_token_ids": int, "logit_bias_ids": int, "logit_bias_values": float}
 
 

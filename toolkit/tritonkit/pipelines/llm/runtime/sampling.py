@@ -37,6 +37,7 @@ class SamplingParams:
     frequency_penalty: float = 0.0  # subtracted once per time a token was generated so far
     logit_bias: tuple[tuple[int, float], ...] = ()  # (token id, added to its logit)
     logprobs: int | None = None  # report each token's log probability and this many alternatives (None: none)
+    prompt_logprobs: int | None = None  # the same for the prompt's tokens (computed a token a step)
 
     @property
     def greedy(self) -> bool:
@@ -65,8 +66,9 @@ class SamplingParams:
         bad = next(((i, b) for i, b in self.logit_bias if not (i >= 0 and -100.0 <= b <= 100.0)), None)
         if bad is not None:
             raise ValueError(f"logit_bias takes token ids >= 0 and biases in [-100, 100], got {bad[0]}: {bad[1]}")
-        if self.logprobs is not None and not 0 <= self.logprobs <= MAX_TOP_LOGPROBS:
-            raise ValueError(f"logprobs must be in [0, {MAX_TOP_LOGPROBS}] (alternatives a token), got {self.logprobs}")
+        for name, top in (("logprobs", self.logprobs), ("prompt_logprobs", self.prompt_logprobs)):
+            if top is not None and not 0 <= top <= MAX_TOP_LOGPROBS:
+                raise ValueError(f"{name} must be in [0, {MAX_TOP_LOGPROBS}] (alternatives a token), got {top}")
         if self.constraint is not None and self.ignore_eos:
             raise ValueError(f"ignore_eos cannot be combined with {self.constraint.kind}: the output ends where its "
                              "grammar ends")

@@ -57,18 +57,24 @@ def generation_outputs(token_ids: Sequence[int], generated: Sequence[int], finis
     return {name: batched_output(value, batched) for name, value in values.items()}
 
 
-def logprob_outputs(logprobs: Sequence[Logprob], batched: bool) -> dict[str, np.ndarray]:
-    """generate's log-probability outputs for the tokens of one response: `token_logprobs` [n], and the alternatives
-    `top_logprob_ids` and `top_logprobs` [n, k] (most likely first)."""
-    width = max((len(lp.top) for lp in logprobs), default=0)
+#: generate's log-probability outputs: of the response's generated tokens, and of the prompt's.
+GENERATED_LOGPROBS = ("token_logprobs", "top_logprob_ids", "top_logprobs")
+PROMPT_LOGPROBS = ("prompt_logprobs", "prompt_top_logprob_ids", "prompt_top_logprobs")
+
+
+def logprob_outputs(logprobs: Sequence[Logprob | None], batched: bool,
+                    names: tuple[str, str, str] = GENERATED_LOGPROBS) -> dict[str, np.ndarray]:
+    """Log-probability outputs for some tokens: their logprobs [n] (NaN for a token that has none: a prompt's
+    first), and the alternatives' ids and logprobs [n, k] (most likely first)."""
+    width = max((len(lp.top) for lp in logprobs if lp is not None), default=0)
     ids = np.zeros((len(logprobs), width), np.int64)
     values = np.full((len(logprobs), width), -np.inf, np.float32)
     for row, lp in enumerate(logprobs):
-        for col, (token, value) in enumerate(lp.top):
+        for col, (token, value) in enumerate(lp.top if lp is not None else ()):
             ids[row, col], values[row, col] = token, value
-    found: dict[str, np.ndarray] = {"token_logprobs": np.asarray([lp.logprob for lp in logprobs], np.float32),
-                                    "top_logprob_ids": ids, "top_logprobs": values}
-    return {name: batched_output(value, batched) for name, value in found.items()}
+    chosen = np.asarray([lp.logprob if lp is not None else np.nan for lp in logprobs], np.float32)
+    arrays: tuple[np.ndarray, ...] = (chosen, ids, values)
+    return {name: batched_output(array, batched) for name, array in zip(names, arrays)}
 
 
 def refusal(pb_utils: Any, exc: ValueError | CacheBudgetError) -> Any:

@@ -34,6 +34,7 @@ from llm_runtime.kv_cache import CacheBudgetError
 from llm_runtime.loading import load_engine
 from llm_runtime.text import text_delta
 from llm_runtime.triton_io import (
+    PROMPT_LOGPROBS,
     batched_output,
     generation_outputs,
     generation_request,
@@ -184,6 +185,9 @@ class TritonPythonModel:
         outputs = generation_outputs(new, out.generated, out.finish_reason or "", self.batched)
         if "token_logprobs" in wanted:
             outputs |= logprob_outputs(out.logprobs[len(out.logprobs) - len(new):], self.batched)
+        if "prompt_logprobs" in wanted:   # with the first token (or the whole answer), empty after
+            first = len(new) == len(out.generated)
+            outputs |= logprob_outputs(out.prompt_logprobs if first else [], self.batched, PROMPT_LOGPROBS)
         if "text_output" in wanted:
             text = text_delta(self.codec.decode, out.generated, len(new), out.stop, out.finish_reason is not None)
             outputs["text_output"] = batched_output(text_array(text), self.batched)
