@@ -73,3 +73,19 @@ def background_server(project: Path) -> Iterator[dict]:
         yield json.loads(started.stdout)
     finally:
         assert run_cli("stop", cwd=project).returncode == 0
+
+
+@pytest.fixture(scope="session")
+def smollm2_default(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
+    """The SmolLM2 example as shipped (its default quantized weights), built once for the whole session: its
+    export, quantization and LM measures take minutes. Yields the project folder and `build --json`'s summary;
+    modules serve the folder's model_repository in turn and must not change it."""
+    from examples.llm.project import write_project
+    from tritonkit.export.progress import SilentProgress
+    from tritonkit.pipelines.llm.export.prepare import write_assets
+    from tritonkit.repository.build import build
+
+    folder = tmp_path_factory.mktemp("smollm2-default")
+    summary = build(write_project(folder, "smollm2", write_assets("smollm2", folder / "assets")),
+                    progress=SilentProgress()).summary()
+    return folder, summary

@@ -83,15 +83,9 @@ def gateway(project: Path, server: EmbeddedServer, *args: str, env: dict[str, st
 
 @contextmanager
 def smollm2_gateway(folder: Path, model_id: str = "smollm2") -> Iterator[tuple[Path, str, str]]:
-    """The SmolLM2 example built in FOLDER (the export cached per machine), served, and a gateway in front of it
+    """The SmolLM2 example built in FOLDER (the session's `smollm2_default`) served, and a gateway in front of it
     serving it as MODEL_ID; yields the repository, the gateway's base URL and Triton's metrics address."""
-    from examples.llm.project import write_project
-    from tritonkit.export.progress import SilentProgress
-    from tritonkit.pipelines.llm.export.prepare import write_assets
-    from tritonkit.repository.build import build
-
-    repository = build(write_project(folder, "smollm2", write_assets("smollm2", folder / "assets")),
-                       progress=SilentProgress()).repository
+    repository = folder / "model_repository"
     with served(folder) as server, gateway(folder, server, "--repository", str(repository), "--model",
                                            f"{model_id}=llm") as base:
         yield repository, base, server.metrics_url

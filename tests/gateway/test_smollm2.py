@@ -29,9 +29,9 @@ QUESTION = [{"role": "system", "content": "You are a helpful assistant."},
 
 
 @pytest.fixture(scope="module")
-def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, str, str]]:
+def stack(smollm2_default: tuple[Path, dict]) -> Iterator[tuple[Path, str, str]]:
     """The served repository, the gateway's base URL and Triton's metrics address."""
-    with smollm2_gateway(tmp_path_factory.mktemp("gw-smollm2")) as stack:
+    with smollm2_gateway(smollm2_default[0]) as stack:
         yield stack
 
 

