@@ -8,8 +8,7 @@ import asyncio
 import numpy as np
 
 from tritonkit.gateway.sse import DONE
-from tritonkit.pipelines.llm.gateway.model import Step
-from tritonkit.pipelines.llm.gateway.routes import Shape, _events
+from tritonkit.pipelines.llm.gateway.respond import Asked, Choice, Shape, _events
 
 
 class Result:
@@ -19,20 +18,23 @@ class Result:
         self.arrays = {"text_output": np.array([text.encode()], dtype=object), "token_ids": np.array(ids),
                        "finish_reason": np.array([reason.encode()], dtype=object)}
 
-    def as_numpy(self, name: str) -> np.ndarray:
-        return self.arrays[name]
+    def as_numpy(self, name: str) -> np.ndarray | None:
+        return self.arrays.get(name)   # outputs not asked for (log probabilities) are absent
 
 
 def test_the_stream_is_read_to_its_end_after_the_finish_reason() -> None:
     ended: list[bool] = []
 
     async def responses():
+        yield Result("Hello", [5], "")
         yield Result(" world", [7], "length")
         ended.append(True)   # reached only when the route asks for more after the finish_reason
 
     async def run() -> list[bytes]:
-        first = Step.of(Result("Hello", [5], ""))
-        return [c async for c in _events(responses(), first, Shape(True, "chatcmpl-1", "tiny", 0), 3, True)]
+        shape = Shape(True, "chatcmpl-1", "tiny", 0)
+        choice = Choice(0, responses(), shape, Asked(stream=True, include_usage=True), lambda token: b"", [1, 2, 3])
+        await choice.start()
+        return [c async for c in _events([choice], shape, 3, True)]
 
     chunks = asyncio.run(run())
     assert ended == [True]
