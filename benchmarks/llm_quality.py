@@ -12,14 +12,17 @@ build measures it (export/quality.py, export/chat_quality.py), against the float
 - greedy agreement on the plain-text prompts (teacher forced) and perplexity on the shipped text;
 - decode tokens/s through the engine generate runs (runtime/engine.py, generate's parameters: the same intra-op
   threads for every variant): 1 and 8 prompts admitted at once, 32 greedy tokens each (benchmarks/llm.py's
-  prompts and in-process batched run); rounds alternate the variants (each first in turn), medians.
+  prompts and in-process batched run); rounds alternate the variants (each first in turn), medians;
+- whether greedy text depends on the prompt alone: the task set's first chats run alone, 8 at once, chunked, in
+  flight and from a warm prefix cache (export/invariance.py), the fraction whose text is the same every way.
 The gate: a variant passes when its task accuracy is within --gate (a fraction: 0.02 = 2 points) of float's; the
 recommendation is the passing variant fastest at c=1 over the default, round by round (c=8 beside it).
 Prints a table, then one JSON line: {"cpu", "intra_op_threads", "rounds", "default", "gate", "passing",
-"recommended", "task_accuracy_default_over_float", and per variant "<name>_task_accuracy",
+"recommended", "task_accuracy_default_over_float", "greedy_invariant_fraction" (the default's), and per variant
+"<name>_task_accuracy",
 "<name>_task_accuracy_drop", "<name>_task_accuracy_drop_stderr", "<name>_chat_greedy_agreement",
 "<name>_greedy_agreement", "<name>_perplexity_ratio", "<name>_c1_tok_s", "<name>_c8_tok_s",
-"<name>_c1_over_default", "<name>_c8_over_default", "<name>_mib"}.
+"<name>_c1_over_default", "<name>_c8_over_default", "<name>_greedy_invariant_fraction", "<name>_mib"}.
 """
 from __future__ import annotations
 
@@ -155,8 +158,29 @@ def decode_speed(folders: dict[str, Path], args: argparse.Namespace) -> Measured
                for c, v in by_level.items()} for name, by_level in runs.items()}
 
 
+def invariance(folders: dict[str, Path], args: argparse.Namespace) -> Measured:
+    """The fraction of INVARIANCE_CHATS chats (the task set's first, in the chat format) whose greedy text is the
+    same alone, 8 at once (either row order), prefilled in chunks, admitted while others decode, and from a warm
+    prefix cache (export/invariance.py), for each folder's decoder."""
+    from tritonkit.pipelines.llm.export import invariance as ways
+    from tritonkit.pipelines.llm.export.chat_tasks import load_tasks
+    from tritonkit.pipelines.llm.runtime.assets import GenerationConfig
+    from tritonkit.pipelines.llm.runtime.chat import format_chat
+    from tritonkit.pipelines.llm.runtime.text import TextCodec
+
+    measured: Measured = {}
+    for name, folder in folders.items():
+        print(f"measuring {name}'s greedy text every way the engine runs it", file=sys.stderr)
+        codec, chat = TextCodec(folder / "tokenizer.json"), GenerationConfig.load(folder).chat
+        prompts = [codec.encode(format_chat(chat, t.messages)) for t in load_tasks()[:INVARIANCE_CHATS]]
+        measured[name] = {"greedy_invariant_fraction": ways.measure(folder, prompts, max_tokens=TOKENS).fraction}
+    return measured
+
+
+#: Chats the invariance measure runs every way.
+INVARIANCE_CHATS = 16
 #: Each measure takes the variants' folders and the arguments and returns its values by variant name.
-MEASURES: tuple[Callable[[dict[str, Path], argparse.Namespace], Measured], ...] = (answers, decode_speed)
+MEASURES: tuple[Callable[[dict[str, Path], argparse.Namespace], Measured], ...] = (answers, decode_speed, invariance)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -197,7 +221,9 @@ def main(argv: list[str] | None = None) -> int:
                      f"{m['chat_greedy_agreement']:.3f}, text agreement {m['greedy_agreement']:.3f}, perplexity "
                      f"{m['perplexity']:.2f} (x{m['perplexity_ratio']:.3f}); tok/s c=1 {m['c1_tok_s']:.1f} "
                      f"(x{m['c1_over_default']:.3f} the default's), c=8 {m['c8_tok_s']:.1f} "
-                     f"(x{m['c8_over_default']:.3f}); {m['mib']:.0f} MiB; {settings}"))
+                     f"(x{m['c8_over_default']:.3f}); greedy text the same every way for "
+                     f"{m['greedy_invariant_fraction']:.0%} of {INVARIANCE_CHATS} chats; {m['mib']:.0f} MiB; "
+                     f"{settings}"))
     cpu = cpu_model()
     rows.append(("cpu", cpu, f"generate's intra_op_thread_count {intra_op or 'default (one per core)'}; "
                  f"{args.rounds} rounds; gate: drop <= {args.gate}"))
@@ -206,12 +232,13 @@ def main(argv: list[str] | None = None) -> int:
                                    exclude={"lm", "tolerance"}).items()},
                                "gate": args.gate, "passing": passing, "recommended": recommended,
                                "task_accuracy_default_over_float": round(
-                                   measured["default"]["task_accuracy"] / float_accuracy, 4)}
+                                   measured["default"]["task_accuracy"] / float_accuracy, 4),
+                               "greedy_invariant_fraction": measured["default"]["greedy_invariant_fraction"]}
     for name, m in measured.items():
         summary |= {f"{name}_{key}": round(m[key], 4) for key in (
             "task_accuracy", "task_accuracy_drop", "task_accuracy_drop_stderr", "chat_greedy_agreement",
             "greedy_agreement", "perplexity_ratio", "c1_tok_s", "c8_tok_s", "c1_over_default", "c8_over_default",
-            "mib")}
+            "greedy_invariant_fraction", "mib")}
     print_report(rows, summary)
     return 0
 
