@@ -17,23 +17,21 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from tritonkit.pipelines.llm.export.chat_tasks import CATEGORIES, ChatTask, answered, is_right, load_tasks
+from tritonkit.pipelines.llm.export.graph import Graph
 from tritonkit.pipelines.llm.runtime.assets import GenerationConfig
 from tritonkit.pipelines.llm.runtime.chat import format_chat
-
-if TYPE_CHECKING:
-    from tritonkit.pipelines.llm.export.quality import Graph
 
 TOKENS = 32
 #: Prompts a decoder call runs at most (the keys/values of SmolLM2's 64 longest: ~0.4 GB).
 BATCH = 64
 
 
-def replies(graph: "Graph", prompts: list[np.ndarray], done: Callable[[list[int]], bool], tokens: int = TOKENS,
+def replies(graph: Graph, prompts: list[np.ndarray], done: Callable[[list[int]], bool], tokens: int = TOKENS,
             forced: list[np.ndarray] | None = None) -> list[np.ndarray]:
     """Each prompt's greedy reply: ids until `done` says it is complete, `tokens` at most. With `forced`, each
     prompt's greedy pick at every position of its forced reply, fed that reply (teacher forcing). Prompts of
@@ -50,7 +48,7 @@ def replies(graph: "Graph", prompts: list[np.ndarray], done: Callable[[list[int]
     return out
 
 
-def _batch(graph: "Graph", prompts: list[np.ndarray], lengths: list[int], done: Callable[[list[int]], bool] | None,
+def _batch(graph: Graph, prompts: list[np.ndarray], lengths: list[int], done: Callable[[list[int]], bool] | None,
            forced: list[np.ndarray] | None) -> list[np.ndarray]:
     """`replies` of prompts run together, each `lengths` tokens at most: a row leaves the calls when it is done."""
     caches = graph.caches([len(p) + n for p, n in zip(prompts, lengths)])
@@ -101,7 +99,6 @@ class ChatReference:
     graph's replies and their marks."""
 
     def __init__(self, float_onnx: Path, tokenizer: Path, generation: GenerationConfig) -> None:
-        from tritonkit.pipelines.llm.export.quality import Graph
         from tritonkit.pipelines.llm.runtime.text import TextCodec
 
         assert generation.chat is not None, "a chat format is needed (measure checks it)"
@@ -120,7 +117,6 @@ class ChatReference:
 
     def against(self, quantized_onnx: Path) -> dict[str, Any]:
         """Task accuracy of both graphs and chat greedy agreement of `quantized_onnx` with the float graph."""
-        from tritonkit.pipelines.llm.export.quality import Graph
 
         graph = Graph(quantized_onnx)
         picks = replies(graph, self.prompts, self.done, forced=self.float.replies)
