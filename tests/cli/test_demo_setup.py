@@ -16,7 +16,9 @@ FRESH = "VENV=/nonexistent/.venv"   # a checkout without .venv/: make prints eve
 
 def planned(target: str) -> list[str]:
     """The commands `make TARGET` would run in a fresh clone (make -n)."""
-    done = subprocess.run(["make", "-n", target, FRESH], cwd=REPO_ROOT, capture_output=True, text=True, timeout=60)
+    # run from `make test`, make would take this for a sub-make and add "Entering directory" lines
+    done = subprocess.run(["make", "-n", "--no-print-directory", target, FRESH], cwd=REPO_ROOT, capture_output=True,
+                          text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     return done.stdout.splitlines()
 
