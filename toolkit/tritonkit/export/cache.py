@@ -12,6 +12,7 @@ import ast
 import functools
 import hashlib
 import json
+import os
 import shutil
 import sys
 from collections.abc import Iterator
@@ -22,6 +23,7 @@ from typing import Any
 
 from tritonkit.export.job import ExportOutcome, read
 from tritonkit.files import sha256_file, write_text_atomically
+from tritonkit.plugin.host import SOURCE_ENV
 
 CACHE_FORMAT = 1
 TOOLS = ("torch", "onnx", "onnxruntime", "onnxscript", "numpy", "tensorrt", "torch_tensorrt")
@@ -82,11 +84,13 @@ def child_modules() -> tuple[Path, ...]:
     """Source files of every tritonkit module the export child may run: the import closure of its entry point.
 
     Read from the code rather than listed by hand, so a helper the exporter starts using (e.g.
-    `tritonkit/golden.py`) is part of the cache key without anyone remembering to add it.
+    `tritonkit/golden.py`) is part of the cache key without anyone remembering to add it. The installed pipelines'
+    registry, which the child imports by the name in its environment (their quantize checks), is followed too.
     """
     package_dir = Path(__file__).resolve().parents[1]
     found: dict[str, Path] = {}
-    todo = [CHILD_ENTRY]
+    registry = os.environ.get(SOURCE_ENV, "").partition(":")[0]
+    todo = [CHILD_ENTRY, *([registry] if registry else [])]
     while todo:
         module = todo.pop()
         path = None if module in found else _module_file(package_dir, module)
