@@ -45,10 +45,13 @@ def from_engine(compose_file: Path, output: str) -> list[Problem]:
 
 
 def engine_error(output: str) -> str:
-    """The engine's own error in its `up` output (its last line that says error; else its last line)."""
+    """The engine's own error in its `up` output: its first line that starts with "Error" (the cause: podman-compose
+    goes on to the services it could not start, "Error: no container with name ... found"), else its last line
+    that says error, else its last line."""
     lines = [line.strip() for line in output.splitlines() if line.strip()]
+    first = [line for line in lines if line.startswith("Error")]
     errors = [line for line in lines if "error" in line.lower()]
-    return (errors or lines or ["no output"])[-1]
+    return first[0] if first else (errors or lines or ["no output"])[-1]
 
 
 def from_triton_log(compose_file: Path, container: str, log: Path) -> list[Problem]:
