@@ -1,12 +1,11 @@
 """The generated compose file with its gateway service run for real (podman-compose, as tests/containers runs it):
 the official openai client gets a chat answer through the gateway container, which reaches the Triton container by
 its service name. Images: the Triton stand-in (tests/containers) plus the LLM's tokenizers, and the gateway image
-built from the same base with tritonkit's own wheel (the generated Dockerfile installs tritonkit from a package
-index, which this machine has no tritonkit on); both are tagged as the compose file names them."""
+built from the generated tritonkit-gateway.Dockerfile as it is (its FROM replaced by the stand-in), which installs the
+wheel the build put beside it; both are tagged as the compose file names them."""
 from __future__ import annotations
 
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -14,16 +13,15 @@ import openai
 import pytest
 import yaml
 
-from tests.conftest import REPO_ROOT, run_cli
+from tests.conftest import run_cli
 from tests.containers.conftest import build_project, set_deploy
 from tests.ports import quiet_ports
+from tritonkit.containers.podman import build
 
 pytestmark = [pytest.mark.server, pytest.mark.slow]
 
 
 def _image(tag: str, containerfile: str, context: Path) -> None:
-    from tritonkit.containers.podman import build
-
     (context / "Containerfile").write_text(containerfile)
     build(context, tag, containerfile=context / "Containerfile", log=context / "build.log")
 
@@ -37,14 +35,10 @@ def test_compose_up_answers_through_the_gateway_container(standin, deploy, tmp_p
     spec.write_text(spec.read_text() + yaml.safe_dump({"gateway": {"port": gateway_port}}))
     build_project(project)
     compose = yaml.safe_load((project / "docker-compose.yml").read_text())
-    wheels = tmp_path / "gateway-image"
-    wheels.mkdir()
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(wheels), str(REPO_ROOT)],
-                   check=True)
-    wheel = next(wheels.glob("tritonkit-*.whl")).name
-    _image(compose["services"]["gateway"]["image"], f"FROM {standin}\nCOPY {wheel} /tmp/\n"
-           f"RUN pip install --no-cache-dir '/tmp/{wheel}[gateway]' 'tokenizers>=0.19'\nUSER 1000:1000\n"
-           'ENTRYPOINT ["tritonkit", "gateway"]\n', wheels)
+    gateway = compose["services"]["gateway"]
+    assert "COPY tritonkit-wheel/tritonkit-" in (project / gateway["build"]["dockerfile"]).read_text()
+    build(project, gateway["image"], containerfile=project / gateway["build"]["dockerfile"], base=standin,
+          log=tmp_path / "gateway-image.log")
     triton_context = tmp_path / "triton-image"
     triton_context.mkdir()
     triton_image = "localhost/tritonkit-test-llm-triton:1"

@@ -43,6 +43,15 @@ def test_k8s_pods_get_the_gateway_sidecar_and_the_service_its_port(project: Path
     assert "gateway-key-that-must-not-leak" not in text and FAKE_SECRET not in text
 
 
+def test_the_gateway_dockerfile_installs_the_wheel_the_build_put_beside_it(project: Path) -> None:
+    """tritonkit is on no package index: the image installs this tritonkit, here an editable checkout's wheel."""
+    [wheel] = (project / "tritonkit-wheel").glob("tritonkit-*.whl")
+    lines = (project / "tritonkit-gateway.Dockerfile").read_text().splitlines()
+    assert f"COPY tritonkit-wheel/{wheel.name} /tmp/" in lines
+    assert f"RUN pip install --no-cache-dir '/tmp/{wheel.name}[gateway]' 'tokenizers>=0.19'" in lines
+    assert not [p for p in project.iterdir() if p.name.startswith(".tritonkit-wheel-")]   # no staging folder left
+
+
 def test_kserve_predictors_get_the_sidecar_and_a_gateway_service(project: Path) -> None:
     done = deploy(project, "kserve", "--repository", S3, "--image", IMAGE)
     assert done.returncode == 0, done.stderr
@@ -72,4 +81,4 @@ def test_without_a_gateway_section_nothing_changes(tmp_path: Path) -> None:
     assert deploy(plain, "k8s", "--repository", S3, "--image", IMAGE).returncode == 0
     assert [c["name"] for c in containers(documents(plain / "deploy" / "k8s"))] == ["triton"]
     assert "gateway" not in (plain / "docker-compose.yml").read_text()
-    assert not (plain / "tritonkit-gateway.Dockerfile").exists()
+    assert not (plain / "tritonkit-gateway.Dockerfile").exists() and not (plain / "tritonkit-wheel").exists()

@@ -10,6 +10,7 @@ import json
 import re
 import shlex
 from collections.abc import Iterable
+from dataclasses import dataclass
 from importlib import metadata
 from urllib.parse import unquote, urlparse
 
@@ -43,13 +44,26 @@ def extras_providing(module: str) -> list[str]:
     return [extra for extra in dict.fromkeys(found) if extra not in _NOT_FOR_COMMANDS]
 
 
-def _direct_url() -> dict:
-    """pip's record of where the installed tritonkit came from (empty: an index, or not recorded)."""
+@dataclass(frozen=True)
+class Origin:
+    """Where pip installed this tritonkit from (its direct_url.json): a local `path` (a checkout, `editable` or not,
+    or a wheel file) or a `reference` pip can install (a VCS or archive URL); neither: an index, or not recorded."""
+
+    path: str | None = None
+    editable: bool = False
+    reference: str | None = None
+
+
+def origin() -> Origin:
     try:
         text = metadata.distribution("tritonkit").read_text("direct_url.json")
     except metadata.PackageNotFoundError:
-        return {}
-    return json.loads(text) if text else {}
+        return Origin()
+    recorded = json.loads(text) if text else {}
+    url, vcs = recorded.get("url", ""), recorded.get("vcs_info")
+    if url.startswith("file://") and not vcs:
+        return Origin(path=unquote(urlparse(url).path), editable=recorded.get("dir_info", {}).get("editable", False))
+    return Origin(reference=f"{vcs['vcs']}+{url}@{vcs['commit_id']}" if vcs else url or None)
 
 
 def install_extra(*extras: str) -> str:
@@ -57,14 +71,11 @@ def install_extra(*extras: str) -> str:
     '/checkout[export]'` (an editable checkout), `pip install '/dist/tritonkit-...whl[export]'`, `pip install
     'tritonkit[export] @ git+URL@COMMIT'`; else a sentence saying how."""
     wanted = ",".join(extras)
-    origin = _direct_url()
-    url, vcs = origin.get("url", ""), origin.get("vcs_info")
-    if url.startswith("file://") and not vcs:
-        editable = "-e " if origin.get("dir_info", {}).get("editable") else ""
-        return f"pip install {editable}{shlex.quote(f'{unquote(urlparse(url).path)}[{wanted}]')}"
-    if url:
-        reference = f"{vcs['vcs']}+{url}@{vcs['commit_id']}" if vcs else url
-        return f"pip install {shlex.quote(f'tritonkit[{wanted}] @ {reference}')}"
+    source = origin()
+    if source.path:
+        return f"pip install {'-e ' if source.editable else ''}{shlex.quote(f'{source.path}[{wanted}]')}"
+    if source.reference:
+        return f"pip install {shlex.quote(f'tritonkit[{wanted}] @ {source.reference}')}"
     named = " and ".join(f"'{extra}'" for extra in extras)
     return (f"install tritonkit with the extra{'s' if len(extras) > 1 else ''} {named} from where you got it "
             f"(a checkout: pip install '<checkout>[{wanted}]'; a wheel: pip install '<wheel file>[{wanted}]')")

@@ -5,6 +5,7 @@ from pathlib import Path
 from tritonkit.export.progress import Progress
 from tritonkit.files import write_text_atomically
 from tritonkit.gateway import deployment as gateway_deployment
+from tritonkit.gateway.image_source import place_image_source
 from tritonkit.repository.compose import DOCKERFILE_NAME, render_compose, render_dockerfile
 from tritonkit.repository.exports import run_exports
 from tritonkit.repository.model_files import model_references, run_model_files
@@ -73,13 +74,14 @@ def build(spec_path: Path, out_dir: Path | None = None, compose_path: Path | Non
     dockerfile = compose.parent / DOCKERFILE_NAME if dockerfile_text else None
     if not dry_run:
         compose_text = render_compose(plan, repository, compose)
+        gateway = gateway_deployment.dockerfile(project.gateway, project.deploy.user, place_image_source(
+            compose.parent)) if project.gateway else None
         with reported_write(repository, "the previous repository is unchanged"):
             write_repository(plan, repository)
         with reported_write(compose, f"the new repository is in place, {compose.name} is the previous one"):
             write_text_atomically(compose, compose_text)
             if dockerfile and dockerfile_text:
                 write_text_atomically(dockerfile, dockerfile_text)
-            if project.gateway is not None:   # the compose file's gateway service builds from it
-                write_text_atomically(compose.parent / gateway_deployment.DOCKERFILE_NAME,
-                                      gateway_deployment.dockerfile(project.gateway, project.deploy.user))
+            if gateway:   # the compose file's gateway service builds from it
+                write_text_atomically(compose.parent / gateway_deployment.DOCKERFILE_NAME, gateway)
     return BuildResult(plan, repository, compose, dockerfile, written=not dry_run, made=made, model_files=model_files)

@@ -31,7 +31,7 @@ class GatewaySpec(StrictModel):
                        "and tags it from tritonkit-gateway.Dockerfile; Kubernetes pulls it (push it to your "
                        "registry under this name).")
     base_image: str = Field(default="python:3.11-slim",
-                            description="FROM of the generated tritonkit-gateway.Dockerfile, which pip-installs "
-                            "tritonkit[gateway] and tokenizers into it.")
+                            description="FROM of the generated tritonkit-gateway.Dockerfile, which installs "
+                            "this tritonkit (its wheel, copied beside it) and tokenizers into it.")
     models: dict[str, GatewayModelSpec] = Field(default_factory=dict, description="Model id -> pipeline; default: "
                                                 "each pipeline Triton serves.")
