@@ -22,8 +22,8 @@ CASES = [
     (["build", "extra"],
      "tritonkit build: arguments: got unexpected extra argument (extra); see 'tritonkit build --help'"),
     (["init", "x", "--pipeline", "foo"],
-     "tritonkit init: --pipeline: 'foo' is not one of 'asr', 'bls', 'classifier', 'image', 'llm', 'tts'; see "
-     "'tritonkit init --help'"),
+     "tritonkit init: --pipeline: 'foo' is not one of 'asr', 'bls', 'classifier', 'embed', 'image', 'llm', 'tts'; "
+     "see 'tritonkit init --help'"),
     (["serve", "--http-port", "abc"],
      "tritonkit serve: --http-port: 'abc' is not a valid integer; see 'tritonkit serve --help'"),
     (["perf"], "tritonkit perf: MODEL: missing argument 'MODEL'; see 'tritonkit perf --help'"),

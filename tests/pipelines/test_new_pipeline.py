@@ -48,7 +48,7 @@ def test_the_schema_offers_it_to_the_gateway(project: Path) -> None:
     done = tritonkit("schema", cwd=project)
     assert done.returncode == 0, done.stderr
     model = json.loads(done.stdout)["$defs"]["GatewayModelSpec"]["properties"]
-    assert model["pipeline"]["enum"] == ["llm", "tts", "asr", "echo"]
+    assert model["pipeline"]["enum"] == ["llm", "tts", "asr", "embed", "echo"]
     assert "echo: echo, the ensemble" in model["model"]["description"]
 
 

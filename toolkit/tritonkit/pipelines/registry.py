@@ -10,13 +10,14 @@ from typing import Any
 from tritonkit.pipelines.asr.plugin import PIPELINE as ASR
 from tritonkit.pipelines.bls.plugin import PIPELINE as BLS
 from tritonkit.pipelines.classifier.plugin import PIPELINE as CLASSIFIER
+from tritonkit.pipelines.embed.plugin import PIPELINE as EMBED
 from tritonkit.pipelines.image.plugin import PIPELINE as IMAGE
 from tritonkit.pipelines.llm.plugin import PIPELINE as LLM
 from tritonkit.pipelines.tts.plugin import PIPELINE as TTS
 from tritonkit.plugin.contract import Pipeline
 from tritonkit.plugin.host import install_default
 
-PIPELINES: dict[str, Pipeline[Any]] = {p.name: p for p in (CLASSIFIER, BLS, LLM, TTS, ASR, IMAGE)}
+PIPELINES: dict[str, Pipeline[Any]] = {p.name: p for p in (CLASSIFIER, BLS, LLM, TTS, ASR, IMAGE, EMBED)}
 
 
 def install() -> None:
