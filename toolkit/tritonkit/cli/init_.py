@@ -14,9 +14,12 @@ from tritonkit.starters.project import init_project, next_steps, starters
               help="Which starter: " + "; ".join(f"{name}: {host.installed()[name].description}"
                                                  for name in sorted(starters())))
 @click.option("--force", is_flag=True, help="Overwrite files of the starter that already exist.")
+@click.option("--model", type=click.Path(exists=True, path_type=Path),
+              help="A model of your own for the starter to serve instead of its own (llm: a Hugging Face folder or "
+                   "a GGUF file of a Llama, Qwen2, Mistral, Phi-3 or Gemma model).")
 @json_option
 @reports_errors
-def init_command(directory: Path, pipeline: str, force: bool, as_json: bool) -> None:
+def init_command(directory: Path, pipeline: str, force: bool, model: Path | None, as_json: bool) -> None:
     """Write a starter project into DIRECTORY that builds, serves and passes smoke as written.
 
     Existing files are never overwritten without --force. A starter whose build needs an extra (the llm
@@ -26,8 +29,9 @@ def init_command(directory: Path, pipeline: str, force: bool, as_json: bool) -> 
     Example:
       tritonkit init my_project --pipeline classifier
       cd my_project && tritonkit build && tritonkit serve --background && tritonkit smoke
+      tritonkit init my_llm --pipeline llm --model ./my-hf-model
     """
-    result = init_project(directory, pipeline, force=force)
+    result = init_project(directory, pipeline, force=force, model=model)
     if as_json:
         emit_json({"ok": True, **result.summary()})
         return
@@ -38,8 +42,8 @@ def init_command(directory: Path, pipeline: str, force: bool, as_json: bool) -> 
         click.echo(f"missing for the build: {', '.join(result.missing)}")
     if result.missing_system:
         click.echo(f"missing system packages (Debian/Ubuntu): {', '.join(result.missing_system)}")
-    if starters()[pipeline].note:
-        click.echo(f"note: {starters()[pipeline].note}")
+    if result.note:
+        click.echo(f"note: {result.note}")
     click.echo("next:")
     for step in next_steps(result):
         click.echo(f"  {step}")

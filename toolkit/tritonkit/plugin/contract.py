@@ -56,6 +56,14 @@ class BuildStep(Generic[S]):
 
 
 @dataclass(frozen=True)
+class OwnModel:
+    """`tritonkit init --model PATH`: the starter made to serve a model of the user's own."""
+
+    check: Callable[[Path], None]   # refuses (TritonkitError) a model the pipeline cannot serve, before any write
+    write: Callable[[Path, Path], list[Path]]   # (project, model) -> files written, after the starter's copies
+
+
+@dataclass(frozen=True)
 class Starter:
     """What `tritonkit init` needs beyond copying `starter/`: requirements, generated files, shared code.
 
@@ -67,6 +75,7 @@ class Starter:
     copies: dict[str, str] = field(default_factory=dict)  # project path -> package file: shipped code the user edits
     libraries: dict[str, str] = field(default_factory=dict)  # shared library a model loads -> Debian package with it
     note: str = ""  # what its answers look like when that would surprise (init prints it)
+    own_model: OwnModel | None = None  # None: `init --model` is refused for this starter
 
 
 Endpoint = Callable[[Any], Any]   # a starlette endpoint: request -> response (async)

@@ -25,9 +25,15 @@ class InitResult:
     written: list[Path]
     missing: list[str]  # pip requirements still to install
     missing_system: list[str] = field(default_factory=list)  # Debian packages still to install (apt-get)
+    model: Path | None = None  # the user's own model the starter serves (`init --model`)
+
+    @property
+    def note(self) -> str:
+        """The starter's note on its own model's answers (none for the user's model)."""
+        return "" if self.model is not None else starters()[self.pipeline].note
 
     def summary(self) -> dict[str, object]:
-        return {"project": str(self.root), "note": starters()[self.pipeline].note or None,
+        return {"project": str(self.root), "note": self.note or None,
                 "pipeline": self.pipeline, "files": [p.relative_to(self.root).as_posix() for p in self.written],
                 "install": self.missing, "apt_install": self.missing_system, "next": next_steps(self)}
 
@@ -41,10 +47,17 @@ def starter_files(pipeline: str) -> dict[str, Path]:
     return files | {dest: package_path(source) for dest, source in starters()[pipeline].copies.items()}
 
 
-def init_project(root: Path, pipeline: str, force: bool = False) -> InitResult:
-    """Writes the starter into `root`; an existing file stops it before anything is written (unless `force`)."""
+def init_project(root: Path, pipeline: str, force: bool = False, model: Path | None = None) -> InitResult:
+    """Writes the starter into `root`, serving `model` (the user's own) where given; an existing file or a model the
+    starter cannot serve stops it before anything is written (an existing file unless `force`)."""
     starter = starters()[pipeline]
     files = starter_files(pipeline)
+    if model is not None:
+        if starter.own_model is None:
+            takes = sorted(name for name, s in starters().items() if s.own_model is not None)
+            raise TritonkitError(shown_path(model), "--model", f"the {pipeline} starter serves no model of your own",
+                                 f"leave --model out, or use --pipeline {' or '.join(takes)}")
+        starter.own_model.check(model)
     if not force:
         taken = [root / rel for rel in files if (root / rel).exists()]
         if taken:
@@ -58,10 +71,14 @@ def init_project(root: Path, pipeline: str, force: bool = False) -> InitResult:
         dest.write_bytes(src.read_bytes())
         written.append(dest)
     missing = sorted({extra for module, extra in starter.needs.items() if importlib.util.find_spec(module) is None})
-    if starter.generate is not None and not missing:
-        written += starter.generate(root)
+    if not missing:
+        if model is not None and starter.own_model is not None:
+            written += starter.own_model.write(root, model)
+        elif starter.generate is not None:
+            written += starter.generate(root)
     return InitResult(root, pipeline, written, missing,
-                      sorted({package for library, package in starter.libraries.items() if not _loadable(library)}))
+                      sorted({package for library, package in starter.libraries.items() if not _loadable(library)}),
+                      model)
 
 
 def _loadable(library: str) -> bool:

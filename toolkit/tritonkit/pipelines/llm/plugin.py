@@ -10,7 +10,7 @@ from tritonkit.pipelines.llm.export.report import measures_line
 from tritonkit.pipelines.llm.names import ENGINE, KV_CACHE_PARAMETER
 from tritonkit.pipelines.llm.spec import DESCRIPTION, LMQualitySpec
 from tritonkit.pipelines.llm.tune import engine as tuning
-from tritonkit.plugin.contract import Endpoint, InstanceMemory, Pipeline, QuantizeCheck, Routes, Starter
+from tritonkit.plugin.contract import Endpoint, InstanceMemory, OwnModel, Pipeline, QuantizeCheck, Routes, Starter
 
 #: The tiny GPT is untrained: what it says is noise, which a reader of its first answer should know.
 RANDOM_WEIGHTS = ("the tiny GPT has random weights, so its answers are noise: newlines, stray bytes and mojibake are "
@@ -28,6 +28,19 @@ def _assets(root: Path) -> list[Path]:
 
     write_assets("tiny", root / "assets")
     return [root / "assets" / name for name in ASSET_FILES]
+
+
+def _check_own_model(model: Path) -> None:
+    from tritonkit.pipelines.llm import own_model  # start-up: reads the model's config only when init is given one
+
+    own_model.check(model)
+
+
+def _own_model(root: Path, model: Path) -> list[Path]:
+    """The starter pointed at the user's checkpoint (`init --model`), its tokenizer and chat format as assets."""
+    from tritonkit.pipelines.llm import own_model  # start-up: transformers, when init is given a model
+
+    return own_model.write(root, model)
 
 
 def _lm_quality(float_onnx: Path, quantized_onnx: Path, lm: LMQualitySpec, project_dir: Path,
@@ -56,7 +69,7 @@ PIPELINE: Pipeline = Pipeline(
     Starter(needs={"torch": "tritonkit[export]", "tokenizers": "tritonkit[llm]", "onnxruntime": "tritonkit[export]"},
             generate=_assets,
             generate_command="python -m tritonkit.pipelines.llm.export.prepare tiny assets --assets-only",
-            note=RANDOM_WEIGHTS),
+            note=RANDOM_WEIGHTS, own_model=OwnModel(_check_own_model, _own_model)),
     quantize=QuantizeCheck(
         "lm", LMQualitySpec, DESCRIPTION, "measure the quantized LM against the float graph (greedy tokens, "
         "perplexity, chat tasks)", lambda lm: [lm.tokenizer], _lm_quality, measures_line),

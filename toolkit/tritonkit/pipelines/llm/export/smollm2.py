@@ -3,14 +3,12 @@
 transformers reads GGUF through the `gguf` package and dequantizes the Q4_1 weights to float32; nothing is
 downloaded (HF_HUB_OFFLINE is set). Entry point for the exporter: `tritonkit.pipelines.llm.export.smollm2:build`.
 """
-import functools
 import importlib.util
 import json
-import os
 from pathlib import Path
 from typing import Any
 
-from tritonkit.pipelines.llm.export import chat_format, kv_graph, llama
+from tritonkit.pipelines.llm.export import chat_format, hf
 
 GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 #: Context the pipeline allows (the model was trained for 8192; the KV-cache budget is the real limit).
@@ -29,42 +27,19 @@ def gguf_path() -> Path:
     return path
 
 
-def _offline() -> None:
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    import gguf
-
-    # transformers asks gguf for a tensor-name table once per tensor, and gguf rebuilds it each time
-    # (about 17 s of a 28 s load); the table depends only on (architecture, block count).
-    if not hasattr(gguf.get_tensor_name_map, "cache_info"):
-        gguf.get_tensor_name_map = functools.lru_cache(maxsize=None)(gguf.get_tensor_name_map)
-
-
 def load_hf_model() -> Any:
     """`LlamaForCausalLM` in float32, eval mode."""
-    _offline()
-    import torch
-    from transformers import AutoModelForCausalLM
-
-    path = gguf_path()
-    model = AutoModelForCausalLM.from_pretrained(str(path.parent), gguf_file=path.name, dtype=torch.float32)
-    return model.eval()
+    return hf.load_model(gguf_path())
 
 
 def load_hf_tokenizer() -> Any:
     """The fast tokenizer transformers converts from the GGUF vocabulary (with its chat template)."""
-    _offline()
-    from transformers import AutoTokenizer
-
-    path = gguf_path()
-    return AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
+    return hf.load_tokenizer(gguf_path())
 
 
 def build(code: str = "") -> tuple[Any, dict[str, Any]]:
     """Entry point for the exporter: (decoder module, example inputs). `code` only keys the export cache."""
-    hf = load_hf_model()
-    g = llama.geometry(hf)
-    return llama.make_decoder(hf), kv_graph.example_inputs(g["vocab"], g["layers"], g["kv_heads"], g["head_dim"])
+    return hf.build(str(gguf_path()), code)
 
 
 def write_assets(out_dir: Path) -> None:
