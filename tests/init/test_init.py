@@ -111,6 +111,20 @@ def test_tts_starter_passes_smoke_as_written(tmp_path: Path) -> None:
     assert "RUN apt-get" in (project / "tritonkit.Dockerfile").read_text()  # espeak-ng in the Triton image
 
 
+@pytest.mark.server
+@pytest.mark.slow
+def test_embed_starter_passes_smoke_as_written(tmp_path: Path) -> None:
+    """all-MiniLM-L6-v2 exported with its own pooling and normalization; the tokenizer init wrote is the one served."""
+    require("torch", "pip install 'tritonkit[export]'")
+    project = tmp_path / "vectors"
+    summary = init(project, "embed")
+    assert sorted(summary["files"]) == ["assets/tokenizer.json", "tritonkit.yaml"] and summary["install"] == []
+    report = build_serve_smoke(project, build_timeout=600)   # exports the encoder (~1 min, cached in .tritonkit/)
+    assert {"tokenize", "embed"} <= passed_models(report)
+    cases = {(r["model"], r["check"], r["protocol"]) for r in report["results"] if r["status"] == "pass"}
+    assert {("tokenize", f"request:case00{i}", p) for i in (0, 1) for p in ("http", "grpc")} <= cases
+
+
 def test_a_missing_system_library_is_named_with_its_apt_package(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

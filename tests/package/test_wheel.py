@@ -36,6 +36,7 @@ EXPECTED_MODELS = {
     "classifier": ("preprocess", "classifier", "classify"),
     "bls": ("double", "negate", "route"),
     "image": ("preprocess", "classifier", "postprocess", "image"),
+    "embed": ("tokenize", "encode", "embed"),
     "include-bls": ("double", "negate", "halve", "count", "route", "shrink", "total"),
 }
 #: The shipped pipeline spec each project includes, which must be in the installed package.

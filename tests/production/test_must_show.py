@@ -1,5 +1,5 @@
-"""Green here means green in production: each starter (classifier, bls, llm, asr, tts, image) and the three-stage TTS
-example is built, published to S3 (moto), deployed (`tritonkit deploy k8s` and `kserve`), and served by
+"""Green here means green in production: each starter (classifier, bls, llm, asr, tts, image, embed) and the three-stage
+TTS example is built, published to S3 (moto), deployed (`tritonkit deploy k8s` and `kserve`), and served by
 tritonserver started with exactly the generated container's arguments (`--exit-on-error`, explicit mode, the
 `--load-model` list; tests/production/cluster.py adapts only the binary, backend/cache folders, ports and the S3
 endpoint): every model ready and `tritonkit smoke` green, once reading the bucket as the Deployment does (Triton
@@ -28,7 +28,7 @@ pytestmark = [pytest.mark.server, pytest.mark.slow]
 
 #: Case -> the starter `tritonkit init --pipeline` writes, or an example folder of this repository.
 CASES = {"classifier": "classifier", "bls": "bls", "llm": "llm", "asr": "asr", "tts": "tts", "image": "image",
-         "tts_three_stage": "examples/tts_tiny"}
+         "embed": "embed", "tts_three_stage": "examples/tts_tiny"}
 #: A pinned custom image (the pipelines' Python packages need one); the pods here run the embedded Triton instead.
 IMAGE = "registry.example.com/voice/triton:24.10-tritonkit"
 #: Content stored more than once must stay below this: copies are for small files (vocab.json, TLG.fst), not weights.
