@@ -48,7 +48,7 @@ FAMILIES = {
     "qwen2": Family("Qwen2Config", ["<|endoftext|>", "<|im_start|>", "<|im_end|>"], None, "<|im_end|>", CHATML,
                     {"tie_word_embeddings": True}),
     "mistral": Family("MistralConfig", ["<s>", "</s>", "[INST]", "[/INST]"], "<s>", "</s>", MISTRAL,
-                      {"sliding_window": 48}),
+                      {"sliding_window": 64}),
     "phi3": Family("Phi3Config", ["<|endoftext|>", "<|system|>", "<|user|>", "<|assistant|>", "<|end|>"], None,
                    "<|endoftext|>", PHI3),
     "gemma": Family("GemmaConfig", ["<bos>", "<eos>", "<start_of_turn>", "<end_of_turn>"], "<bos>", "<eos>", GEMMA,
