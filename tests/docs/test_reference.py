@@ -73,3 +73,36 @@ def test_a_cli_section_is_what_the_terminal_prints(command: str) -> None:
     assert _cli_sections()[f"tritonkit {command}".strip()] == printed.rstrip().replace(
         "python -m tritonkit", "tritonkit"
     )
+
+
+def _gateway_hook(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
+    monkeypatch.syspath_prepend(str(REPO_ROOT / "docs" / "hooks"))   # as mkdocs loads it: beside spec_reference
+    return _hook("gateway_reference")
+
+
+def test_the_gateway_page_lists_each_routes_parameters_as_its_request_model_checks_them(monkeypatch) -> None:
+    from tritonkit.gateway.protocol import Refused
+    from tritonkit.pipelines.llm.gateway.protocol import ChatRequest
+
+    hook = _gateway_hook(monkeypatch)
+    assert hook.MARKER in (REPO_ROOT / "docs" / "commands" / "gateway.md").read_text()
+    assert "hooks/gateway_reference.py" in (REPO_ROOT / "mkdocs.yml").read_text()
+    page = hook.render()
+    routes = dict(re.findall(r"^### POST (\S+)\n\n(.*?)(?=\n### |\Z)", page, re.M | re.S))
+    assert set(routes) >= {"/v1/chat/completions", "/v1/completions", "/v1/audio/speech",
+                           "/v1/audio/transcriptions"}
+    chat = routes["/v1/chat/completions"]
+    for name, field in ChatRequest.model_fields.items():
+        refused = any(isinstance(m, Refused) for m in field.metadata)
+        assert (f"`{name}` (" in chat) == refused and (f"| `{name}` |" in chat) != refused, name
+    assert "| `top_logprobs` | `integer` (≥ 0, ≤ 20) |" in chat
+    assert "| `timestamp_granularities[]` |" in routes["/v1/audio/transcriptions"]
+
+
+def test_the_tts_page_s_voice_table_is_the_gateway_s() -> None:
+    from tritonkit.pipelines.tts.gateway.protocol import OPENAI_VOICES
+
+    page = (REPO_ROOT / "docs" / "pipelines" / "tts.md").read_text()
+    rows = re.findall(r"^\| ((?:`\w+`(?:, )?)+) \| `(\w+)` \|$", page, re.M)
+    documented = {name: voice for names, voice in rows for name in re.findall(r"`(\w+)`", names)}
+    assert documented == OPENAI_VOICES

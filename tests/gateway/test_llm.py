@@ -163,6 +163,19 @@ def test_max_tokens_bounds_the_answer(client):
     assert reply.usage.completion_tokens == 3 and reply.choices[0].finish_reason == "length"
 
 
+def test_without_max_tokens_the_answer_runs_to_its_end_or_the_context_s(client):
+    """As OpenAI's and vLLM's servers do: no 64-token default. An answer a grammar ends after 100 tokens ends with
+    `stop`; one whose end tokens are barred fills the tiny GPT's 256-token context and only then ends with `length`."""
+    ended = client.chat.completions.create(model=MODEL, messages=CONVERSATION,
+                                           extra_body={"structured_outputs": {"regex": "(ab){50}"}})
+    assert (ended.choices[0].message.content, ended.choices[0].finish_reason) == ("ab" * 50, "stop")
+    assert ended.usage.completion_tokens == 100
+    endless = client.chat.completions.create(model=MODEL, messages=CONVERSATION, logit_bias={"256": -100, "258": -100})
+    assert endless.choices[0].finish_reason == "length" and endless.usage.total_tokens == 256, endless.usage
+    completion = client.completions.create(model=MODEL, prompt="Hello", logit_bias={"256": -100, "258": -100})
+    assert completion.choices[0].finish_reason == "length" and completion.usage.total_tokens == 256
+
+
 def test_greedy_answers_are_the_same_asked_again_and_beside_others(stack, client):
     check_greedy_answers_depend_on_the_chat_alone(client, stack[2], KEY, MODEL, max_tokens=16)
 

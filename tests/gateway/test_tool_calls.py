@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from tritonkit.gateway.errors import ApiError
-from tritonkit.gateway.params import Body
 from tritonkit.pipelines.llm.gateway.answer import Reader, json_end
 from tritonkit.pipelines.llm.gateway.messages import chat_messages, with_tools
+from tritonkit.pipelines.llm.gateway.protocol import ChatRequest
 from tritonkit.pipelines.llm.gateway.structured import grammar_of
 from tritonkit.pipelines.llm.gateway.tools import Format, tools_of
 
@@ -25,8 +25,20 @@ TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": 
              "type": "object", "properties": {"a": {"type": "array", "items": {"type": "integer"}}}}}}]
 
 
+def request(fields: dict) -> ChatRequest:
+    """A chat request as the route reads it."""
+    return ChatRequest.checked({"model": "m", "messages": [{"role": "user", "content": "Hi"}], **fields})
+
+
+def checked(fields: dict):
+    """The request's tools and grammar, each checked as the route checks them."""
+    body = request(fields)
+    return (tools_of(body.tools, body.tool_choice, body.parallel_tool_calls, None),
+            grammar_of(body.response_format, body.structured_outputs))
+
+
 def tools(choice: object = "required", parallel: bool = True):
-    found = tools_of(Body({"tools": TOOLS, "tool_choice": choice, "parallel_tool_calls": parallel}), None)
+    found = checked({"tools": TOOLS, "tool_choice": choice, "parallel_tool_calls": parallel})[0]
     assert found is not None
     return found
 
@@ -91,14 +103,14 @@ def test_a_required_calls_grammar_compiles_and_takes_only_calls():
 
 
 def test_tool_turns_render_in_the_tool_format():
-    body = Body({"messages": [
+    body = request({"messages": [
         {"role": "user", "content": "Weather in Paris and Rome?"},
         {"role": "assistant", "content": None, "tool_calls": [
             {"id": "c1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}},
             {"id": "c2", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Rome"}'}}]},
         {"role": "tool", "tool_call_id": "c1", "content": "sunny"},
         {"role": "tool", "tool_call_id": "c2", "content": "rain"}]})
-    rendered = with_tools(chat_messages(body, Format()), tools("auto"), "Be helpful.")
+    rendered = with_tools(chat_messages(body.messages, Format()), tools("auto"), "Be helpful.")
     assert [m["role"] for m in rendered] == ["system", "user", "assistant", "user"]
     system, call, results = rendered[0]["content"], rendered[2]["content"], rendered[3]["content"]
     assert system.startswith("Be helpful.\n\nYou may call") and '"name": "add"' in system
@@ -122,16 +134,15 @@ def test_tool_turns_render_in_the_tool_format():
 ])
 def test_bad_requests_name_the_parameter(body, param):
     with pytest.raises(ApiError) as caught:
-        tools_of(Body(body), None)
-        grammar_of(Body(body), chat=True)
+        checked(body)
     assert caught.value.status == 400 and caught.value.param == param
 
 
 def test_a_schema_that_is_not_strict_skips_unimplemented_keywords():
-    strict = grammar_of(Body({"response_format": {"type": "json_schema", "json_schema": {
-        "name": "x", "strict": True, "schema": {"type": "object"}}}}), chat=True)
-    loose = grammar_of(Body({"response_format": {"type": "json_schema", "json_schema": {
-        "name": "x", "schema": {"type": "object"}}}}), chat=True)
+    strict = checked({"response_format": {"type": "json_schema", "json_schema": {
+        "name": "x", "strict": True, "schema": {"type": "object"}}}})[1]
+    loose = checked({"response_format": {"type": "json_schema", "json_schema": {
+        "name": "x", "schema": {"type": "object"}}}})[1]
     assert strict is not None and loose is not None
     assert json.loads(strict.value) == {"type": "object"}
     assert json.loads(loose.value) == {"type": "object", "x-guidance": {"lenient": True}}

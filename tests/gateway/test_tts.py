@@ -1,6 +1,7 @@
 """/v1/audio/speech with OpenAI's client against the tts starter (Kokoro-82M) on the embedded Triton: the streamed
 WAV (written as it arrives by with_streaming_response) is speech of plausible length, not silence, and equals the
-raw pcm answer; flac decodes to the same length; an unknown voice or a speed out of range is a 400."""
+raw pcm answer; flac decodes to the same length; OpenAI's voice names speak as the documented voices; an unknown
+voice or a speed out of range is a 400."""
 from __future__ import annotations
 
 import io
@@ -62,10 +63,24 @@ def test_streamed_wav_is_speech_of_plausible_length(client, tmp_path):
     assert flac_rate == 24000 and abs(flac.size - audio.size) <= 0.05 * audio.size and rms(flac) > NOISE_FLOOR_RMS
 
 
+def test_openai_voice_names_speak_as_the_documented_voices(client):
+    """docs/pipelines/tts.md's table: alloy is jf_alpha, onyx jm_kumo (the same samples, up to onnxruntime's last
+    bits); the two voices differ, so the names are not ignored."""
+    def pcm(voice: str) -> np.ndarray:
+        data = client.audio.speech.create(model="tts", voice=voice, input=TEXT, response_format="pcm").content
+        return np.frombuffer(data, "<i2").astype(np.float32) / 32767
+
+    alloy, onyx, female, male = pcm("alloy"), pcm("onyx"), pcm("jf_alpha"), pcm("jm_kumo")
+    assert alloy.size == female.size and np.abs(alloy - female).max() < 1e-2
+    assert onyx.size == male.size and np.abs(onyx - male).max() < 1e-2
+    assert female.size != male.size or np.abs(female - male).max() > 0.1
+
+
 def test_unknown_voice_and_bad_speed_are_400s(client):
     with pytest.raises(openai.BadRequestError) as caught:
-        client.audio.speech.create(model="tts", voice="alloy", input=TEXT, response_format="wav")
-    assert "alloy" in caught.value.body["message"]
+        client.audio.speech.create(model="tts", voice="nobody", input=TEXT, response_format="wav")
+    error = caught.value.body
+    assert error["param"] == "voice" and all(name in error["message"] for name in ("nobody", "jf_alpha", "alloy"))
     with pytest.raises(openai.BadRequestError) as caught:
         client.audio.speech.create(model="tts", voice="jf_alpha", input=TEXT, speed=9.0)
     assert caught.value.body["param"] == "speed"

@@ -15,6 +15,7 @@ import soundfile
 from starlette.datastructures import UploadFile
 
 from tritonkit.gateway.audio import _pcm16_wav, decode
+from tritonkit.gateway.errors import ApiError
 from tritonkit.pipelines.asr.gateway.routes import MODEL_RATE, _decoded
 
 
@@ -76,3 +77,14 @@ def test_a_16_bit_wav_is_read_by_the_standard_library_as_libsndfile_reads_it(rat
     if reference_rate == MODEL_RATE:
         np.testing.assert_allclose(pcm, expected, atol=1e-6)
     assert duration == pytest.approx(0.5, abs=1e-3)
+
+
+@pytest.mark.parametrize("content", [b"not audio at all" * 10, b"RIFF\x00\x00\x00\x00WAVEfmt " + b"\x00" * 40])
+def test_an_undecodable_upload_is_a_400_saying_what_the_file_is_not(content):
+    """The 400 says the file is not audio libsndfile reads, and why, without a Python object's repr."""
+    with pytest.raises(ApiError) as caught:
+        decode(io.BytesIO(content), MODEL_RATE)
+    error = caught.value
+    assert (error.status, error.param) == (400, "file")
+    assert error.message.startswith("'file' is not an audio file libsndfile can read (")
+    assert " object at 0x" not in error.message and "<" not in error.message, error.message

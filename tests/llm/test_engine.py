@@ -165,6 +165,17 @@ def test_requests_beyond_the_context_or_vocabulary_are_refused(decoder, tiny, co
     assert engine.pool.reserved_bytes == 0
 
 
+def test_a_request_naming_no_max_tokens_may_fill_the_context_or_what_the_budget_holds(decoder, tiny, codec):
+    """As OpenAI's and vLLM's servers take it: no max_tokens is the rest of the context (256 for the tiny GPT), and
+    within a budget too small for that, the most the whole budget holds; a generation that never ends fills it."""
+    prompt = codec.encode("Hello")
+    out = make_engine(decoder, tiny, codec).run({"x": (prompt, SamplingParams(ignore_eos=True))})["x"]
+    assert out.finish_reason == LENGTH and prompt.size + len(out.generated) == 256
+    small = make_engine(decoder, tiny, codec, budget=100 * decoder.geometry.bytes_per_token)
+    assert small.admit("y", prompt, SamplingParams()).params.max_tokens == 100 - prompt.size
+    assert make_engine(decoder, tiny, codec, max_tokens_limit=40).room(prompt.size) == 40
+
+
 def test_stepped_at_orders_the_generations_that_waited_longest(decoder, tiny, codec):
     """What generate's loop picks first when more generations run than a step advances (max_batch_size)."""
     engine = make_engine(decoder, tiny, codec)

@@ -3,15 +3,16 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from tritonkit.gateway.app import gateway_of
-from tritonkit.gateway.params import Body
+from tritonkit.gateway.protocol import OpenAIRequest, Route
 
 
-async def echo(request: Request) -> Response:
-    body = Body.parse(await request.body())
-    body.check_names({"model", "input"}, {})
-    served = await gateway_of(request).served(body.get("model"), "echo")
-    return JSONResponse({"object": "echo", "model": served.id, "triton_model": served.model,
-                         "output": body.get("input")})
+class EchoRequest(OpenAIRequest):
+    input: str
 
 
-ENDPOINTS = {"/v1/echo": echo}
+async def echo(request: Request, body: EchoRequest) -> Response:
+    served = await gateway_of(request).served(body.model, "echo")
+    return JSONResponse({"object": "echo", "model": served.id, "triton_model": served.model, "output": body.input})
+
+
+ENDPOINTS = {"/v1/echo": Route(EchoRequest, echo).serve}

@@ -29,8 +29,9 @@ def decode(file: BinaryIO, rate: int, param: str = "file") -> tuple[np.ndarray, 
         try:
             samples, source_rate = soundfile.read(file, dtype="float32", always_2d=True)
         except (soundfile.LibsndfileError, RuntimeError, TypeError) as exc:
-            raise bad_request(f"could not decode the audio file ({exc}); send WAV, FLAC, OGG or MP3", param,
-                              "invalid_value") from None
+            why = str(getattr(exc, "error_string", "")).strip().rstrip(".")   # libsndfile's words, not the file's repr
+            raise bad_request(f"'{param}' is not an audio file libsndfile can read{f' ({why})' if why else ''}: "
+                              "send WAV, FLAC, OGG or MP3", param, "invalid_value") from None
     channels = samples.shape[1]
     # the channels' mean as one matrix-vector product: numpy's mean over a 2-wide axis is ~40x slower (0.2 s for 38 s of
     # 96 kHz stereo here)

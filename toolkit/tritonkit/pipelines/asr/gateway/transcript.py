@@ -7,8 +7,6 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-FORMATS = ("json", "text", "verbose_json", "srt", "vtt")
-
 
 @dataclass(frozen=True)
 class Transcript:

@@ -7,7 +7,6 @@ import json
 from typing import Any
 
 from tritonkit.gateway.errors import bad_request
-from tritonkit.gateway.params import Body
 from tritonkit.pipelines.llm.gateway.tools import Format, Tools
 
 ROLES = {"system": "system", "developer": "system", "user": "user", "assistant": "assistant", "tool": "tool"}
@@ -49,12 +48,8 @@ def _calls(index: int, calls: Any, form: Format) -> str:
     return "\n".join(written)
 
 
-def chat_messages(body: Body, form: Format) -> list[dict[str, str]]:
+def chat_messages(messages: list[Any], form: Format) -> list[dict[str, str]]:
     """`messages` as role/content pairs the chat format renders; anything else is a 400 naming the message."""
-    messages = body.get("messages")
-    if not isinstance(messages, list) or not messages:
-        raise bad_request("'messages' must be a non-empty list of {role, content} objects", "messages",
-                          "missing_required_parameter" if messages is None else "invalid_type")
     rendered: list[dict[str, str]] = []
     results = False  # the last turn holds tool results: the next result joins it
     for index, message in enumerate(messages):

@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from tritonkit.gateway.errors import ApiError, bad_request
-from tritonkit.gateway.params import Body
 
 #: JSON mode: any JSON object.
 JSON_OBJECT = {"type": "object"}
@@ -58,12 +57,11 @@ def _json_schema(value: Any) -> Grammar:
     return Grammar("json_schema", schema_text(schema, bool(strict)), "response_format")
 
 
-def response_format(body: Body) -> Grammar | None:
+def response_format(value: dict[str, Any] | None) -> Grammar | None:
     """`response_format`: text (none), json_object (any object) or json_schema; anything else a 400 naming it."""
-    value = body.get("response_format")
     if value is None:
         return None
-    kind = value.get("type") if isinstance(value, dict) else None
+    kind = value.get("type")
     known = {"text": {"type"}, "json_object": {"type"}, "json_schema": {"type", "json_schema"}}
     if kind not in known:
         raise bad_request("'response_format.type' must be one of text, json_object, json_schema, got "
@@ -79,13 +77,12 @@ def response_format(body: Body) -> Grammar | None:
     return _json_schema(value.get("json_schema"))
 
 
-def structured_outputs(body: Body) -> Grammar | None:
+def structured_outputs(value: dict[str, Any] | None) -> Grammar | None:
     """The extension `structured_outputs`: exactly one of {"regex": str}, {"choice": [str, ...]}, {"grammar": str}
     (a Lark grammar)."""
-    value = body.get("structured_outputs")
     if value is None:
         return None
-    keys = sorted(value) if isinstance(value, dict) else []
+    keys = sorted(value)
     if len(keys) != 1 or keys[0] not in EXTENSION:
         raise bad_request("'structured_outputs' takes exactly one of regex, choice, grammar", "structured_outputs",
                           "invalid_value")
@@ -101,10 +98,10 @@ def structured_outputs(body: Body) -> Grammar | None:
     return Grammar(EXTENSION[key], item, where)
 
 
-def grammar_of(body: Body, chat: bool) -> Grammar | None:
+def grammar_of(formats: dict[str, Any] | None, extension_value: dict[str, Any] | None) -> Grammar | None:
     """The request's grammar: `response_format` (chat) or `structured_outputs`, not both."""
-    formatted = response_format(body) if chat else None
-    extension = structured_outputs(body)
+    formatted = response_format(formats)
+    extension = structured_outputs(extension_value)
     if formatted is not None and extension is not None:
         raise bad_request("send either 'response_format' or 'structured_outputs', not both", "structured_outputs",
                           "invalid_value")

@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tritonkit.gateway.errors import bad_request
-from tritonkit.gateway.params import Body
 from tritonkit.pipelines.llm.gateway.structured import NAME, Grammar, schema_text
 from tritonkit.pipelines.llm.runtime.grammar import JSON_OPTIONS
 
@@ -199,24 +198,21 @@ def _choice(value: Any, names: list[str]) -> str:
     return name
 
 
-def tools_of(body: Body, chat: dict[str, Any] | None) -> Tools | None:
+def tools_of(listed: list[Any] | None, tool_choice: Any, parallel: bool | None,
+             chat: dict[str, Any] | None) -> Tools | None:
     """The request's tools (None without any, or with tool_choice none); a bad one is a 400 naming it."""
-    listed = body.get("tools")
     if listed is None:
-        if body.get("tool_choice") not in (None, "none"):
+        if tool_choice not in (None, "none"):
             raise bad_request("'tool_choice' needs 'tools'", "tool_choice", "invalid_value")
         return None
-    if not isinstance(listed, list) or not listed:
+    if not listed:
         raise bad_request("'tools' must be a non-empty list of functions", "tools", "invalid_value")
     functions = tuple(_function(i, t) for i, t in enumerate(listed))
     names = [f.name for f in functions]
     duplicate = next((n for n in names if names.count(n) > 1), None)
     if duplicate is not None:
         raise bad_request(f"'tools' names function '{duplicate}' twice", "tools", "invalid_value")
-    choice = _choice(body.get("tool_choice"), names)
-    parallel = body.get("parallel_tool_calls")
-    if parallel is not None and not isinstance(parallel, bool):
-        raise bad_request("'parallel_tool_calls' must be a boolean", "parallel_tool_calls", "invalid_type")
+    choice = _choice(tool_choice, names)
     if choice == "none":
         return None
     return Tools(functions, choice, parallel is not False, Format.of(chat))

@@ -12,7 +12,7 @@ once per `execute` with the requests Triton scheduled; tests and benchmarks call
 """
 import time
 from collections.abc import Hashable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -109,6 +109,13 @@ class Engine:
     def __contains__(self, key: Hashable) -> bool:
         return key in self.generations
 
+    def room(self, prompt_tokens: int) -> int:
+        """max_tokens of a request that names none, as OpenAI's and vLLM's servers take it: the rest of the context
+        (within max_tokens_limit and what the whole KV budget holds; at least 1, which admit refuses if it does not
+        fit)."""
+        positions = min(self.max_context, self.pool.budget_bytes // self.pool.bytes_for(1))
+        return max(1, min(positions - prompt_tokens, self.max_tokens_limit or positions))
+
     def admit(self, key: Hashable, prompt_ids: Sequence[int] | np.ndarray, params: SamplingParams) -> Generation:
         """Checks the request and reserves its cache; ValueError or CacheBudgetError say why it cannot run."""
         if key in self.generations:
@@ -131,10 +138,13 @@ class Engine:
                              f"{max(i for i, _ in params.logit_bias)}")
         if params.constraint is not None and self.grammars is None:
             raise ValueError(f"{params.constraint.kind} needs the tokenizer, which this model has not loaded")
-        positions = prompt.size + params.max_tokens
         if prompt.size >= self.max_context:
             raise ValueError(f"the prompt has {prompt.size} tokens and the model's context holds {self.max_context} "
                              f"(prompt + generated); shorten the prompt to at most {self.max_context - 1} tokens")
+        if params.max_tokens is None:
+            params = replace(params, max_tokens=self.room(prompt.size))
+        assert params.max_tokens is not None
+        positions = prompt.size + params.max_tokens
         if positions > self.max_context:
             raise ValueError(f"prompt ({prompt.size} tokens) + max_tokens ({params.max_tokens}) = {positions} "
                              f"exceeds the model's context of {self.max_context} tokens; shorten the prompt or lower "
@@ -247,7 +257,7 @@ class Engine:
             elif (params.stop and self.decode is not None
                     and visible_text(self.decode, generation.generated, params.stop)[1]):
                 generation.finish_reason = STOP
-            elif len(generation.generated) >= params.max_tokens:
+            elif len(generation.generated) >= (params.max_tokens or self.max_context):   # set at admission
                 generation.finish_reason = LENGTH
         if generation.finish_reason is not None:
             del self.generations[generation.key]

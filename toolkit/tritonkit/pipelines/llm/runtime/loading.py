@@ -23,7 +23,7 @@ class Loaded:
     engine: Engine
     codec: TextCodec
     generation: assets.GenerationConfig
-    default_max_tokens: int
+    default_max_tokens: int | None   # None: a request naming no max_tokens runs to its end or the context's
 
 
 def load_engine(folder: str | Path, params: dict[str, str]) -> Loaded:
@@ -52,4 +52,5 @@ def load_engine(folder: str | Path, params: dict[str, str]) -> Loaded:
                     max_streams=assets.int_parameter(params, "max_streams", 0),
                     prefill_chunk=assets.int_parameter(params, "prefill_chunk_tokens", 0),
                     grammars=Grammars(codec.tokenizer.to_str(), decoder.vocab_size, generation.eos_token_ids))
-    return Loaded(engine, codec, generation, min(assets.int_parameter(params, "default_max_tokens", 64), limit))
+    default = assets.int_parameter(params, "default_max_tokens", 0)   # 0: the rest of the context
+    return Loaded(engine, codec, generation, min(default, limit) if default > 0 else None)

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from .grammar import KINDS, constraint_of
-from .sampling import DEFAULT_MAX_TOKENS, SamplingParams
+from .sampling import SamplingParams
 
 #: Input/parameter names (the pipeline's request vocabulary), with the Python type each holds.
 SCALARS = {"max_tokens": int, "temperature": float, "top_k": int, "top_p": float, "seed": int, "ignore_eos": bool,
@@ -102,8 +102,9 @@ def settings(inputs: Mapping[str, np.ndarray], parameters: Mapping[str, Any]) ->
 
 
 def sampling_params(inputs: Mapping[str, np.ndarray], parameters: Mapping[str, Any],
-                    default_max_tokens: int = DEFAULT_MAX_TOKENS) -> SamplingParams:
-    """SamplingParams from the request (see `settings`), `default_max_tokens` when it names none."""
+                    default_max_tokens: int | None = None) -> SamplingParams:
+    """SamplingParams from the request (see `settings`), `default_max_tokens` when it names none (None: the rest
+    of the context)."""
     return SamplingParams(**({"max_tokens": default_max_tokens} | settings(inputs, parameters)))
 
 

@@ -14,8 +14,6 @@ import numpy as np
 
 from .grammar import Constraint
 
-#: Tokens generated when a request does not say (`max_tokens` input or parameter).
-DEFAULT_MAX_TOKENS = 64
 #: The most alternatives a token's log probabilities list (OpenAI's top_logprobs bound).
 MAX_TOP_LOGPROBS = 20
 
@@ -24,7 +22,7 @@ MAX_TOP_LOGPROBS = 20
 class SamplingParams:
     """What one request asks for; `validate` says what is wrong in one sentence."""
 
-    max_tokens: int = DEFAULT_MAX_TOKENS
+    max_tokens: int | None = None   # None: to the answer's end or the context's (the engine sets it at admission)
     temperature: float = 0.0
     top_k: int = 0
     top_p: float = 1.0
@@ -46,9 +44,9 @@ class SamplingParams:
 
     def validate(self, max_tokens_limit: int | None = None) -> SamplingParams:
         """Returns self, or raises ValueError naming the bad parameter and the allowed range."""
-        if self.max_tokens < 1:
+        if self.max_tokens is not None and self.max_tokens < 1:
             raise ValueError(f"max_tokens must be >= 1, got {self.max_tokens}")
-        if max_tokens_limit is not None and self.max_tokens > max_tokens_limit:
+        if max_tokens_limit is not None and self.max_tokens is not None and self.max_tokens > max_tokens_limit:
             raise ValueError(f"max_tokens {self.max_tokens} is above this server's limit {max_tokens_limit}")
         if not (self.temperature >= 0.0 and np.isfinite(self.temperature)):
             raise ValueError(f"temperature must be a finite number >= 0, got {self.temperature}")

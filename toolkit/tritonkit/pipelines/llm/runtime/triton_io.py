@@ -40,7 +40,7 @@ def request_parameters(request: Any) -> dict[str, Any]:
     return parse_parameters(request.parameters())
 
 
-def generation_request(request: Any, batched: bool, default_max_tokens: int, codec: TextCodec,
+def generation_request(request: Any, batched: bool, default_max_tokens: int | None, codec: TextCodec,
                        generation: GenerationConfig) -> tuple[np.ndarray, SamplingParams]:
     """The prompt ids (`input_ids`, or `text_input` encoded) and sampling settings of a
     `generate` request (what `Engine.admit` takes)."""

@@ -2,7 +2,8 @@
 (wav with a streaming header, or raw 16-bit pcm); flac, mp3 and opus are encoded once the last sentence is in.
 
 What the gateway knows of the pipeline: `tts_stream` takes text, optional voice and speed, and streams audio
-(float32 PCM) with its sample_rate; it refuses an unknown voice or a speed out of range itself (a 400 here).
+(float32 PCM) with its sample_rate; it refuses an unknown voice or a speed out of range itself (a 400 here, naming
+`voice` with OpenAI's names besides the model's own).
 """
 from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import aclosing
@@ -13,15 +14,11 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from tritonkit.gateway.app import gateway_of
-from tritonkit.gateway.audio import MEDIA_TYPES, STREAMED_FORMATS, WHOLE_FORMATS, encode_whole, pcm16, wav_stream_header
+from tritonkit.gateway.audio import MEDIA_TYPES, STREAMED_FORMATS, encode_whole, pcm16, wav_stream_header
 from tritonkit.gateway.disconnect import StreamedResponse, unless_disconnected
-from tritonkit.gateway.errors import bad_request
-from tritonkit.gateway.params import Body, refused_unless
-
-SUPPORTED = {"model", "input", "voice", "speed", "response_format"}
-REFUSALS = {"instructions": refused_unless(lambda v: not v, "this model takes no instructions"),
-            "stream_format": refused_unless(lambda v: v == "audio", "audio only (no SSE)")}
-MAX_INPUT_CHARS = 4096   # OpenAI's limit; the pipeline's own (max_chars) applies too
+from tritonkit.gateway.errors import ApiError, bad_request
+from tritonkit.gateway.protocol import Route
+from tritonkit.pipelines.tts.gateway.protocol import OPENAI_VOICES, SpeechRequest
 
 
 def _audio(result: Any) -> tuple[np.ndarray, int]:
@@ -47,18 +44,27 @@ async def _streamed(responses: AsyncGenerator[Any, None], first: Any, response_f
             yield pcm16(_audio(result)[0])
 
 
-async def speech(request: Request) -> Response:
+def _voice_refused(error: ApiError, voice: str | None) -> ApiError:
+    """The pipeline's refusal of a voice as a 400 naming `voice`, with OpenAI's names it also takes."""
+    if error.status != 400 or "unknown voice" not in error.message:
+        return error
+    own = error.message.rpartition("; ")[2] or error.message   # "choose one of jf_alpha, ..."
+    return bad_request(f"'voice' {voice!r} is unknown: {own}, or one of OpenAI's names "
+                       f"({', '.join(OPENAI_VOICES)})", "voice", "invalid_value")
+
+
+async def speech(request: Request, body: SpeechRequest) -> Response:
+    try:
+        return await _speech(request, body)
+    except ApiError as error:
+        raise _voice_refused(error, body.voice) from None
+
+
+async def _speech(request: Request, body: SpeechRequest) -> Response:
     gateway = gateway_of(request)
-    body = Body.parse(await request.body())
-    body.check_names(SUPPORTED, REFUSALS)
-    served = await gateway.served(body.get("model"), "tts")
-    text = body.string("input", required=True) or ""
-    if not text.strip() or len(text) > MAX_INPUT_CHARS:
-        raise bad_request(f"'input' must hold 1 to {MAX_INPUT_CHARS} characters, got {len(text)}", "input",
-                          "invalid_value")
-    response_format = body.choice("response_format", (*STREAMED_FORMATS, *WHOLE_FORMATS), "mp3")
-    inputs = _inputs(text, body.string("voice"), body.number("speed", 0.25, 4.0))
-    responses = gateway.triton.stream(served.model, inputs)
+    served = await gateway.served(body.model, "tts")
+    response_format = body.response_format or "mp3"
+    responses = gateway.triton.stream(served.model, _inputs(body.input, body.pipeline_voice, body.speed))
     if response_format in STREAMED_FORMATS:
         first = await unless_disconnected(request, anext(responses))   # a refused request is a 400 before any audio
         return StreamedResponse(_streamed(responses, first, response_format), media_type=MEDIA_TYPES[response_format])
@@ -77,4 +83,4 @@ async def speech(request: Request) -> Response:
 
 
 #: What the gateway serves of the pipeline: route path -> endpoint (a POST each).
-ENDPOINTS = {"/v1/audio/speech": speech}
+ENDPOINTS = {"/v1/audio/speech": Route(SpeechRequest, speech).serve}
