@@ -87,6 +87,23 @@ def test_a_chat_is_the_prompt_of_the_models_chat_template(stack: dict[str, Any],
     assert reply.choices[0].finish_reason == ("stop" if ended else "length")
 
 
+def test_a_system_message_is_rendered_as_the_template_does_or_refused_as_it_does(stack: dict[str, Any],
+                                                                               reference: tuple[Any, Any]) -> None:
+    import jinja2
+
+    _, tokenizer = reference
+    chat = [{"role": "system", "content": "Be brief."}, *CHAT]
+    client = openai.OpenAI(base_url=stack["base"], api_key=KEY, max_retries=0)
+    try:
+        prompt = tokenizer.apply_chat_template(chat, add_generation_prompt=True, tokenize=True, return_dict=False)
+    except jinja2.TemplateError:   # Gemma's and this Mistral template's raise_exception
+        with pytest.raises(openai.BadRequestError, match="no 'system' role"):
+            client.chat.completions.create(model="llm", messages=chat, max_tokens=1)
+        return
+    reply = client.chat.completions.create(model="llm", messages=chat, max_tokens=1)
+    assert reply.usage is not None and reply.usage.prompt_tokens == len(prompt)
+
+
 def test_the_context_stops_at_a_sliding_window(stack: dict[str, Any], reference: tuple[Any, Any]) -> None:
     """Mistral's window (64 here): within it sliding and full attention are one computation, past it they differ,
     so the served context ends there and a longer request is refused."""

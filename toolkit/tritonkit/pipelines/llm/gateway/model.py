@@ -79,7 +79,10 @@ class LlmFiles:
         if not self.generation.chat:
             raise ApiError(400, f"model '{self.generation.name}' has no chat format; use /v1/completions with a raw "
                            "prompt", "messages", "model_not_supported")
-        return format_chat(self.generation.chat, messages)
+        try:
+            return format_chat(self.generation.chat, messages)
+        except ValueError as exc:   # a role the model's chat template refuses (Gemma's system)
+            raise ApiError(400, str(exc), "messages", "invalid_value") from None
 
     def encode(self, prompt: str) -> np.ndarray:
         """The prompt's ids as `generate` encodes a raw prompt; an empty one is a 400."""
