@@ -5,6 +5,18 @@ import os
 import stat
 import tempfile
 from pathlib import Path
+from typing import Any
+
+
+class Below:
+    """A path below its owner's folder (attribute `base`), read as an attribute (`Below("logs", "run.log")`): a
+    folder's layout as one table of names."""
+
+    def __init__(self, *parts: str, base: str = "root") -> None:
+        self.parts, self.base = parts, base
+
+    def __get__(self, owner: Any, owner_type: type | None = None) -> Path:
+        return getattr(owner, self.base).joinpath(*self.parts)
 
 
 def sha256_bytes(data: bytes) -> str:
@@ -12,11 +24,8 @@ def sha256_bytes(data: bytes) -> str:
 
 
 def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
     with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(8 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
+        return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
 def umask() -> int:

@@ -1,5 +1,6 @@
 """`tritonkit perf`: measure a served model with perf_analyzer and report throughput and latency."""
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -42,10 +43,8 @@ def _default_url(protocol: str) -> str:
 @click.argument("extra_args", nargs=-1, type=click.UNPROCESSED)
 @json_option
 @reports_errors
-def perf_command(model: str, url: str | None, protocol: str, concurrency: str, batch_size: int,
-                 shapes: tuple[str, ...], input_data: str | None, measurement_request_count: int,
-                 stability_percentage: float, max_trials: int, request_count: int | None, csv_file: Path | None,
-                 timeout: float, extra_args: tuple[str, ...], as_json: bool) -> None:
+def perf_command(model: str, url: str | None, protocol: str, shapes: tuple[str, ...], csv_file: Path | None,
+                 timeout: float, extra_args: tuple[str, ...], as_json: bool, **settings: Any) -> None:
     """Run perf_analyzer (tritonclient 2.51) against MODEL and print throughput and latency per concurrency.
 
     Measurement uses count windows. Arguments after `--` go to perf_analyzer unchanged.
@@ -56,16 +55,13 @@ def perf_command(model: str, url: str | None, protocol: str, concurrency: str, b
       tritonkit perf text_encoder -u 10.0.0.5:8001 --shape TOKENS:128 --csv perf.csv --json
       tritonkit perf text_encoder -- --async --max-threads 8
     """
-    opts = PerfOptions(model=model, url=url or _default_url(protocol), protocol=protocol, concurrency=concurrency,
-                       batch_size=batch_size, shapes=list(shapes), input_data=input_data,
-                       measurement_request_count=measurement_request_count,
-                       stability_percentage=stability_percentage, max_trials=max_trials,
-                       request_count=request_count, extra_args=list(extra_args))
+    opts = PerfOptions(model=model, url=url or _default_url(protocol), protocol=protocol, shapes=list(shapes),
+                       extra_args=list(extra_args), **settings)  # the other options are PerfOptions' fields
     result = run_perf(opts, csv_out=csv_file, timeout=timeout)
     if as_json:
         emit_json({"ok": True, "model": model, "url": opts.url, "protocol": protocol, "rows": result.rows})
         return
-    click.echo(f"{model} at {opts.url} ({protocol}), batch size {batch_size}")
+    click.echo(f"{model} at {opts.url} ({protocol}), batch size {opts.batch_size}")
     click.echo(f"{'concurrency':>11} {'infer/s':>10} {'p50 us':>9} {'p95 us':>9} {'p99 us':>9}")
     for row in result.rows:
         click.echo(f"{row.get('concurrency', '-'):>11} {row.get('throughput_infer_per_sec', 0):>10.1f} "

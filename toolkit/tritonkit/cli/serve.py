@@ -117,10 +117,8 @@ def _serve_foreground(server: EmbeddedServer, as_json: bool, gateway_port: int |
               f"{GatewaySpec.model_fields['port'].default}].")
 @json_option
 @reports_errors
-def serve_command(directory: str, http_port: int | None, grpc_port: int | None, metrics_port: int | None,
-                  endpoint_url: str | None, host: str, foreground: bool, onnx_threads: int | None,
-                  startup_timeout: float,
-                  gateway: bool, gateway_port: int | None, as_json: bool) -> None:
+def serve_command(directory: str, endpoint_url: str | None, host: str, foreground: bool, onnx_threads: int | None,
+                  gateway: bool, gateway_port: int | None, as_json: bool, **ports: Any) -> None:
     """Serve the model repository DIRECTORY (a folder, or one published to s3://) with an embedded Triton 2.51.
 
     ONNX Runtime, TensorRT (via the model.onnx kept beside the plan) and PyTorch models with an ONNX file
@@ -156,9 +154,9 @@ def serve_command(directory: str, http_port: int | None, grpc_port: int | None, 
         click.echo(exposed, err=True)
     repository = parse_s3_url(directory, endpoint_url).for_triton if directory.startswith("s3://") else Path(directory)
     line = StatusLine(enabled=not as_json)
-    server = EmbeddedServer(repository, host=host, http_port=http_port, grpc_port=grpc_port,
-                            metrics_port=metrics_port, work_dir=work_dir, startup_timeout=startup_timeout,
-                            onnx_threads=onnx_threads, progress=_startup_line(line), detach=not foreground)
+    # ports: the --*-port options and --startup-timeout, named as EmbeddedServer names them
+    server = EmbeddedServer(repository, host=host, work_dir=work_dir, onnx_threads=onnx_threads,
+                            progress=_startup_line(line), detach=not foreground, **ports)
     if foreground:
         _serve_foreground(server, as_json, gateway_port, gateway, line)
         return

@@ -7,7 +7,7 @@ from typing import Any
 import click
 
 from tritonkit.cli.output import emit_json, json_option, reports_errors, spec_option
-from tritonkit.cli.tune_joint import joint_options, joint_settings, print_joint, print_space
+from tritonkit.cli.tune_joint import JOINT_OPTIONS, joint_options, joint_settings, print_joint, print_space
 from tritonkit.errors import TritonkitError
 from tritonkit.tune.options import Constraints, TuneOptions
 
@@ -82,10 +82,8 @@ def _print_outcome(outcome) -> None:
 @joint_options
 @json_option
 @reports_errors
-def tune_command(target: str, spec: Path, objective: str, max_p99_ms: float | None, min_throughput: float | None,
-                 mode: str, budget_minutes: float, launch: str, measurement_requests: int,
-                 stability_percentage: float, max_instances: int | None, max_batch_size: int | None,
-                 no_sweep: bool, dry_run: bool, as_json: bool, **joint: Any) -> None:
+def tune_command(target: str, spec: Path, max_p99_ms: float | None, min_throughput: float | None, no_sweep: bool,
+                 as_json: bool, **given: Any) -> None:
     """Tune MODEL (or an ensemble/BLS PIPELINE) with Triton Model Analyzer and write the winner back.
 
     Model Analyzer profiles the model on the embedded Triton (ONNX models through the same Python-backend
@@ -103,6 +101,7 @@ def tune_command(target: str, spec: Path, objective: str, max_p99_ms: float | No
       tritonkit tune text_encoder --mode brute --dry-run      # print Model Analyzer's config only
       tritonkit tune asr --joint --max-p99-ms 300 --budget 16 # every step of a pipeline together, end to end
     """
+    joint = {name: given.pop(name) for name in JOINT_OPTIONS}
     constraints = Constraints(max_p99_ms, min_throughput)
     if joint["joint"]:  # tritonkit's own end-to-end search of a pipeline: no Model Analyzer
         settings = joint_settings(joint)
@@ -112,22 +111,19 @@ def tune_command(target: str, spec: Path, objective: str, max_p99_ms: float | No
 
         check_installed()  # before importing the modules that need Model Analyzer's extras
         settings = {}
-        for name, value in (("--measurement-requests", measurement_requests), ("--budget-minutes", budget_minutes),
-                            ("--max-instances", max_instances), ("--max-batch-size", max_batch_size)):
-            if value is not None and value <= 0:
-                raise TritonkitError("", name, f"must be positive, got {value:g}", f"pass a positive {name}")
+        for name in ("measurement_requests", "budget_minutes", "max_instances", "max_batch_size"):
+            if given[name] is not None and given[name] <= 0:
+                option = "--" + name.replace("_", "-")
+                raise TritonkitError("", option, f"must be positive, got {given[name]:g}", f"pass a positive {option}")
     from tritonkit.tune.strategies import tune  # start-up: the serving and export stacks, when it runs
 
-    options = TuneOptions(
-        target=target, spec_path=spec.absolute(), objective=objective,  # type: ignore[arg-type]
-        constraints=constraints, mode=mode, budget_minutes=budget_minutes,  # type: ignore[arg-type]
-        launch=launch, measurement_requests=measurement_requests,  # type: ignore[arg-type]
-        stability_percentage=stability_percentage, max_instances=max_instances, max_batch_size=max_batch_size,
-        concurrency_sweep=not no_sweep, dry_run=dry_run, **settings)
+    # the other options are TuneOptions' fields by name
+    options = TuneOptions(target=target, spec_path=spec.absolute(), constraints=constraints,
+                          concurrency_sweep=not no_sweep, **given, **settings)
     result = tune(options, _progress)
     if as_json:
         emit_json(result.summary())
-    elif dry_run:
+    elif options.dry_run:
         (print_space if options.joint else _print_plan)(result)
     elif options.joint:
         print_joint(result, spec)

@@ -16,7 +16,9 @@ def _knobs_help() -> str:
     return "--joint: which settings to search, comma-separated" + (f" ({owned})." if owned else ".")
 
 
-#: The options only `--joint` reads (the bound, objective and window options are tune's own).
+#: The options only `--joint` reads (the bound, objective and window options are tune's own), by parameter name.
+JOINT_OPTIONS = ("joint", "budget", "repeats", "concurrency", "confirm_rounds", "knobs", "max_ttft_ms", "max_itl_ms",
+                 "max_tokens")
 joint_options = options(
     click.option("--joint", is_flag=True, help="Search every step of an ensemble or BLS PIPELINE together, "
                  "measured end to end with perf_analyzer (no Model Analyzer; decoupled pipelines streamed)."),

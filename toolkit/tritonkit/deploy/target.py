@@ -137,15 +137,14 @@ def _names_problems(opts: Options) -> list[Problem]:
             parse_s3_url(repo)
         except TritonkitError as exc:
             problems += [Problem("", "--repository", f"{repo!r}: {p.problem}", p.fix) for p in exc.problems]
-    if opts.name is not None and not _DNS_LABEL.match(opts.name):
-        problems.append(Problem("", "--name", f"{opts.name!r} is not a Kubernetes name",
-                                "use lowercase letters, digits and '-', at most 40"))
-    if opts.s3_secret is not None and not _DNS_SUBDOMAIN.match(opts.s3_secret):
-        problems.append(Problem("", "--s3-secret", f"{opts.s3_secret!r} is not a Secret name",
-                                "use lowercase letters, digits, '-' and '.', at most 253"))
-    if opts.irsa_role_arn is not None and not _ROLE_ARN.match(opts.irsa_role_arn):
-        problems.append(Problem("", "--irsa-role-arn", f"{opts.irsa_role_arn!r} is not an IAM role ARN",
-                                "e.g. arn:aws:iam::123456789012:role/triton-reader"))
+    for option, value, form, what, fix in (
+            ("--name", opts.name, _DNS_LABEL, "a Kubernetes name", "use lowercase letters, digits and '-', at most 40"),
+            ("--s3-secret", opts.s3_secret, _DNS_SUBDOMAIN, "a Secret name",
+             "use lowercase letters, digits, '-' and '.', at most 253"),
+            ("--irsa-role-arn", opts.irsa_role_arn, _ROLE_ARN, "an IAM role ARN",
+             "e.g. arn:aws:iam::123456789012:role/triton-reader")):
+        if value is not None and not form.match(value):
+            problems.append(Problem("", option, f"{value!r} is not {what}", fix))
     if opts.s3_secret is not None and opts.irsa_role_arn is not None:
         problems.append(Problem("", "--s3-secret", "is given with --irsa-role-arn",
                                 "pick one: a Secret with AWS keys, or an IAM role for the service account"))

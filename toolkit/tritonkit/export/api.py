@@ -17,7 +17,7 @@ from tritonkit.export.job import ExportJob
 from tritonkit.export.progress import Progress, StderrProgress
 from tritonkit.export.signature import Signature, check_output_sizes, reconcile
 from tritonkit.export.torch2trt import require_torch_tensorrt
-from tritonkit.files import sha256_file
+from tritonkit.files import Below, sha256_file
 from tritonkit.plugin.host import quantize_checks
 from tritonkit.spec.export import SourceSpec
 
@@ -44,6 +44,8 @@ class ExportResult:
     tensorrt: dict[str, Any] | None = None
     quantized: dict[str, Any] | None = None
     elapsed_s: float = 0.0
+    log_path = Below("export.log", base="work_dir")
+    reproduce_path = Below("reproduce.sh", base="work_dir")
 
     @property
     def onnx_path(self) -> Path | None:
@@ -59,14 +61,6 @@ class ExportResult:
     def outputs(self) -> list[dict[str, Any]]:
         """Config `output` entries: [{name, data_type, dims}]."""
         return self.signature.as_dict()["outputs"]
-
-    @property
-    def log_path(self) -> Path:
-        return self.work_dir / "export.log"
-
-    @property
-    def reproduce_path(self) -> Path:
-        return self.work_dir / "reproduce.sh"
 
 
 def _hash_paths(paths: list[Path]) -> dict[str, str]:

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from tritonkit.export.job import ExportOutcome, read
-from tritonkit.files import sha256_file, write_text_atomically
+from tritonkit.files import Below, sha256_file, write_text_atomically
 from tritonkit.plugin.host import SOURCE_ENV
 
 CACHE_FORMAT = 1
@@ -132,10 +132,7 @@ class Entry:
 
     key: str
     dir: Path
-
-    @property
-    def artifacts(self) -> Path:
-        return self.dir / "artifacts"
+    artifacts = Below("artifacts", base="dir")
 
     def file(self, name: str) -> Path:
         """`job.json`, `manifest.json`, `progress.jsonl`, `error.json`, `export.log`; `result.json` is in artifacts/."""

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO, Protocol
+from typing import Any, Protocol
 
 from tritonkit.errors import TritonkitError
 from tritonkit.extras import install_extra
@@ -218,15 +218,12 @@ def s3_etag(data: bytes | None, path: Path | None, multipart: bool) -> str:
     return _etag(io.BytesIO(data), multipart)
 
 
-def _etag(handle: BinaryIO, multipart: bool) -> str:
-    chunks = iter(lambda: handle.read(PART_SIZE), b"")
-    if multipart:
-        parts = b"".join(hashlib.md5(chunk, usedforsecurity=False).digest() for chunk in chunks)
-        return f"{hashlib.md5(parts, usedforsecurity=False).hexdigest()}-{len(parts) // 16}"
-    whole = hashlib.md5(usedforsecurity=False)
-    for chunk in chunks:
-        whole.update(chunk)
-    return whole.hexdigest()
+def _etag(handle: io.BufferedIOBase, multipart: bool) -> str:
+    if not multipart:
+        return hashlib.file_digest(handle, lambda: hashlib.md5(usedforsecurity=False)).hexdigest()
+    parts = b"".join(hashlib.md5(chunk, usedforsecurity=False).digest()
+                     for chunk in iter(lambda: handle.read(PART_SIZE), b""))
+    return f"{hashlib.md5(parts, usedforsecurity=False).hexdigest()}-{len(parts) // 16}"
 
 
 def open_destination(dest: str, endpoint_url: str | None = None) -> Destination:

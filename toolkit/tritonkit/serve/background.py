@@ -15,11 +15,7 @@ if TYPE_CHECKING:  # annotations only: `tritonkit stop` does not load the server
 
 def running_state(work_dir: Path) -> ServerState | None:
     """The recorded server if it is still running; a stale state file is removed."""
-    state = read_state(work_dir)
-    if state is None or (process.is_alive(state.pid) and process.is_tritonserver(state.pid)):
-        return state
-    _forget(work_dir, state)
-    return None
+    return None if take_stale(work_dir) else read_state(work_dir)
 
 
 def take_stale(work_dir: Path) -> ServerState | None:

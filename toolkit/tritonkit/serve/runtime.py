@@ -20,6 +20,7 @@ from pathlib import Path
 from tritonkit import TRITON_VERSION
 from tritonkit.errors import TritonkitError
 from tritonkit.extras import install_extra
+from tritonkit.files import Below
 
 #: The wheel that ships Triton 2.51.0; other versions ship other servers and are not validated.
 PYTRITON_VERSION = "0.7.0"
@@ -34,18 +35,9 @@ class Runtime:
 
     root: Path
     env: dict[str, str]
-
-    @property
-    def tritonserver(self) -> Path:
-        return self.root / "bin" / "tritonserver"
-
-    @property
-    def backends(self) -> Path:
-        return self.root / "backends"
-
-    @property
-    def caches(self) -> Path:
-        return self.root / "caches"
+    tritonserver = Below("bin", "tritonserver")
+    backends = Below("backends")
+    caches = Below("caches")
 
 
 def cache_root() -> Path:

@@ -84,20 +84,21 @@ def run_plan(plan: TunePlan, report: Report) -> TuneOutcome:
     labels = report_mod.legend_labels(results, plan.target)
     if outputs.drop_gpu_plots(tune_dir):
         notes.append("no GPU on this host: Model Analyzer's GPU plots (all zeros here) were left out")
-    if options.launch == "remote":
+    remote = options.launch == "remote"
+    tuned: dict[str, TunedModel] = {}
+    if remote:
         notes.append("remote launch measures the running server's configuration only; the spec is unchanged")
         title = f"{plan.target.name}: remote server"
-        plot = save_plot(results, choice, options.constraints, tune_dir.plot, title, labels)
-        done = TuneOutcome(plan, outcome, results, choice, {}, plot, None, notes)
-        tune_dir.summary.write_text(json.dumps(done.summary(), indent=2, default=str))
-        return done
-    tuned = tuned_entries(results, choice.winner.variant, plan.target, plan.specs,
-                          provenance(options, choice.winner.best))
-    title = f"{plan.target.name}: throughput vs p99 ({options.mode} search, objective {options.objective})"
+    else:
+        tuned = tuned_entries(results, choice.winner.variant, plan.target, plan.specs,
+                              provenance(options, choice.winner.best))
+        title = f"{plan.target.name}: throughput vs p99 ({options.mode} search, objective {options.objective})"
     plot = save_plot(results, choice, options.constraints, tune_dir.plot, title, labels)
-    report(f"[tune {format_elapsed(outcome.elapsed_s)}] writing tuned settings of {choice.winner.variant} "
-           f"to {shown_path(options.spec_path)} and rebuilding")
-    result = write_back_spec(options.spec_path, tuned)
+    result = None
+    if not remote:
+        report(f"[tune {format_elapsed(outcome.elapsed_s)}] writing tuned settings of {choice.winner.variant} "
+               f"to {shown_path(options.spec_path)} and rebuilding")
+        result = write_back_spec(options.spec_path, tuned)
     done = TuneOutcome(plan, outcome, results, choice, tuned, plot, result, notes)
     tune_dir.summary.write_text(json.dumps(done.summary(), indent=2, default=str))
     return done
