@@ -14,8 +14,9 @@ from starlette.responses import JSONResponse, Response
 
 from tritonkit.gateway.app import gateway_of
 from tritonkit.gateway.errors import ApiError, bad_request
+from tritonkit.gateway.protocol import Route
 from tritonkit.gateway.triton import Triton
-from tritonkit.pipelines.embed.gateway.request import EmbeddingRequest
+from tritonkit.pipelines.embed.gateway.protocol import EmbeddingRequest
 
 
 def _tensors(one: str | list[int]) -> dict[str, np.ndarray]:
@@ -52,13 +53,12 @@ def encoded(vector: np.ndarray, encoding_format: str) -> list[float] | str:
     return vector.astype(np.float32).tolist()
 
 
-async def embeddings(request: Request) -> Response:
+async def embeddings(request: Request, body: EmbeddingRequest) -> Response:
     gateway = gateway_of(request)
-    body = EmbeddingRequest.parse(await request.body())
     served = await gateway.served(body.model, "embed")
     results = await asyncio.gather(*(_embedded(gateway.triton, served.model, one) for one in body.inputs()))
     data = [{"object": "embedding", "index": i,
-             "embedding": encoded(shortened(v, body.dimensions), body.encoding_format)}
+             "embedding": encoded(shortened(v, body.dimensions), body.encoding_format or "float")}
             for i, (v, _) in enumerate(results)]
     tokens = sum(n for _, n in results)
     return JSONResponse({"object": "list", "data": data, "model": served.id,
@@ -66,4 +66,4 @@ async def embeddings(request: Request) -> Response:
 
 
 #: What the gateway serves of the pipeline: route path -> endpoint (a POST each).
-ENDPOINTS = {"/v1/embeddings": embeddings}
+ENDPOINTS = {"/v1/embeddings": Route(EmbeddingRequest, embeddings).serve}
