@@ -9,9 +9,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import torch
 
 from tests.embed.conftest import SENTENCES, reference
+from tritonkit.pipelines.embed.export.assets import write_assets
+from tritonkit.pipelines.embed.export.encoder import build, model_dir
 from tritonkit.pipelines.embed.export.sentence import SentenceConfig
+from tritonkit.pipelines.embed.runtime.encode import Run, encode
+from tritonkit.pipelines.embed.runtime.tokens import Tokens, padded
 
 pytestmark = pytest.mark.slow   # torch, transformers and sentence-transformers load the real model: seconds
 
@@ -21,8 +26,6 @@ CONFIG_FILES = ("modules.json", "sentence_bert_config.json", "config.json", "tok
 
 def model_copy(tmp_path: Path, pooling: dict[str, bool] | None = None, normalize: bool = True) -> Path:
     """The installed model's configuration copied (its weights linked) with POOLING and NORMALIZE changed."""
-    from tritonkit.pipelines.embed.export.encoder import model_dir
-
     source, folder = Path(model_dir()), tmp_path / "model"
     for name in CONFIG_FILES:
         (folder / name).parent.mkdir(parents=True, exist_ok=True)
@@ -36,26 +39,19 @@ def model_copy(tmp_path: Path, pooling: dict[str, bool] | None = None, normalize
     return folder
 
 
-def served_tokens(folder: str, out: Path):  # type: ignore[no-untyped-def]
+def served_tokens(folder: str, out: Path) -> Tokens:
     """The tokenizer as the starter serves it for FOLDER (written by init's asset step)."""
-    from tritonkit.pipelines.embed.export.assets import write_assets
-    from tritonkit.pipelines.embed.runtime.tokens import Tokens
-
     return Tokens(write_assets(out, folder)[0])
 
 
 def embed(folder: Path, sentences: list[str]) -> np.ndarray:
-    """FOLDER's encoder (as exported, run in torch) over SENTENCES tokenized as served, in one padded batch."""
-    from tritonkit.pipelines.embed.export.encoder import build
-    from tritonkit.pipelines.embed.runtime.encode import encode
-    from tritonkit.pipelines.embed.runtime.tokens import padded
-
+    """FOLDER's encoder (as exported, run in torch) over SENTENCES tokenized as served, in one request."""
     rows = served_tokens(str(folder), folder / "served").of_texts(sentences)
     return np.concatenate(encode(torch_run(build(str(folder))[0]), [padded(rows)]))
 
 
-def torch_run(module):  # type: ignore[no-untyped-def]
-    import torch
+def torch_run(module: torch.nn.Module) -> Run:
+    """The encoder module as `encode`'s run: what onnxruntime runs, in PyTorch."""
 
     def run(feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         with torch.no_grad():
@@ -66,8 +62,6 @@ def torch_run(module):  # type: ignore[no-untyped-def]
 
 
 def test_the_shipped_model_reads_as_mean_pooled_and_normalized() -> None:
-    from tritonkit.pipelines.embed.export.encoder import model_dir
-
     assert SentenceConfig.read(model_dir()) == SentenceConfig(("mean",), True, 256)
 
 
@@ -98,15 +92,13 @@ def test_a_module_it_cannot_reproduce_is_refused_by_name(tmp_path: Path) -> None
         SentenceConfig.read(folder)
 
 
-def test_one_padded_run_over_requests_equals_each_alone(tmp_path: Path) -> None:
-    from tritonkit.pipelines.embed.export.encoder import build, model_dir
-    from tritonkit.pipelines.embed.runtime.encode import encode
-    from tritonkit.pipelines.embed.runtime.tokens import padded
-
+def test_one_run_over_requests_of_mixed_lengths_equals_each_alone(tmp_path: Path) -> None:
     tokens = served_tokens(model_dir(), tmp_path)
     run = torch_run(build()[0])
     requests = [padded(tokens.of_texts(SENTENCES[i:i + 3])) for i in (0, 40, 90)]
     together = encode(run, requests)
-    for request, batched in zip(requests, together):
-        np.testing.assert_allclose(batched, encode(run, [request])[0], atol=1e-5)
     assert [len(b) for b in together] == [3, 3, 3]
+    for (ids, counts), vectors in zip(requests, together):
+        for row, n, vector in zip(ids, counts.reshape(-1), vectors):   # each sentence alone: no padding at all
+            alone = run({"input_ids": row[None, :n], "attention_mask": np.ones((1, n), np.int64)})["embedding"][0]
+            np.testing.assert_allclose(vector, alone, atol=1e-5)
