@@ -129,6 +129,7 @@ def test_another_architecture_is_refused_in_one_line(tmp_path: Path) -> None:
     assert not (tmp_path / "project" / "tritonkit.yaml").exists()
 
 
+@pytest.mark.slow   # SmolLM2's GGUF tokenizer and config are read at init (~1 min)
 def test_a_gguf_file_becomes_a_project_with_its_chat_format(tmp_path: Path) -> None:
     """The SmolLM2 example's GGUF file through `init --model`: linked into the project, named by the spec, its
     assets the example's (ChatML with the default system prompt, <|im_end|> among the end tokens)."""

@@ -31,6 +31,8 @@ def derive(tokenizer: Any) -> dict[str, Any] | None:
             continue
         if bos and chat.get("prefix", "").startswith(bos) and not _renders_alike(tokenizer, chat):
             chat["prefix"] = chat["prefix"][len(bos):]   # the tokenizer adds the BOS token itself when it encodes
+            if not chat["prefix"]:
+                del chat["prefix"]
         for trimmed in (chat, dict(chat, trim=True)):   # Gemma's template trims each message's content
             if _renders_alike(tokenizer, trimmed):
                 return trimmed
