@@ -3,6 +3,7 @@
 Triton is started in its own process group, so the Python-backend stubs it spawns can be killed with it
 when SIGTERM is not enough (a server holding rescheduled requests has been seen ignoring SIGTERM).
 """
+import contextlib
 import ctypes
 import os
 import signal
@@ -99,11 +100,9 @@ def kill_triton_leftovers(pgid: int) -> list[int]:
         stat = proc_stat(pid)
         if stat is None or stat.pgid != pgid or not program(pid).endswith((TRITONSERVER, STUB_BINARY)):
             continue
-        try:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(pid, signal.SIGKILL)
             killed.append(pid)
-        except (ProcessLookupError, PermissionError):
-            pass
     return killed
 
 
@@ -130,13 +129,11 @@ def _wait_gone(pid: int, proc: subprocess.Popen | None, timeout: float) -> bool:
 
 
 def _signal_group(pgid: int | None, pid: int, sig: int) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError):
         if pgid is not None and pgid > 1:
             os.killpg(pgid, sig)
         else:
             os.kill(pid, sig)
-    except ProcessLookupError:
-        pass
 
 
 def terminate(pid: int, *, pgid: int | None = None, proc: subprocess.Popen | None = None, timeout: float = 20.0) -> str:

@@ -114,13 +114,9 @@ Tolerance = Callable[[str], dict[str, float]]
 
 
 def _mismatches(tolerance: Tolerance, expected: dict[str, np.ndarray], actual: dict[str, np.ndarray]) -> list[str]:
-    out = []
-    for name, want in expected.items():
-        tol = tolerance(name)
-        problem = value_mismatch(name, want, actual.get(name), tol["atol"], tol["rtol"])
-        if problem:
-            out.append(problem)
-    return out
+    found = [value_mismatch(name, want, actual.get(name), tol["atol"], tol["rtol"])
+             for name, want in expected.items() for tol in [tolerance(name)]]
+    return [problem for problem in found if problem]
 
 
 def _batch(config: pb.ModelConfig, inputs: Tensors) -> int | None:

@@ -2,6 +2,7 @@
 the budget is spent (SIGINT: Model Analyzer saves its checkpoint, so the next run resumes), and stops any
 tritonserver or perf_analyzer it leaves behind.
 """
+import contextlib
 import os
 import queue
 import signal
@@ -150,11 +151,9 @@ def run_analyzer(config_path: Path, tune_dir: TuneDir, budget_s: float, report: 
         except KeyboardInterrupt:
             outcome.interrupted = True
             report("interrupted: Model Analyzer saves its checkpoint and stops (run the same command to resume)")
-            try:
+            with contextlib.suppress(subprocess.TimeoutExpired, KeyboardInterrupt):
                 proc.send_signal(signal.SIGINT)
                 proc.wait(timeout=INTERRUPT_GRACE_S)
-            except (subprocess.TimeoutExpired, KeyboardInterrupt):
-                pass
         finally:
             if proc.poll() is None:
                 process.terminate(proc.pid, pgid=proc.pid, proc=proc, timeout=10.0)
