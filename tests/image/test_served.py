@@ -55,6 +55,27 @@ def test_image_starter_builds_serves_and_passes_smoke_as_written(tmp_path: Path,
         with pytest.raises(http.InferenceServerException) as refused:
             classify(url, [b"these bytes are no picture"])
         assert "IMAGE[0]: not an image Pillow can read" in str(refused.value) and refused.value.status() == "400"
+        _perf_analyzer_sends_the_smoke_picture(project, url)
     finally:
         stopped = run_cli("stop", cwd=project)
         assert stopped.returncode == 0, stopped.stderr
+
+
+def _perf_analyzer_sends_the_smoke_picture(project: Path, url: str) -> None:
+    """What `tritonkit tune image` gives perf_analyzer (its first smoke request, an encoded picture) is a request the
+    served ensemble answers."""
+    import subprocess
+
+    from tritonkit.serve.runtime import perf_analyzer_path, prepare_runtime
+    from tritonkit.spec.loader import load_project
+    from tritonkit.tune.targets.inputs import perf_inputs
+
+    spec = load_project(project / "tritonkit.yaml").models["image"]
+    inputs = perf_inputs("image", spec, project / "model_repository" / "image", project)
+    assert set(inputs.flags) == {"input-data"}, inputs
+    ran = subprocess.run([str(perf_analyzer_path()), "-m", "image", "-u", url, "-i", "http", "--input-data",
+                          str(inputs.flags["input-data"]), "--measurement-mode", "count_windows",
+                          "--measurement-request-count", "20"],
+                         env=prepare_runtime().env, capture_output=True, text=True, timeout=300)
+    assert ran.returncode == 0, ran.stdout[-3000:] + ran.stderr[-3000:]
+    assert "Throughput:" in ran.stdout

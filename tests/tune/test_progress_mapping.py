@@ -66,3 +66,14 @@ def test_golden_request_becomes_perf_analyzer_input_data() -> None:
     assert doc["data"][0]["RAW"]["shape"] == [4]
     assert doc["data"][0]["RAW"]["content"] == [float(np.float32(v)) for v in (5.1, 3.5, 1.4, 0.2)]
     assert doc["data"][0]["TEXT"] == {"content": ["hi"], "shape": [1]}
+
+
+def test_bytes_that_are_not_text_go_to_perf_analyzer_serialized_in_base64() -> None:
+    import base64
+
+    import numpy as np
+
+    picture = b"\x89PNG\r\n\x1a\n\x00\xff"   # an encoded image's first bytes: not UTF-8
+    doc = input_data_json({"IMAGE": np.array([[picture]], dtype=object)}, batched=True)
+    assert doc["data"][0]["IMAGE"] == {"b64": base64.b64encode(len(picture).to_bytes(4, "little") + picture).decode(),
+                                       "shape": [1]}

@@ -3,7 +3,9 @@ else random data, with variable dimensions pinned so perf_analyzer can build a r
 
 Real data matters: random token ids or strings can crash a model that random floats would not.
 """
+import base64
 import json
+import struct
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -33,17 +35,24 @@ def _first_request(golden_dir: Path) -> dict[str, np.ndarray] | None:
     return None
 
 
-def _content(value: np.ndarray) -> list:
-    flat = value.reshape(-1)
-    if flat.dtype == object or flat.dtype.kind in "SU":
-        return [v.decode() if isinstance(v, bytes) else str(v) for v in flat]
-    return flat.tolist()
+def _tensor(row: np.ndarray) -> dict:
+    """One tensor as perf_analyzer reads it: its values, or for bytes that are not text (an encoded image) the
+    serialized tensor in base64 (each element's 4-byte little-endian length, then its bytes), sent as it is."""
+    flat, shape = row.reshape(-1), list(row.shape)
+    if flat.dtype != object and flat.dtype.kind not in "SU":
+        return {"content": flat.tolist(), "shape": shape}
+    items = [v if isinstance(v, bytes) else str(v).encode() for v in flat]
+    try:
+        return {"content": [v.decode() for v in items], "shape": shape}
+    except UnicodeDecodeError:
+        packed = b"".join(struct.pack("<I", len(v)) + v for v in items)
+        return {"b64": base64.b64encode(packed).decode(), "shape": shape}
 
 
 def input_data_json(sample: dict[str, np.ndarray], batched: bool) -> dict:
     """perf_analyzer's `--input-data` document for one request of batch size 1 (first row of a batched sample)."""
     rows = {name: np.asarray(value[0] if batched and value.ndim > 0 else value) for name, value in sample.items()}
-    return {"data": [{name: {"content": _content(row), "shape": list(row.shape)} for name, row in rows.items()}]}
+    return {"data": [{name: _tensor(row) for name, row in rows.items()}]}
 
 
 def perf_inputs(name: str, spec: ModelSpec, built_model_dir: Path, out_dir: Path) -> PerfInputs:
