@@ -76,7 +76,8 @@ class OpenAIRequest(BaseModel):
 
 
 def conflict(param: str, why: str) -> PydanticCustomError:
-    """A model check's error between parameters, naming `param`: "'top_logprobs' needs 'logprobs': true"."""
+    """A model check's error between its fields, naming `param` (a field of the model, "" for the model itself):
+    "'top_logprobs' needs 'logprobs': true"."""
     return PydanticCustomError("conflict", why, {"param": param})
 
 
@@ -101,8 +102,9 @@ def refusal(exc: ValidationError) -> ApiError:
 
 def _param(error: ErrorDetails) -> str:
     """The location as OpenAI names a parameter: `messages[0].role`."""
-    text = "" if error["loc"] else str(error.get("ctx", {}).get("param", ""))
-    for part in error["loc"]:
+    named = error.get("ctx", {}).get("param")   # a conflict's field, after the model's place
+    text = ""
+    for part in (*error["loc"], *([named] if named else [])):
         text += f"[{part}]" if isinstance(part, int) else f".{part}" if text else str(part)
     return text
 

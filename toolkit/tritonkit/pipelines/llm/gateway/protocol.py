@@ -1,11 +1,12 @@
 """The requests of /v1/chat/completions and /v1/completions as typed models: each parameter's type, range and
-description, the ones refused, and the checks between them. `messages`, `tools`, `tool_choice`, `response_format`
-and `structured_outputs` are read further by messages.py, tools.py and structured.py."""
+description, the ones refused, and the checks between them. `messages`, `tools` and `tool_choice` are read further by
+messages.py and tools.py."""
 from __future__ import annotations
 
-from typing import Annotated, Any
+import re
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
 from tritonkit.gateway.protocol import OpenAIRequest, Refused, Strings, conflict
@@ -16,13 +17,84 @@ MAX_CHOICES = 16
 #: OpenAI's bounds: alternatives a chat token lists (top_logprobs), a completion token (logprobs); logit_bias entries.
 CHAT_TOP_LOGPROBS, COMPLETION_LOGPROBS, LOGIT_BIAS_ENTRIES = 20, 5, 300
 NOT_IMPLEMENTED = Refused("not implemented")
+#: OpenAI's rule for a response format's or a function's name.
+NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 
-class StreamOptions(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+def _checked(rule: Any, why: str) -> AfterValidator:
+    """A value `rule` rejects as a 400 saying `why`."""
+    def check(value: Any) -> Any:
+        if not rule(value):
+            raise ValueError(why)
+        return value
+    return AfterValidator(check)
 
+
+Name = Annotated[str, _checked(NAME.match, "must be 1-64 letters, digits, '_' or '-'")]
+Text = Annotated[str, _checked(bool, "must be a non-empty string")]
+Choices = Annotated[list[str], _checked(lambda v: v and all(v), "must be a non-empty list of non-empty strings")]
+
+
+class Part(BaseModel):
+    """An object inside a request: its names known, its types not coerced."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, populate_by_name=True)
+
+
+class StreamOptions(Part):
     include_usage: bool | None = None
     include_obfuscation: bool | None = None
+
+
+class JsonSchema(Part):
+    name: Name
+    schema_: dict[str, Any] = Field(alias="schema")
+    strict: bool | None = None
+    description: str | None = None
+
+
+class ResponseFormat(Part):
+    """OpenAI's `response_format`: text (no grammar), json_object (any object) or json_schema."""
+
+    type: Literal["text", "json_object", "json_schema"]
+    json_schema: JsonSchema | None = None
+
+    @model_validator(mode="after")
+    def _schema(self) -> ResponseFormat:
+        if (self.json_schema is None) == (self.type == "json_schema"):
+            raise conflict("json_schema", "goes with type json_schema, and only with it")
+        return self
+
+
+class FunctionSpec(Part):
+    name: Name
+    description: str | None = None
+    parameters: dict[str, Any] | None = None   # a JSON schema; none: no arguments
+    strict: bool | None = None
+
+
+class Tool(Part):
+    type: Literal["function"]
+    function: FunctionSpec
+
+
+class StructuredOutputs(Part):
+    """The extension: exactly one of a regular expression, a choice list, a Lark grammar."""
+
+    regex: Text | None = None
+    choice: Choices | None = None
+    grammar: Text | None = None
+
+    @model_validator(mode="after")
+    def _one(self) -> StructuredOutputs:
+        if sum(getattr(self, key) is not None for key in ("regex", "choice", "grammar")) != 1:
+            raise conflict("", "takes exactly one of regex, choice, grammar")
+        return self
+
+    @property
+    def kind(self) -> str:
+        """The one given: the name of the `generate` input it becomes."""
+        return "regex" if self.regex is not None else "choice" if self.choice is not None else "grammar"
 
 
 def _one_prompt(value: Any) -> Any:
@@ -51,8 +123,8 @@ class GenerationRequest(OpenAIRequest):
     frequency_penalty: float | None = Field(None, ge=-2, le=2)
     logit_bias: dict[str, Any] | None = Field(None, description=f'{{"token id": -100..100}}, at most '
                                               f'{LOGIT_BIAS_ENTRIES}')
-    structured_outputs: dict[str, Any] | None = Field(None, description="extension: one of `regex`, `choice`, "
-                                                      "`grammar` (a Lark grammar) the answer matches")
+    structured_outputs: StructuredOutputs | None = Field(None, description="extension: one of `regex`, `choice`, "
+                                                         "`grammar` (a Lark grammar) the answer matches")
     store: Annotated[Any, NOT_IMPLEMENTED] = None
     metadata: Annotated[Any, NOT_IMPLEMENTED] = None
     service_tier: Annotated[Any, Refused("one tier", ("auto", "default"))] = None
@@ -89,8 +161,10 @@ class ChatRequest(GenerationRequest):
     messages: list[Any] = Field(min_length=1, description="system, developer, user, assistant (with tool_calls) "
                                 "and tool turns; content a string or text parts")
     max_completion_tokens: int | None = Field(None, ge=1, description="max_tokens' newer name")
-    response_format: dict[str, Any] | None = Field(None, description="`text`, `json_object` or `json_schema`")
-    tools: list[Any] | None = Field(None, description="functions with a JSON-schema `parameters`")
+    response_format: ResponseFormat | None = Field(None, description="`text`, `json_object` or `json_schema` "
+                                                   "(`name`, `schema`, `strict`)")
+    tools: list[Tool] | None = Field(None, min_length=1, description="functions (`name`, `description`, a "
+                                     "JSON-schema `parameters`, `strict`)")
     tool_choice: Any = Field(None, description='none, auto, required or {"type": "function", "function": '
                              '{"name": ...}}')
     parallel_tool_calls: bool | None = None
@@ -105,9 +179,11 @@ class ChatRequest(GenerationRequest):
     modalities: Annotated[Any, Refused("text only", (["text"],))] = None
 
     @model_validator(mode="after")
-    def _top_logprobs(self) -> ChatRequest:
+    def _pairs(self) -> ChatRequest:
         if self.top_logprobs is not None and not self.logprobs:
             raise conflict("top_logprobs", "needs 'logprobs': true")
+        if self.structured_outputs is not None and self.response_format and self.response_format.type != "text":
+            raise conflict("structured_outputs", "goes without a 'response_format': send one, not both")
         return self
 
     @property

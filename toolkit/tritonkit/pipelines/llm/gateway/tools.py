@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tritonkit.gateway.errors import bad_request
-from tritonkit.pipelines.llm.gateway.structured import NAME, Grammar, schema_text
+from tritonkit.pipelines.llm.gateway.protocol import Tool
+from tritonkit.pipelines.llm.gateway.structured import Grammar, schema_text
 from tritonkit.pipelines.llm.runtime.grammar import JSON_OPTIONS
 
 SYSTEM = ("You may call one or more functions to assist with the user query. The functions you may call are listed "
@@ -159,29 +160,6 @@ def tool_call(name: str, arguments: str) -> dict[str, Any]:
             "function": {"name": name, "arguments": arguments}}
 
 
-def _function(index: int, tool: Any) -> Function:
-    where = f"tools[{index}]"
-    if not isinstance(tool, dict) or tool.get("type") != "function" or not isinstance(tool.get("function"), dict):
-        raise bad_request(f"'{where}' must be {{\"type\": \"function\", \"function\": {{...}}}}", where,
-                          "invalid_value")
-    spec = tool["function"]
-    extra = sorted(set(spec) - {"name", "description", "parameters", "strict"})
-    if extra:
-        raise bad_request(f"'{where}.function.{extra[0]}' is not a known field", f"{where}.function.{extra[0]}",
-                          "unknown_parameter")
-    name = spec.get("name")
-    if not isinstance(name, str) or not NAME.match(name):
-        raise bad_request(f"'{where}.function.name' must be 1-64 letters, digits, '_' or '-', got {json.dumps(name)}",
-                          f"{where}.function.name", "invalid_value")
-    parameters = spec.get("parameters", NO_PARAMETERS)
-    if not isinstance(parameters, dict):
-        raise bad_request(f"'{where}.function.parameters' must be a JSON schema object", f"{where}.function.parameters",
-                          "invalid_type")
-    description = spec.get("description")
-    return Function(name, description if isinstance(description, str) else None, parameters,
-                    spec.get("strict") is True)
-
-
 def _choice(value: Any, names: list[str]) -> str:
     if value is None:
         return "auto"
@@ -198,16 +176,15 @@ def _choice(value: Any, names: list[str]) -> str:
     return name
 
 
-def tools_of(listed: list[Any] | None, tool_choice: Any, parallel: bool | None,
+def tools_of(listed: list[Tool] | None, tool_choice: Any, parallel: bool | None,
              chat: dict[str, Any] | None) -> Tools | None:
     """The request's tools (None without any, or with tool_choice none); a bad one is a 400 naming it."""
     if listed is None:
         if tool_choice not in (None, "none"):
             raise bad_request("'tool_choice' needs 'tools'", "tool_choice", "invalid_value")
         return None
-    if not listed:
-        raise bad_request("'tools' must be a non-empty list of functions", "tools", "invalid_value")
-    functions = tuple(_function(i, t) for i, t in enumerate(listed))
+    functions = tuple(Function(t.function.name, t.function.description, NO_PARAMETERS if t.function.parameters is None
+                               else t.function.parameters, t.function.strict is True) for t in listed)
     names = [f.name for f in functions]
     duplicate = next((n for n in names if names.count(n) > 1), None)
     if duplicate is not None:
