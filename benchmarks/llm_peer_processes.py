@@ -1,5 +1,5 @@
-"""The peers' processes for benchmarks/llm_peers.py: llama.cpp's server and the onnxruntime-genai worker, each a
-context manager that starts it (with the peers' python), a client for it, and memory of a process tree."""
+"""The peers' processes for benchmarks/llm_peers.py: llama-cpp-python's server, llama.cpp's llama-server and the
+onnxruntime-genai worker, each a context manager that starts it, a client for it, and memory of a process tree."""
 from __future__ import annotations
 
 import json
@@ -30,14 +30,15 @@ def peak_rss_mb(pid: int) -> float:
     return total_kb * 1024 / 1e6
 
 
-class LlamaCppServer:
-    """`python -m llama_cpp.server` on the GGUF file, `threads` threads, on a free loopback port."""
+class HttpPeer:
+    """A peer's HTTP server on a free loopback port: started with its log in .tritonkit/peers/<name>.log, ready when
+    `ready_path` answers, its clients one streamed request each (`stream`)."""
 
-    def __init__(self, model: Path, threads: int) -> None:
+    name = ""
+    ready_path = ""
+
+    def __init__(self) -> None:
         [self.port] = quiet_ports(1)
-        self.command = [str(PYTHON), "-m", "llama_cpp.server", "--model", str(model), "--host", "127.0.0.1",
-                        "--port", str(self.port), "--n_threads", str(threads), "--n_threads_batch", str(threads),
-                        "--interrupt_requests", "False"]
         self.proc: subprocess.Popen | None = None
 
     @property
@@ -45,41 +46,105 @@ class LlamaCppServer:
         assert self.proc is not None
         return self.proc.pid
 
-    def __enter__(self) -> LlamaCppServer:
-        log_path = PEERS / "llamacpp-server.log"
-        log(f"starting llama.cpp's server on port {self.port} (log: {log_path})")
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def command(self) -> list[str]:
+        raise NotImplementedError
+
+    def stream(self, prompt: str, max_tokens: int, arrivals: list[float], ready: threading.Barrier) -> float:
+        """One streamed greedy request of `max_tokens` tokens (EOS held off): appends each token's arrival time,
+        returns when it was sent."""
+        raise NotImplementedError
+
+    def __enter__(self) -> HttpPeer:
+        log_path = PEERS / f"{self.name}.log"
+        log(f"starting {self.name} on port {self.port} (log: {log_path})")
         with log_path.open("w") as out:
-            self.proc = subprocess.Popen(self.command, stdout=out, stderr=subprocess.STDOUT)
+            self.proc = subprocess.Popen(self.command(), stdout=out, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 300
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
-                raise RuntimeError(f"llama.cpp's server exited with {self.proc.returncode}; see {log_path}")
+                raise RuntimeError(f"{self.name} exited with {self.proc.returncode}; see {log_path}")
             try:
-                urllib.request.urlopen(f"http://127.0.0.1:{self.port}/v1/models", timeout=5).close()
+                urllib.request.urlopen(self.url + self.ready_path, timeout=5).close()
                 return self
-            except OSError:
+            except OSError:  # not listening yet, or 503 while it loads the model
                 time.sleep(0.5)
-        raise RuntimeError(f"llama.cpp's server did not answer within 300 s; see {log_path}")
+        raise RuntimeError(f"{self.name} did not answer within 300 s; see {log_path}")
 
     def __exit__(self, *exc: object) -> None:
         if self.proc is not None:
             self.proc.terminate()
             self.proc.wait(30)
 
+    def post(self, path: str, body: dict[str, Any]) -> urllib.request.Request:
+        return urllib.request.Request(self.url + path, json.dumps(body).encode(), {"Content-Type": "application/json"})
+
+    def run(self, prompts: list[str], max_tokens: int) -> Run:
+        return clients_run(lambda p, arrivals, ready: self.stream(p, max_tokens, arrivals, ready), prompts)
+
+
+class LlamaCppServer(HttpPeer):
+    """`python -m llama_cpp.server` on the GGUF file, `threads` threads."""
+
+    name = "llamacpp-server"
+    ready_path = "/v1/models"
+
+    def __init__(self, model: Path, threads: int) -> None:
+        super().__init__()
+        self.model, self.threads = model, threads
+
+    def command(self) -> list[str]:
+        return [str(PYTHON), "-m", "llama_cpp.server", "--model", str(self.model), "--host", "127.0.0.1",
+                "--port", str(self.port), "--n_threads", str(self.threads), "--n_threads_batch", str(self.threads),
+                "--interrupt_requests", "False"]
+
     def stream(self, prompt: str, max_tokens: int, arrivals: list[float], ready: threading.Barrier) -> float:
-        """One streamed /v1/completions request (greedy, EOS held off until max_tokens); returns when it was sent."""
-        body = {"prompt": prompt, "max_tokens": max_tokens, "min_tokens": max_tokens, "temperature": 0,
-                "stream": True}
-        request = urllib.request.Request(f"http://127.0.0.1:{self.port}/v1/completions", json.dumps(body).encode(),
-                                         {"Content-Type": "application/json"})
+        """One streamed /v1/completions request (temperature 0, min_tokens = max_tokens)."""
+        request = self.post("/v1/completions", {"prompt": prompt, "max_tokens": max_tokens, "min_tokens": max_tokens,
+                                                "temperature": 0, "stream": True})
         ready.wait()
         sent = time.perf_counter()
         events = _sse(request)
         arrivals += [at for at, event in events if event["choices"][0]["finish_reason"] is None]  # one per token
         return sent
 
-    def run(self, prompts: list[str], max_tokens: int) -> Run:
-        return clients_run(lambda p, arrivals, ready: self.stream(p, max_tokens, arrivals, ready), prompts)
+
+class LlamaServer(HttpPeer):
+    """llama.cpp's own `llama-server` on the GGUF file: `threads` threads, `slots` parallel slots decoded together
+    (continuous batching), each slot `slot_tokens` of context."""
+
+    name = "llama-server"
+    ready_path = "/health"
+
+    def __init__(self, binary: Path, model: Path, threads: int, slots: int, slot_tokens: int) -> None:
+        super().__init__()
+        self.binary, self.model, self.threads, self.slots, self.slot_tokens = binary, model, threads, slots, slot_tokens
+
+    def command(self) -> list[str]:
+        return [str(self.binary), "--model", str(self.model), "--host", "127.0.0.1", "--port", str(self.port),
+                "--threads", str(self.threads), "--threads-batch", str(self.threads), "--parallel", str(self.slots),
+                "--cont-batching", "--ctx-size", str(self.slots * self.slot_tokens)]
+
+    def tokenize(self, prompt: str) -> list[int]:
+        """The prompt's ids as /completion sees them (special tokens added as the GGUF file says)."""
+        with urllib.request.urlopen(self.post("/tokenize", {"content": prompt, "add_special": True}), timeout=60) as r:
+            return json.load(r)["tokens"]
+
+    def stream(self, prompt: str, max_tokens: int, arrivals: list[float], ready: threading.Barrier) -> float:
+        """One streamed /completion request (greedy: temperature 0, top_k 1; ignore_eos): one event a token, then
+        a last one (`stop`) with the count the server decoded."""
+        request = self.post("/completion", {"prompt": prompt, "n_predict": max_tokens, "temperature": 0, "top_k": 1,
+                                            "ignore_eos": True, "stream": True})
+        ready.wait()
+        sent = time.perf_counter()
+        *tokens, (_, last) = _sse(request)
+        arrivals += [at for at, _ in tokens]
+        if not last["stop"] or last["tokens_predicted"] != len(tokens):
+            raise RuntimeError(f"llama-server decoded {last['tokens_predicted']} tokens and streamed {len(tokens)}")
+        return sent
 
 
 class OrtGenaiWorker:

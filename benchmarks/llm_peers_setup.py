@@ -1,11 +1,13 @@
-"""The peers of benchmarks/llm_peers.py, set up once: their virtualenv and onnxruntime-genai's int4 model.
+"""The peers of benchmarks/llm_peers.py, set up once: their virtualenv, llama.cpp's own server and
+onnxruntime-genai's int4 model.
 
 The peers' packages live in their own virtualenv (`.tritonkit/peers/venv`, ignored by git) so nothing of them
 reaches the project's: pip builds llama-cpp-python from source with cmake (~15-25 min on 2 busy cores, once).
 onnxruntime-genai's model builder needs torch and transformers, which the project's .venv has: it runs with
 the peers' python and the project's site-packages appended to its path (the peers' onnxruntime wins). Its input
 is SmolLM2 as transformers loads it from the project's GGUF file (the weights tritonkit exports, dequantized),
-saved as a Hugging Face folder; nothing is downloaded.
+saved as a Hugging Face folder; nothing is downloaded for it. llama.cpp's `llama-server` builds from the llama.cpp
+that llama-cpp-python's source distribution vendors (the same version as the Python server), native CPU flags.
 """
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ import os
 import subprocess
 import sys
 import sysconfig
+import tarfile
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -23,6 +26,9 @@ PYTHON = VENV / "bin" / "python"
 PACKAGES = ["llama-cpp-python[server]==0.3.16", "onnxruntime-genai==0.18.0"]
 ORT_GENAI_MODEL = PEERS / "ort-genai-smollm2-int4"
 THREADS = 2
+LLAMA_CPP_PYTHON = "llama-cpp-python==0.3.16"
+LLAMA_SERVER_BUILD = PEERS / "llama-server"
+LLAMA_SERVER = LLAMA_SERVER_BUILD / "bin" / "llama-server"
 
 
 def log(message: str) -> None:
@@ -62,6 +68,27 @@ def setup_venv() -> None:
     run([str(PYTHON), "-m", "pip", "install", "--no-cache-dir", *PACKAGES], "install", env)
 
 
+def llama_server() -> Path:
+    """llama.cpp's `llama-server`, Release, native CPU flags, ggml's thread pool (built once, ~10 min on 2 cores)."""
+    if LLAMA_SERVER.is_file():
+        return LLAMA_SERVER
+    sdist = PEERS / "sdist"
+    log(f"building llama.cpp's llama-server from {LLAMA_CPP_PYTHON}'s source distribution into {LLAMA_SERVER_BUILD}")
+    run([sys.executable, "-m", "pip", "download", "--no-binary", ":all:", "--no-deps", "-d", str(sdist),
+         LLAMA_CPP_PYTHON], "llama-server-download")
+    [archive] = sdist.glob("llama_cpp_python-*.tar.gz")
+    with tarfile.open(archive) as tar:
+        tar.extractall(sdist, filter="data")
+    source = sdist / archive.name.removesuffix(".tar.gz") / "vendor" / "llama.cpp"
+    # OpenMP off for the reason setup_venv gives; curl off: the model is a local file
+    run(["cmake", "-S", str(source), "-B", str(LLAMA_SERVER_BUILD), "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release",
+         "-DGGML_NATIVE=ON", "-DGGML_OPENMP=OFF", "-DLLAMA_CURL=OFF", "-DBUILD_SHARED_LIBS=OFF"],
+        "llama-server-configure")
+    run(["cmake", "--build", str(LLAMA_SERVER_BUILD), "--target", "llama-server", "-j", str(os.cpu_count() or 2)],
+        "llama-server-build")
+    return LLAMA_SERVER
+
+
 def hf_folder(target: Path) -> Path:
     """SmolLM2 as a Hugging Face folder (float32 safetensors, config, tokenizer), from the project's GGUF."""
     from tritonkit.pipelines.llm.export.smollm2 import load_hf_model, load_hf_tokenizer
@@ -96,4 +123,5 @@ def ort_genai_model() -> Path:
 
 if __name__ == "__main__":
     setup_venv()
+    llama_server()
     print(ort_genai_model())
