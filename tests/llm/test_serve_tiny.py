@@ -236,6 +236,29 @@ def test_budget_rejects_a_request_that_does_not_fit(server):
     assert accepted.error == "" and len(accepted.ids) >= 1
 
 
+def test_a_request_naming_no_max_tokens_waits_for_the_budget_and_answers_as_alone(server):
+    """Without max_tokens a request reserves the rest of the context (256 positions after "Hello"): while 8 hogs hold
+    2040 of the 2048 it waits for them (one naming its max_tokens is refused: the test above), then answers as it
+    does alone."""
+    alone = clients.grpc_stream(server.grpc_url, "generate", {"input_ids": HELLO}, ids="token_ids",
+                                outputs=("token_ids", "finish_reason"))
+    assert alone.error == "" and len(alone.ids) > 0
+    hogs = [clients.GrpcStream(server.grpc_url) for _ in range(8)]
+    waiting = clients.GrpcStream(server.grpc_url)
+    try:
+        for hog in hogs:
+            hog.send("generate", {"input_ids": HELLO, "max_tokens": 250, "ignore_eos": True}, ["token_ids"])
+        for hog in hogs:
+            assert hog.next()[1] is None
+        waiting.send("generate", {"input_ids": HELLO}, ["token_ids", "finish_reason"])
+        answered = waiting.collect("token_ids", timeout=60)
+    finally:
+        for stream in (*hogs, waiting):
+            stream.close(cancel=True)
+    assert answered.error == "" and answered.ids == alone.ids and answered.finish_reason == alone.finish_reason
+    assert clients.settled_metrics(server.metrics_url)["llm_kv_cache_reserved_bytes"] == 0
+
+
 def test_sixteen_concurrent_streams_equal_their_single_results(server, codec):
     # 40 tokens each, so the streams overlap (a tiny-GPT step takes about a millisecond)
     bodies = [{"text_input": p, "max_tokens": 40,

@@ -12,11 +12,13 @@ Clients may stream from `generate` directly, asking for `text_output` too: that 
 which does not forward an ensemble request's cancellation to its steps.
 
 `execute` only reads each request and queues it; one thread of this model runs the loop: it admits what is queued
-(the KV cache reserved, or the request refused with the reason), advances up to `max_batch_size` generations a step
+(the KV cache reserved; or the request refused with the reason, or, when it named no max_tokens and the budget is
+busy, kept waiting until running generations free it), advances up to `max_batch_size` generations a step
 (those waiting longest first), and sends each its response from there. So a token costs one step and one response,
 not an `execute` and a reschedule through Triton's scheduler (1.3-2 ms a token on 2 cores: benchmarks/llm_floor.py).
 The loop itself is `llm_runtime.engine.Engine` (ordinary, tested Python); this file only moves data.
 """
+import collections
 import itertools
 import os
 import queue
@@ -75,6 +77,7 @@ class TritonPythonModel:
         self.poll_s = assets.float_parameter(params, "cancel_poll_s", 0.1)
         self.min_step_s = assets.float_parameter(params, "min_step_s", 0.0)  # tests: streams that outlast a poll
         self.queued: queue.SimpleQueue[tuple[Client, Any, Any]] = queue.SimpleQueue()  # prompt ids, sampling
+        self.waiting: collections.deque[tuple[Client, Any, Any]] = collections.deque()  # for the budget (_admit)
         self.ids = itertools.count()
         self.clients = {}  # generation key -> Client (the loop thread's only)
         self.metrics = Metrics(args["model_name"])
@@ -116,33 +119,50 @@ class TritonPythonModel:
                 pb_utils.Logger.log_error(f"generate's loop: {exc!r}")
 
     def _admit(self, wait):
-        """Admits every queued request (waiting up to a poll interval for one when `wait`)."""
+        """Admits what waits and what is queued, in arrival order (waiting up to a poll interval for a request when
+        `wait`). A request that named no max_tokens reserves the rest of the context and, when the budget is busy,
+        waits here for running generations to free it; any other that does not fit is refused (retry later)."""
+        while self.waiting and self._admitted(self.waiting[0]):
+            self.waiting.popleft()
         try:
-            item = self.queued.get(timeout=self.poll_s) if wait else self.queued.get_nowait()
+            item = self.queued.get(timeout=self.poll_s) if wait and not self.waiting else self.queued.get_nowait()
         except queue.Empty:
             return
         self.changed = True
         while True:
-            client, prompt, sampling = item
-            key = next(self.ids)
-            try:
-                self.engine.admit(key, prompt, sampling)
-                self.clients[key] = client
-            except (ValueError, CacheBudgetError) as exc:
-                _final(client.sender, pb_utils.InferenceResponse(error=refusal(pb_utils, exc)))
+            if self.waiting or not self._admitted(item):
+                self.waiting.append(item)   # behind those waiting longer: none is overtaken
             try:
                 item = self.queued.get_nowait()
             except queue.Empty:
                 return
 
+    def _admitted(self, item):
+        """False when the request waits for the budget; else it runs or was refused (its final response sent)."""
+        client, prompt, sampling = item
+        key = next(self.ids)
+        try:
+            self.engine.admit(key, prompt, sampling)
+            self.clients[key] = client
+        except CacheBudgetError as exc:
+            if sampling.max_tokens is None:
+                return False
+            _final(client.sender, pb_utils.InferenceResponse(error=refusal(pb_utils, exc)))
+        except ValueError as exc:
+            _final(client.sender, pb_utils.InferenceResponse(error=refusal(pb_utils, exc)))
+        return True
+
     def _end_cancelled(self):
-        """Frees the caches of generations whose client cancelled, and ends their requests."""
+        """Frees the caches of generations whose client cancelled, and ends their requests (waiting ones too)."""
         for key, client in list(self.clients.items()):
             if _cancelled(client.sender):
                 self.changed = True
                 self.engine.cancel(key)
                 del self.clients[key]
                 _final_error(client.sender, "the request was cancelled", pb_utils.TritonError.CANCELLED)
+        for item in [i for i in self.waiting if _cancelled(i[0].sender)]:
+            self.waiting.remove(item)
+            _final_error(item[0].sender, "the request was cancelled", pb_utils.TritonError.CANCELLED)
 
     def _step(self):
         """One engine step over the generations that waited longest (at most max_batch_size), and their responses."""
@@ -195,12 +215,14 @@ class TritonPythonModel:
                                                           if k in wanted])
 
     def finalize(self):
-        """Stops the loop; generations still running end with an error saying the model is unloading."""
+        """Stops the loop; generations still running or waiting end with an error saying the model is unloading."""
         self.stopping.set()
         self.loop.join(timeout=30)
         for key, client in self.clients.items():
             self.engine.cancel(key)
             _final_error(client.sender, "generate is unloading: the generation stopped")
+        for client, _, _ in self.waiting:
+            _final_error(client.sender, "generate is unloading: the request had not started")
         self.clients.clear()
 
 
