@@ -28,9 +28,11 @@ from starlette.routing import Route
 from tritonkit.gateway.app import create_app, gateway_of
 from tritonkit.gateway.catalog import GatewayConfig, Served
 from tritonkit.gateway.guard import Guard
+from tritonkit.gateway.protocol import Route as RequestRoute
 from tritonkit.gateway.server import serve_app
 from tritonkit.gateway.sse import DONE, event, sse_response
-from tritonkit.pipelines.asr.gateway.routes import answer, read_upload
+from tritonkit.pipelines.asr.gateway.protocol import TranscriptionRequest
+from tritonkit.pipelines.asr.gateway.routes import answer, decoded
 from tritonkit.pipelines.asr.gateway.transcript import Transcript
 from tritonkit.pipelines.llm.gateway.model import ENTRY_MODEL, OUTPUTS, Sampling, Step, request_inputs
 
@@ -41,9 +43,16 @@ WORDS = '[{"word": "open", "start_s": 0.1, "end_s": 0.4}, {"word": "the", "start
         '{"word": "menu", "start_s": 0.5, "end_s": 0.9}]'
 
 
-async def floor(request: Request) -> Response:
-    upload = await read_upload(request)
-    return answer(upload, Transcript(TEXT, WORDS, upload.duration))
+async def transcribed(request: Request, body: TranscriptionRequest) -> Response:
+    """The route's own request checks and decoding, a fixed transcript in place of Triton's."""
+    try:
+        _, duration = await decoded(body.file)
+    finally:
+        await body.file.close()
+    return answer(body, Transcript(TEXT, WORDS, duration))
+
+
+floor = RequestRoute(TranscriptionRequest, transcribed).serve
 
 
 async def relay(request: Request) -> Response:

@@ -16,7 +16,7 @@ from starlette.datastructures import UploadFile
 
 from tritonkit.gateway.audio import _pcm16_wav, decode
 from tritonkit.gateway.errors import ApiError
-from tritonkit.pipelines.asr.gateway.routes import MODEL_RATE, _decoded
+from tritonkit.pipelines.asr.gateway.routes import MODEL_RATE, decoded
 
 
 def _wav(rate: int, seconds: float) -> UploadFile:
@@ -34,7 +34,7 @@ async def _decoded_while_threads_are_held(upload: UploadFile) -> tuple[np.ndarra
     limiter.total_tokens = 1
     async with limiter:
         try:
-            return await asyncio.wait_for(_decoded(upload), 1.0)
+            return await asyncio.wait_for(decoded(upload), 1.0)
         except TimeoutError:
             return None
 
@@ -42,15 +42,15 @@ async def _decoded_while_threads_are_held(upload: UploadFile) -> tuple[np.ndarra
 def test_a_10_s_wav_at_16_khz_is_decoded_on_the_event_loop():
     upload = _wav(MODEL_RATE, 10.0)
     assert upload.size is not None and upload.size > 256 * 1024   # past 256 KiB: still on the loop
-    decoded = anyio.run(_decoded_while_threads_are_held, upload)
-    assert decoded is not None
-    pcm, duration = decoded
+    result = anyio.run(_decoded_while_threads_are_held, upload)
+    assert result is not None
+    pcm, duration = result
     assert pcm.shape == (MODEL_RATE * 10,) and duration == 10.0
 
 
 def test_a_wav_to_resample_is_decoded_in_a_worker_thread():
     assert anyio.run(_decoded_while_threads_are_held, _wav(44100, 1.0)) is None
-    pcm, duration = anyio.run(_decoded, _wav(44100, 1.0))   # with the threads free it is decoded there
+    pcm, duration = anyio.run(decoded, _wav(44100, 1.0))   # with the threads free it is decoded there
     assert pcm.size == MODEL_RATE and duration == 1.0
 
 

@@ -27,7 +27,7 @@ MODEL_RATE = 16000
 ON_LOOP_BYTES = 1024 * 1024
 
 
-async def _decoded(upload: UploadFile) -> tuple[np.ndarray, float]:
+async def decoded(upload: UploadFile) -> tuple[np.ndarray, float]:
     """The uploaded file at MODEL_RATE, decoded on the event loop when it is a small WAV at that rate (its RIFF header
     says so), else in a worker thread."""
     head = upload.file.read(28) if upload.size is not None and upload.size <= ON_LOOP_BYTES else b""
@@ -65,7 +65,7 @@ async def transcriptions(request: Request, body: TranscriptionRequest) -> Respon
     gateway = gateway_of(request)
     try:
         served = await gateway.served(body.model, "asr")
-        pcm, duration = await _decoded(body.file)
+        pcm, duration = await decoded(body.file)
     finally:
         await body.file.close()
     result = await unless_disconnected(request, gateway.triton.infer(
