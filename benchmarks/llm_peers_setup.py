@@ -69,7 +69,7 @@ def setup_venv() -> None:
 
 
 def llama_server() -> Path:
-    """llama.cpp's `llama-server`, Release, native CPU flags, ggml's thread pool (built once, ~10 min on 2 cores)."""
+    """`llama-server`: Release, native CPU flags, ggml's thread pool (built once, ~15 min on 2 busy cores)."""
     if LLAMA_SERVER.is_file():
         return LLAMA_SERVER
     sdist = PEERS / "sdist"
