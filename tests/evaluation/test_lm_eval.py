@@ -98,9 +98,6 @@ def test_local_completions_scores_as_in_process(over_http, in_process):
     assert score(over_http, ANSWER) == score(local, ANSWER)
 
 
-@pytest.mark.xfail(strict=True, reason="a choice after which the model ends its text: the engine leaves the end "
-                   "token out of the echoed completion's tokens (completion_tokens 0, no last logprob), and lm-eval, "
-                   "which drops the last entry as the generated token's, then also drops the choice's last token")
 def test_every_choice_log_likelihood_is_the_in_process_one(over_http, in_process):
     """Prompt log probabilities travel as float32: equal to the in-process float64 sums within 1e-4."""
     served_lp, local_lp = loglikelihoods(over_http, CHOICE), loglikelihoods(in_process["completions"], CHOICE)

@@ -439,6 +439,40 @@ def test_echo_gives_the_prompt_with_its_tokens_logprobs(client, reference):
         legacy.token_logprobs
 
 
+def test_an_end_token_chosen_next_is_counted_and_listed_last(client, reference):
+    """lm-eval's scoring request (echo, logprobs, max_tokens 1) on a text the model ends next: the end token is the
+    one completion token, listed last with the decoder's log probability and no text, as vLLM answers; the answer's
+    text is the prompt alone. A chat that ends lists it last too."""
+    from tritonkit.pipelines.llm.runtime.chat import format_chat
+    from tritonkit.pipelines.llm.runtime.decoder import Row
+    from tritonkit.pipelines.llm.runtime.kv_cache import KVCache
+
+    question = [{"role": "user", "content": "What is 2+2? Answer with a number only."}]
+    answer, _ = reference.greedy(reference.chat_ids(question), 40)
+    assert len(answer) < 40   # the model ended its answer
+    prompt = format_chat(reference.generation.chat, question) + reference.codec.decode(answer)
+    ids = reference.codec.encode(prompt)
+    row = reference.decoder.step([Row(KVCache.empty(reference.decoder.geometry, len(ids) + 1), ids)])[0]
+    end = int(np.argmax(row))
+    assert end in reference.generation.eos_token_ids
+    asked = {"model": MODEL, "prompt": prompt, "max_tokens": 1, "temperature": 0, "echo": True, "logprobs": 1}
+    whole = client.completions.create(**asked)
+    legacy = whole.choices[0].logprobs
+    assert whole.choices[0].text == prompt and whole.usage.completion_tokens == 1
+    assert len(legacy.tokens) == len(ids) + 1 and legacy.tokens[-1] == "" and legacy.text_offset[-1] == len(prompt)
+    assert legacy.token_logprobs[-1] == pytest.approx(log_softmax(row)[end], abs=1e-4)
+    assert legacy.top_logprobs[-1] == pytest.approx({reference.codec.token_bytes(end).decode(): log_softmax(row)[end]},
+                                                    abs=1e-4)
+    chunks = list(client.completions.create(**asked, stream=True, stream_options={"include_usage": True}))
+    assert [v for c in chunks if c.choices and c.choices[0].logprobs for v in c.choices[0].logprobs.token_logprobs] \
+        == legacy.token_logprobs and chunks[-1].usage.completion_tokens == 1
+    chat = client.chat.completions.create(model=MODEL, messages=question, max_tokens=40, temperature=0, logprobs=True)
+    content = chat.choices[0].logprobs.content
+    assert chat.choices[0].message.content == reference.codec.decode(answer) and chat.usage.completion_tokens == \
+        len(content) == len(answer) + 1
+    assert (content[-1].token, content[-1].bytes) == ("", [])
+
+
 def _prompt_tokens_computed(metrics_url: str) -> float:
     from tests.llm.clients import settled_metrics
 

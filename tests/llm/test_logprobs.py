@@ -2,6 +2,8 @@
 probabilities that are the decoder's own log-softmax, rows beside them unchanged, bad values named."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -99,3 +101,17 @@ def test_prompt_logprobs_are_the_decoders_own_and_change_nothing_beside(decoder,
         total = row.max() + np.log(np.exp(row - row.max()).sum())
         assert lp is not None and lp.token == prompt[i + 1] and lp.logprob == pytest.approx(row[prompt[i + 1]] - total)
         assert [t for t, _ in lp.top] == list(np.argsort(-row, kind="stable")[:2])
+
+
+def test_the_end_token_that_stops_a_generation_keeps_its_logprob_apart(decoder, tiny, codec):
+    prompt = codec.encode("Hello")
+    free = make_engine(decoder, tiny, codec).run({"x": (prompt, SamplingParams(max_tokens=8, logprobs=2,
+                                                                               ignore_eos=True))})["x"]
+    assert free.end is None   # ended by length
+    k = next(i for i in range(1, 8) if free.generated[i] not in free.generated[:i])
+    stopped = SamplingParams(max_tokens=8, logprobs=2, ignore_eos=True, stop_token_ids=(free.generated[k],))
+    out = make_engine(decoder, tiny, codec).run({"x": (prompt, stopped)})["x"]
+    assert out.finish_reason == "stop" and out.generated == free.generated[:k] and out.logprobs == free.logprobs[:k]
+    assert out.end == free.logprobs[k]   # its id, its logprob under the raw row, its alternatives; not generated
+    unasked = make_engine(decoder, tiny, codec).run({"x": (prompt, replace(stopped, logprobs=None))})["x"]
+    assert unasked.generated == out.generated and unasked.end is None

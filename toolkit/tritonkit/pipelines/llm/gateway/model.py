@@ -135,6 +135,11 @@ def _strings(values: tuple[str, ...]) -> np.ndarray:
     return np.array([s.encode("utf-8") for s in values], dtype=np.object_)
 
 
+#: Stands for the id of the end token (eos) whose log probability generate lists last, one more than its token ids
+#: (its id is not sent); its text is empty, as vLLM shows a special token it skips.
+END_TOKEN = -2
+
+
 @dataclass(frozen=True)
 class TokenLogprob:
     """A generated token's log probability and its most likely alternatives (id, logprob)."""
@@ -165,8 +170,11 @@ class Step:
         tokens = ids.reshape(-1).tolist() if ids is not None else []
         prompt = result.as_numpy(PROMPT_LOGPROB_OUTPUTS[0])
         prompt_logprobs = _logprobs(result, [-1] * prompt.size, PROMPT_LOGPROB_OUTPUTS) if prompt is not None else []
-        return cls(added, len(tokens), _openai_reason(finish) if finish else None,
-                   [t for t in _logprobs(result, tokens, LOGPROB_OUTPUTS) if t is not None], prompt_logprobs)
+        values = result.as_numpy(LOGPROB_OUTPUTS[0])
+        ended = int(values is not None and values.size == len(tokens) + 1)   # an end token's, last: a token too
+        logprobs = _logprobs(result, tokens + [END_TOKEN] * ended, LOGPROB_OUTPUTS)
+        return cls(added, len(tokens) + ended, _openai_reason(finish) if finish else None,
+                   [t for t in logprobs if t is not None], prompt_logprobs)
 
 
 def _logprobs(result: InferResult, tokens: list[int], names: tuple[str, ...]) -> list[TokenLogprob | None]:

@@ -62,6 +62,8 @@ class StepOutput:
     stop: tuple[str, ...] = ()
     logprobs: list[Logprob] = field(default_factory=list)  # of every generated token so far (when asked for)
     prompt_logprobs: list[Logprob | None] = field(default_factory=list)  # the prompt's, once prefilled (when asked)
+    end: Logprob | None = None  # the end token (eos, a stop_token_id) the generation chose last, when logprobs are
+                                # asked for: counted and listed as OpenAI's servers do, never in `generated`
 
 
 def plan_calls(lengths: Sequence[int], call_cost: int, stores: Sequence[Hashable] | None = None) -> list[list[int]]:
@@ -237,15 +239,19 @@ class Engine:
 
     def _advance(self, generation: Generation, logits: np.ndarray) -> StepOutput:
         """Chooses the next token from the generation's row of logits (penalized, biased and masked by its grammar,
-        in place: this row only) and decides whether it finished; the token's log probability is the raw row's."""
+        in place: this row only) and decides whether it finished; the token's log probability is the raw row's (an end
+        token's too, reported apart: it is not generated text)."""
         params, matcher = generation.params, generation.matcher
         raw = logits.copy() if params.logprobs is not None else None
         adjust(logits, params, generation.generated)
         ended = matcher is not None and not matcher.mask(logits)
         token = generation.sampler.choose(logits)
         emitted: list[int] = []
+        end = None
         if ended or token in generation.stop_ids:
             generation.finish_reason = STOP
+            if not ended and raw is not None:
+                end = logprob(raw, token, params.logprobs or 0)
         else:
             generation.generated.append(token)
             emitted.append(token)
@@ -265,7 +271,7 @@ class Engine:
                            generation.cache, finishing=True)
             self.pool.free(generation.key)  # after: a freed slot's pages are given back
         return StepOutput(generation.key, emitted, list(generation.generated), generation.finish_reason, params.stop,
-                          list(generation.logprobs), generation.prompt_logprobs)
+                          list(generation.logprobs), generation.prompt_logprobs, end)
 
     def run(self, requests: dict[Hashable, tuple[Sequence[int], SamplingParams]]) -> dict[Hashable, StepOutput]:
         """Admits every request and steps them all together until each finishes (in-process use)."""

@@ -203,8 +203,9 @@ class TritonPythonModel:
         """A response adding the token ids `new` (the last of `out.generated`), with their text when asked for;
         only the outputs in `wanted` (all generated ids each token would grow every response)."""
         outputs = generation_outputs(new, out.generated, out.finish_reason or "", self.batched)
-        if "token_logprobs" in wanted:
-            outputs |= logprob_outputs(out.logprobs[len(out.logprobs) - len(new):], self.batched)
+        if "token_logprobs" in wanted:   # the final response's: one more, the end token's, when one ended it
+            ended = [out.end] if out.end is not None else []
+            outputs |= logprob_outputs(out.logprobs[len(out.logprobs) - len(new):] + ended, self.batched)
         if "prompt_logprobs" in wanted:   # with the first token (or the whole answer), empty after
             first = len(new) == len(out.generated)
             outputs |= logprob_outputs(out.prompt_logprobs if first else [], self.batched, PROMPT_LOGPROBS)
