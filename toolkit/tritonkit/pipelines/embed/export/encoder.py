@@ -29,7 +29,7 @@ def _pooled(tokens: torch.Tensor, mask: torch.Tensor, mode: str) -> torch.Tensor
     if mode == "max":
         return tokens.masked_fill(mask == 0, -1e9).max(dim=1).values
     counts = mask.sum(1).clamp(min=1e-9)
-    summed = (tokens * mask).sum(1)
+    summed = (mask.transpose(1, 2) @ tokens).squeeze(1)   # a matmul a row: the same sum whatever else is batched
     return summed / counts if mode == "mean" else summed / counts.sqrt()
 
 
