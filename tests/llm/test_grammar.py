@@ -93,28 +93,28 @@ def test_the_mask_touches_only_its_own_row(engine, codec):
     captured = {}
     advance = engine._advance
 
-    def spy(generation, row):
-        out = advance(generation, row)
-        captured[generation.key] = row.copy()  # as the sampler saw it
+    def spy(generation, tails, drafted):
+        out = advance(generation, tails, drafted)
+        captured[generation.key] = tails[-1].copy()  # as the sampler saw it (no drafts: one row)
         return out
 
     engine._advance = spy
     try:
         engine.admit("free", codec.encode("probe one"), SamplingParams(max_tokens=1))  # one call: the same length
         engine.admit("json", codec.encode("probe two"), SamplingParams(max_tokens=1, constraint=CONSTRAINTS[0]))
-        step = engine.decoder.step
+        tails = engine.decoder.tails
         raw = {}
 
-        def decoder_step(rows):
-            out = step(rows)
-            raw["logits"] = out.copy()
+        def decoder_tails(rows):
+            out = tails(rows)
+            raw["logits"] = out[:, -1].copy()
             return out
 
-        engine.decoder.step = decoder_step
+        engine.decoder.tails = decoder_tails
         engine.step(["free", "json"])
     finally:
         engine._advance = advance
-        del engine.decoder.step
+        del engine.decoder.tails
     assert np.array_equal(captured["free"], raw["logits"][0])
     masked = captured["json"]
     assert np.isneginf(masked).sum() > masked.size // 2 and np.isfinite(masked[codec.encode("{")[0]])

@@ -40,7 +40,7 @@ def _greedy(step, prompt: list[int], tokens: int, capacity: int = 24) -> list[in
                               np.array([[len(ids)]], np.int64))
         length += len(ids)
         assert not np.any(cache[0][:, :, length:])  # nothing written past the new entries
-        ids = [int(np.argmax(logits[0]))]
+        ids = [int(np.argmax(logits[0, -1]))]
         out += ids
     return out
 
@@ -65,7 +65,7 @@ def test_the_exported_graph_is_lean_and_decodes_like_transformers(tmp_path: Path
 
     def feeds(ids, pasts, past_length, input_length) -> dict:
         return {"input_ids": ids, **dict(zip(past_names, pasts)), "past_length": past_length,
-                "input_length": input_length}
+                "input_length": input_length, "logit_index": input_length - 1}   # each row's last token
 
     def torch_step(*arrays):
         with torch.no_grad():
@@ -76,7 +76,7 @@ def test_the_exported_graph_is_lean_and_decodes_like_transformers(tmp_path: Path
 
     example = kv_graph.example_inputs(VOCAB, LAYERS, KV_HEADS, HEAD_DIM)
     names = list(example)
-    ranks = {n: t.dim() for n, t in example.items()} | {n: 4 for n in output_names} | {"logits": 2}
+    ranks = {n: t.dim() for n, t in example.items()} | {n: 4 for n in output_names} | {"logits": 3}
     axes = dynamic_axes(ranks, names, kv_graph.DYNAMIC_AXES, 1, NOWHERE)  # as the exporter names them
 
     class Outputs(torch.nn.Module):  # the exporter's adapter turns the dict into the named outputs the same way

@@ -5,7 +5,9 @@ The ways (`WAYS`), all through the engine (`runtime.engine.Engine`) on the decod
 `batch` at a time, prefilled in one call and decoded together; `reversed`, the same with the rows in the other
 order; `chunked`, at once with the prompts prefilled `CHUNK` tokens a step between the others' decode steps;
 `in_flight`, each admitted a few steps after the one before, while those decode; `warm_cache`, alone again after
-the prompt ran once, its start copied from the prefix cache. Seeded sampling is compared the same way (`params`).
+the prompt ran once, its start copied from the prefix cache; `drafted` and `drafted_batch`, alone and `batch` at a
+time with speculative decoding (up to `DRAFT` drafted tokens verified a step; a graph that cannot verify drafts runs
+them without). Seeded sampling is compared the same way (`params`).
 The build reports the fraction (`export.quantize.lm`), the tests and `benchmarks/llm_quality.py` assert it.
 """
 from collections.abc import Hashable, Sequence
@@ -19,19 +21,24 @@ if TYPE_CHECKING:
     from tritonkit.pipelines.llm.runtime.engine import Engine
     from tritonkit.pipelines.llm.runtime.sampling import SamplingParams
 
-WAYS = ("batch", "reversed", "chunked", "in_flight", "warm_cache")
+WAYS = ("batch", "reversed", "chunked", "in_flight", "warm_cache", "drafted", "drafted_batch")
 #: Prompt tokens a step in the `chunked` way: odd, so chunks of every size down to one token come up.
 CHUNK = 5
 #: Steps between two admissions in the `in_flight` way.
 STAGGER = 3
+#: Most drafted tokens a generation verifies a step in the `drafted` ways.
+DRAFT = 5
 
 
 @dataclass
 class Invariance:
-    """Each prompt's generated ids alone and in each way."""
+    """Each prompt's generated ids alone and in each way, and the drafted tokens the `drafted` ways verified and
+    accepted (speculation that never drafted would prove nothing)."""
 
     alone: list[list[int]]
     ways: dict[str, list[list[int]]]
+    drafted: int = 0
+    accepted: int = 0
 
     def invariant(self) -> list[bool]:
         """Per prompt: its text is the same every way."""
@@ -58,7 +65,7 @@ def measure(folder: Path, prompts: Sequence[np.ndarray], max_tokens: int = 32, b
     from tritonkit.pipelines.llm.runtime.sampling import SamplingParams
 
     params = params or SamplingParams(max_tokens=max_tokens, ignore_eos=True)
-    engine = load_engine(folder, {"prefix_cache_bytes": "0", "prefill_chunk_tokens": "0"}).engine
+    engine = load_engine(folder, {"prefix_cache_bytes": "0", "prefill_chunk_tokens": "0", "draft_tokens": "0"}).engine
     requests: dict[Hashable, tuple[Sequence[int], SamplingParams]] = {
         i: ([int(t) for t in p], params) for i, p in enumerate(prompts)}
     groups = [list(requests)[i:i + batch] for i in range(0, len(requests), batch)]
@@ -83,7 +90,10 @@ def measure(folder: Path, prompts: Sequence[np.ndarray], max_tokens: int = 32, b
         together([k])  # fills the prefix cache
     ways["warm_cache"] = ordered({k: v for k in requests for k, v in together([k]).items()})
     engine.pool = pool
-    return Invariance(alone, ways)
+    engine.draft_tokens = DRAFT if engine.decoder.verifies else 0
+    ways["drafted"] = ordered({k: v for k in requests for k, v in together([k]).items()})
+    ways["drafted_batch"] = ordered({k: v for g in groups for k, v in together(g).items()})
+    return Invariance(alone, ways, engine.drafted_tokens, engine.accepted_tokens)
 
 
 def _staggered(engine: "Engine", keys: Sequence[Hashable],

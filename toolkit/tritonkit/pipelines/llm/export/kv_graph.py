@@ -6,8 +6,11 @@ Inputs (B rows, S new tokens, C cache positions, L layers, H kv heads, D head si
 - `past_key_<i>`, `past_value_<i>` float32 [B, H, C, D], one pair per layer i: each row's cache, its first
   `past_length[r]` positions filled and room after them for the new tokens and one more (`past_length + S + 1 <= C`:
   see paired queries below);
-- `past_length`, `input_length` int64 [B, 1]: how many of those positions are real.
-Outputs: `logits` float32 [B, V] at each row's last real token, and `present_key_<i>`/`present_value_<i>`
+- `past_length`, `input_length` int64 [B, 1]: how many of those positions are real;
+- `logit_index` int64 [B, K]: which of each row's new tokens to give the logits of (indexes into its new tokens,
+  clamped to its real ones): the engine asks for the last one, and for the last k + 1 when it verifies k drafted
+  tokens (speculative decoding).
+Outputs: `logits` float32 [B, K, V] at the tokens `logit_index` names, and `present_key_<i>`/`present_value_<i>`
 [B, H, C, D]: the past with the new tokens' keys/values at positions `past_length[r]` onwards (zero after them).
 
 Attention is onnxruntime's GroupQueryAttention (rotary embeddings inside it where the model has them): one kernel a
@@ -33,7 +36,8 @@ import math
 from typing import Any
 
 #: Export options for the tritonkit exporter (the batch axis is added by max_batch_size > 0).
-DYNAMIC_AXES = {"input_ids": {1: "seq"}, "past_key_*": {2: "past"}, "past_value_*": {2: "past"}}
+DYNAMIC_AXES = {"input_ids": {1: "seq"}, "past_key_*": {2: "past"}, "past_value_*": {2: "past"},
+                "logit_index": {1: "tails"}}
 
 
 def past_names(layers: int) -> list[str]:
@@ -61,12 +65,13 @@ class Lengths:
     Sizes are read as tensors, so a trace keeps them dynamic. `limit`: positions the model can place (its rotary
     table's length; None: no limit), which the throwaway query's position must stay under."""
 
-    def __init__(self, input_ids: Any, past_key: Any, past_length: Any, input_length: Any,
+    def __init__(self, input_ids: Any, past_key: Any, past_length: Any, input_length: Any, logit_index: Any,
                  limit: int | None = None) -> None:
         import torch
         from torch.onnx import operators
 
         self.seq: Any = operators.shape_as_tensor(input_ids)[1]  # a tensor: the trace keeps it dynamic
+        self.logit_index = logit_index
         capacity = operators.shape_as_tensor(past_key)[2]
         zero = torch.zeros_like(self.seq)
         self.new = torch.minimum(torch.maximum(input_length[:, 0], zero), self.seq)
@@ -87,13 +92,13 @@ class Lengths:
 
         return self.past[:, None] + torch.arange(self.seq)[None, :]
 
-    def last(self, x: Any) -> Any:
-        """x [B, S, ...] at each row's last real token: [B, ...]."""
+    def tails(self, x: Any) -> Any:
+        """x [B, S, H] at the new tokens `logit_index` names, each clamped to the row's real ones: [B, K, H]."""
         import torch
 
         newest = torch.maximum(self.new - 1, torch.zeros_like(self.new))  # an idle row (no new tokens): its first
-        index = newest.reshape(-1, 1, *[1] * (x.dim() - 2)).expand(-1, 1, *x.shape[2:])
-        return torch.gather(x, 1, index)[:, 0]
+        index = torch.minimum(torch.maximum(self.logit_index, torch.zeros_like(self.logit_index)), newest[:, None])
+        return torch.gather(x, 1, index[:, :, None].expand(-1, -1, x.shape[2]))
 
 
 def attention(heads: int, kv_heads: int, head_dim: int) -> Any:
@@ -173,7 +178,8 @@ def _is_none(value: Any) -> bool:
 def example_inputs(vocab: int, layers: int, kv_heads: int, head_dim: int, *, batch: int = 2, seq: int = 5,
                    capacity: int = 12, seed: int = 0) -> dict[str, Any]:
     """A mixed batch for export and verification: row 0 decodes a full chunk after 7 cached positions, row 1
-    prefills fewer tokens after 6 (their caches' unfilled positions hold noise, which no output may read)."""
+    prefills fewer tokens after 6 (their caches' unfilled positions hold noise, which no output may read); the
+    logits of each row's last three new tokens."""
     import torch
 
     gen = torch.Generator().manual_seed(seed)
@@ -183,7 +189,8 @@ def example_inputs(vocab: int, layers: int, kv_heads: int, head_dim: int, *, bat
     return {"input_ids": torch.randint(0, vocab, (batch, seq), generator=gen),
             **{name: t.contiguous() for name, t in per_layer(torch.randn(shape, generator=gen),
                                                               torch.randn(shape, generator=gen)).items()},
-            "past_length": past_length, "input_length": input_length}
+            "past_length": past_length, "input_length": input_length,
+            "logit_index": input_length - 3 + torch.arange(3)[None, :]}
 
 
 def export_options(atol: float = 1e-4, rtol: float = 1e-4, lengths: dict[str, list[int]] | None = None,

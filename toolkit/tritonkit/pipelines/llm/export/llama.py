@@ -109,9 +109,9 @@ def make_decoder(hf_model: Any) -> Any:
             self.register_buffer("cos_table", angles.cos(), persistent=False)  # [positions, D/2]
             self.register_buffer("sin_table", angles.sin(), persistent=False)
 
-        def forward(self, input_ids, past_length, input_length, **past_layers):
+        def forward(self, input_ids, past_length, input_length, logit_index, **past_layers):
             """`past_layers`: past_key_<i> and past_value_<i> [B, H, C, D] (kv_graph's contract)."""
-            lengths = kv_graph.Lengths(input_ids, past_layers["past_key_0"], past_length, input_length,
+            lengths = kv_graph.Lengths(input_ids, past_layers["past_key_0"], past_length, input_length, logit_index,
                                        limit=config.max_position_embeddings)
             layers = self.model.layers
             x = self.model.embed_tokens(input_ids)
@@ -130,7 +130,7 @@ def make_decoder(hf_model: Any) -> Any:
                     h, x = SkipNorm.apply(x, mlp, self.input_norms[i + 1], epsilon)
                 else:
                     x = x + mlp
-            last = self.model.norm(lengths.last(x))
+            last = self.model.norm(lengths.tails(x))
             head = self.model.embed_tokens.weight if self.lm_head is None else self.lm_head.weight
             logits = torch.nn.functional.linear(last, head)  # Gemm(transB): no transposed copy of a tied embedding
             return {"logits": logits, **dict(zip(kv_graph.present_names(len(layers)), keys + values))}

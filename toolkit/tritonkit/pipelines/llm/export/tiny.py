@@ -37,9 +37,9 @@ def make_decoder(seed: int = 0) -> Any:
             super().__init__()
             self.gpt = gpt
 
-        def forward(self, input_ids, past_length, input_length, **past_layers):
+        def forward(self, input_ids, past_length, input_length, logit_index, **past_layers):
             """`past_layers`: past_key_<i> and past_value_<i> [B, H, C, D] (kv_graph's contract)."""
-            lengths = kv_graph.Lengths(input_ids, past_layers["past_key_0"], past_length, input_length)
+            lengths = kv_graph.Lengths(input_ids, past_layers["past_key_0"], past_length, input_length, logit_index)
             positions = torch.clamp(lengths.positions(), max=MAX_POSITIONS - 1)  # padding may run past
             x = self.gpt.tok(input_ids) + self.gpt.pos(positions)
             keys, values = [], []
@@ -50,7 +50,7 @@ def make_decoder(seed: int = 0) -> Any:
                 values.append(value)
                 x = x + block.proj(out)
                 x = x + block.mlp(block.ln2(x))
-            logits = self.gpt.ln_f(lengths.last(x)) @ self.gpt.tok.weight.T
+            logits = self.gpt.ln_f(lengths.tails(x)) @ self.gpt.tok.weight.T
             return {"logits": logits, **dict(zip(kv_graph.present_names(len(blocks)), keys + values))}
 
     return TinyGPTDecoder().eval()

@@ -1,7 +1,8 @@
 """Runs the exported KV-cache decoder (see export/kv_graph.py) with onnxruntime, one batched step at a time.
 
 `step` takes rows of (cache, new token ids) of any mix of lengths, pads them into one call, has each row's new
-keys/values written into its own cache, and returns the logits of each row's newest token.
+keys/values written into its own cache, and returns the logits of each row's newest token; `tails` returns the logits
+of each row's last few tokens (a row verifying drafted tokens asks for one more than it drafted).
 
 Memory: the graph's attention (onnxruntime's GroupQueryAttention) writes the new keys/values into its present
 outputs, which are bound to the memory of its past inputs, so a call reads and writes caches in place. Rows whose
@@ -42,6 +43,7 @@ class Row:
 
     cache: KVCache
     ids: np.ndarray
+    logits: int = 1  # of how many of its last tokens the call returns the logits
 
 
 @functools.cache
@@ -116,6 +118,12 @@ class OnnxDecoder:
             raise ValueError(f"{model_path} is not a KV-cache decoder with per-layer past inputs and present outputs "
                              f"(inputs {sorted(inputs)}, outputs {sorted(outputs)}; see export/kv_graph.py)")
         self.present_names = present_names
+        #: whether the graph gives the logits of several tokens a row (its `logit_index` input), as verifying
+        #: drafted tokens needs; a graph exported before it had that input gives the last token's only
+        self.verifies = "logit_index" in inputs
+        if self.verifies and isinstance(inputs["logit_index"].shape[-1], int):
+            raise ValueError(f"{model_path}: input logit_index has a fixed width ({inputs['logit_index'].shape[-1]}); "
+                             "export it with a dynamic one: dynamic_axes {logit_index: {1: tails}}")
         _, heads, _, head_dim = inputs["past_key_0"].shape
         self.geometry = CacheGeometry(layers, int(heads), int(head_dim))
         self.vocab_size = int(outputs["logits"].shape[-1])
@@ -131,13 +139,23 @@ class OnnxDecoder:
         trim_heap()
 
     def step(self, rows: Sequence[Row]) -> np.ndarray:
-        """Runs every row's new tokens; their keys/values go into their caches; logits [B, V] in the rows' order.
-        Rows whose caches share a store run in place, one call per block of nearby slots; others are copied."""
+        """Runs every row's new tokens; their keys/values go into their caches; logits [B, V] of each row's last
+        token, in the rows' order."""
+        return self.tails(rows)[:, -1]
+
+    def tails(self, rows: Sequence[Row]) -> np.ndarray:
+        """As `step`, with the logits of each row's last `row.logits` tokens: [B, K, V] (K the most any row asks
+        for; a row that asks for fewer has its first token's repeated before them). Rows whose caches share a store
+        run in place, one call per block of nearby slots; others are copied."""
+        width = max(row.logits for row in rows)
+        if width > 1 and not self.verifies:
+            raise ValueError("this decoder graph gives the last token's logits only (no logit_index input): rebuild "
+                             "the model to verify drafted tokens")
         for row in rows:
             row.cache.check_room(len(row.ids))
         store = rows[0].cache.store
         if any(row.cache.store is not store for row in rows):
-            return self._copied(rows)
+            return self._copied(rows, width)
         seq = max(len(row.ids) for row in rows)
         # a row near the end of its slot has no room for the call's padding: it runs alone, unpadded (the graph's
         # attention takes one position more: export/kv_graph.py)
@@ -145,32 +163,32 @@ class OnnxDecoder:
         together = sorted((i for i in range(len(rows)) if i not in alone), key=lambda i: rows[i].cache.slot)
         blocks = [*_blocks(together, rows), *([i] for i in alone)]
         if len(blocks) == 1 and blocks[0] == list(range(len(rows))):
-            return self._in_place(store, rows)   # one call in the rows' order: its logits as they are
-        logits = np.empty((len(rows), self.vocab_size), np.float32)
+            return self._in_place(store, rows, width)   # one call in the rows' order: its logits as they are
+        logits = np.empty((len(rows), width, self.vocab_size), np.float32)
         for block in blocks:
-            logits[block] = self._in_place(store, [rows[i] for i in block])
+            logits[block] = self._in_place(store, [rows[i] for i in block], width)
         return logits
 
-    def _in_place(self, store: SlotStore, rows: Sequence[Row]) -> np.ndarray:
+    def _in_place(self, store: SlotStore, rows: Sequence[Row], width: int) -> np.ndarray:
         """One call over the store's slots from the rows' lowest to their highest, bound as past and present: the
         new entries are written into the caches; a slot in between that is not a row's runs idle (no new tokens,
         nothing written, its logits ignored)."""
         first = min(row.cache.slot for row in rows)
         batch = max(row.cache.slot for row in rows) - first + 1
-        input_ids, past_length, input_length = _inputs(rows, [row.cache.slot - first for row in rows], batch)
+        inputs = _inputs(rows, [row.cache.slot - first for row in rows], batch, width)
         self.past.take(0)  # a call without a padded past: the buffer's window forgets the larger calls
-        logits = self._run(self._block_binding(store, first, batch), input_ids, past_length, input_length)
+        logits = self._run(self._block_binding(store, first, batch), inputs)
         for row in rows:
             row.cache.length += len(row.ids)
         offsets = [row.cache.slot - first for row in rows]
         # the rows are the call's slots in order (no idle slot between them): no copy of their logits
         return logits if offsets == list(range(batch)) else logits[offsets]
 
-    def _copied(self, rows: Sequence[Row]) -> np.ndarray:
+    def _copied(self, rows: Sequence[Row], width: int) -> np.ndarray:
         """One call over a padded copy of the rows' filled positions; their new entries copied back after it."""
-        input_ids, past_length, input_length = _inputs(rows, range(len(rows)), len(rows))
-        pasts = self._padded(rows, input_ids.shape[1])
-        logits = self._run(self._bound(pasts), input_ids, past_length, input_length)
+        inputs = _inputs(rows, range(len(rows)), len(rows), width)
+        pasts = self._padded(rows, inputs["input_ids"].shape[1])
+        logits = self._run(self._bound(pasts), inputs)
         layers = self.geometry.layers
         for b, row in enumerate(rows):
             p, n = row.cache.length, len(row.ids)
@@ -199,13 +217,15 @@ class OnnxDecoder:
             _bind_output(binding, name, present)
         return binding
 
-    def _run(self, binding: Any, input_ids: np.ndarray, past_length: np.ndarray,
-             input_length: np.ndarray) -> np.ndarray:
-        """One session call over `binding`'s pasts with this call's tokens and lengths; the logits [B, V]."""
-        logits = np.empty((len(input_ids), self.vocab_size), np.float32)
-        for name, value in (("input_ids", input_ids), ("past_length", past_length), ("input_length", input_length)):
-            binding.bind_cpu_input(name, value)  # replaces the previous call's tensor of that name
-        _bind_output(binding, "logits", logits)
+    def _run(self, binding: Any, inputs: dict[str, np.ndarray]) -> np.ndarray:
+        """One session call over `binding`'s pasts with this call's tokens, lengths and logit indexes (`_inputs`); the
+        logits [B, K, V]."""
+        index = inputs["logit_index"]
+        logits = np.empty((*index.shape, self.vocab_size), np.float32)
+        for name, value in inputs.items():
+            if name != "logit_index" or self.verifies:
+                binding.bind_cpu_input(name, value)  # replaces the previous call's tensor of that name
+        _bind_output(binding, "logits", logits if self.verifies else logits[:, 0])
         self.session.run_with_iobinding(binding)
         return logits
 
@@ -233,17 +253,21 @@ def _bind_output(binding: Any, name: str, array: np.ndarray) -> None:
     binding.bind_output(name, "cpu", 0, array.dtype.type, list(array.shape), array.__array_interface__["data"][0])
 
 
-def _inputs(rows: Sequence[Row], indexes: Sequence[int], batch: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(input_ids [batch, S] right-padded, past_length, input_length [batch, 1]) with row i at `indexes[i]`; the
-    other indexes idle (one past position, no new tokens: nothing written)."""
+def _inputs(rows: Sequence[Row], indexes: Sequence[int], batch: int, width: int) -> dict[str, np.ndarray]:
+    """input_ids [batch, S] right-padded, past_length and input_length [batch, 1], logit_index [batch, width] (each
+    row's last `row.logits` tokens, right-aligned) with row i at `indexes[i]`; the other indexes idle (one past
+    position, no new tokens: nothing written)."""
     seq = max(len(row.ids) for row in rows)
     input_ids = np.zeros((batch, seq), np.int64)
     past_length = np.ones((batch, 1), np.int64)
     input_length = np.zeros((batch, 1), np.int64)
+    logit_index = np.zeros((batch, width), np.int64)
     for b, row in zip(indexes, rows):
         input_ids[b, :len(row.ids)] = row.ids
         past_length[b, 0], input_length[b, 0] = row.cache.length, len(row.ids)
-    return input_ids, past_length, input_length
+        logit_index[b] = np.maximum(np.arange(len(row.ids) - width, len(row.ids)), len(row.ids) - row.logits)
+    return {"input_ids": input_ids, "past_length": past_length, "input_length": input_length,
+            "logit_index": logit_index}
 
 
 #: Idle slots a call over one block of a store may span between two rows (each costs about what a row does).

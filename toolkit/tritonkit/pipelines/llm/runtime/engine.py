@@ -9,6 +9,15 @@ cheap (see `plan_calls`). With a prefix cache (`pool.prefix`), a new prompt's ca
 cache at admission and only the rest is prefilled; each prompt is remembered once prefilled, and the whole
 sequence when its generation finishes (the next turn of a chat starts with it). The Triton adapter calls `step`
 once per `execute` with the requests Triton scheduled; tests and benchmarks call it in a loop.
+
+Speculative decoding (`draft_tokens` > 0): a decoding generation whose recent tokens occurred earlier in its prompt
+or output (`drafts.lookup`) runs the tokens that followed there after its own in the same call, and the call gives
+the logits after each. Its tokens are then chosen from those logits one by one exactly as without drafts (penalties,
+grammar, stop strings, sampling with the request's own draws), and the drafted tokens are kept while they equal
+what was chosen: the first difference is chosen in their place, and the cache drops the positions of the rest. So
+the output is the same with drafts and without, greedy or seeded (the graph's logits for a token do not depend on
+how many tokens share its call: see export/kv_graph.py), and each step yields one token or more per generation.
+How many tokens a step drafts is what is expected to pay (drafts.py): in a full batch, none.
 """
 import time
 from collections.abc import Hashable, Iterable, Sequence
@@ -17,6 +26,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from .decoder import OnnxDecoder, Row
+from .drafts import Drafter, lookup, width, worth_drafting
 from .grammar import Grammars, Matcher
 from .kv_cache import MIB, KVCache, KVCachePool
 from .sampling import Logprob, Sampler, SamplingParams, adjust, logprob
@@ -40,9 +50,11 @@ class Generation:
     sampler: Sampler
     cache: KVCache
     stop_ids: frozenset[int]
-    pending: np.ndarray  # ids not in the cache yet: the rest of the prompt, then the last sampled token
+    pending: np.ndarray  # ids not in the cache yet: the rest of the prompt, then the last sampled token (and the
+                         # tokens drafted after it, while a step verifies them)
     reused: int = 0  # prompt positions copied from the prefix cache
     matcher: Matcher | None = None  # the request's grammar: masks its row of logits before each token
+    drafter: Drafter | None = None  # drafts tokens to verify (speculative decoding); None: not for this one
     generated: list[int] = field(default_factory=list)
     logprobs: list[Logprob] = field(default_factory=list)  # of each generated token, when the request asks
     prompt_logprobs: list[Logprob | None] = field(default_factory=list)  # of each prompt token after the first
@@ -53,7 +65,8 @@ class Generation:
 
 @dataclass
 class StepOutput:
-    """What one step produced for one generation: at most one new token, and whether it finished."""
+    """What one step produced for one generation: its new tokens (none while its prompt is prefilled, more than
+    one when drafted tokens were accepted), and whether it finished."""
 
     key: Hashable
     token_ids: list[int]
@@ -93,7 +106,8 @@ class Engine:
 
     def __init__(self, decoder: OnnxDecoder, pool: KVCachePool, eos_token_ids: Iterable[int], max_context: int,
                  decode: Decode | None = None, max_tokens_limit: int | None = None, call_cost: int = 32,
-                 max_streams: int = 0, prefill_chunk: int = 0, grammars: Grammars | None = None) -> None:
+                 max_streams: int = 0, prefill_chunk: int = 0, grammars: Grammars | None = None,
+                 draft_tokens: int = 0) -> None:
         self.decoder = decoder
         self.pool = pool
         self.eos_token_ids = frozenset(int(i) for i in eos_token_ids)
@@ -104,6 +118,10 @@ class Engine:
         self.max_streams = max_streams  # live generations at most; 0 = bounded by the KV budget only
         self.prefill_chunk = prefill_chunk  # prompt tokens per step over all prefills; 0 = whole prompts at once
         self.grammars = grammars  # compiles requests' constraints (None: constrained requests are refused)
+        # most tokens a generation drafts a step (0: no speculative decoding, as with a graph that cannot verify)
+        self.draft_tokens = draft_tokens if decoder.verifies else 0
+        self.drafted_tokens = 0  # drafted tokens verified, since the start
+        self.accepted_tokens = 0  # of those, the ones kept
         self.generations: dict[Hashable, Generation] = {}
         self.calls = 0
         self.prefilled_tokens = 0  # prompt positions run through the decoder (not reused), since the start
@@ -166,6 +184,7 @@ class Engine:
         stop_ids = frozenset(params.stop_token_ids) | (frozenset() if params.ignore_eos else self.eos_token_ids)
         generation = Generation(key, prompt, params, Sampler(params), cache, stop_ids, pending=prompt[reused:],
                                 reused=reused, matcher=matcher,
+                                drafter=Drafter() if self.draft_tokens else None,
                                 prompt_logprobs=[None] if params.prompt_logprobs is not None else [])
         self.generations[key] = generation
         return generation
@@ -200,29 +219,54 @@ class Engine:
         chunk runs now; a prefill that is not finished gets no token."""
         generations = [self.generations[k] for k in keys]
         sizes = self.chunks(generations)
+        drafts = self._drafts(generations)
+        sizes = [n + len(d) for n, d in zip(sizes, drafts)]
         prefilling = [g.cache.length < len(g.prompt) for g in generations]
         self.prefilled_tokens += sum(n for n, p in zip(sizes, prefilling) if p)
         running = [i for i, n in enumerate(sizes) if n]
-        logits = np.empty((len(generations), self.decoder.vocab_size), np.float32)
+        width = 1 + max((len(d) for d in drafts), default=0)
+        logits = np.empty((len(generations), width, self.decoder.vocab_size), np.float32)
         stores = [id(generations[i].cache.store) for i in running]
         for group in plan_calls([sizes[i] for i in running], self.call_cost, stores):
             rows = [running[j] for j in group]
-            logits[rows] = self.decoder.step([Row(generations[i].cache, generations[i].pending[:sizes[i]])
-                                              for i in rows])
+            tails = self.decoder.tails([Row(generations[i].cache, generations[i].pending[:sizes[i]],
+                                            1 + len(drafts[i])) for i in rows])
+            logits[rows, width - tails.shape[1]:] = tails   # right-aligned: each row's last token's logits last
             self.calls += 1
         outputs = []
         now = time.monotonic()
-        for g, n, row, was_prefilling in zip(generations, sizes, logits, prefilling):
+        for g, n, row, drafted, was_prefilling in zip(generations, sizes, logits, drafts, prefilling):
             g.stepped_at = now
             g.pending = g.pending[n:]
             if was_prefilling and g.cache.length >= len(g.prompt):
                 self._remember(g.prompt, g.cache)
             elif was_prefilling and n and g.params.prompt_logprobs is not None:   # the next prompt token's odds
-                g.prompt_logprobs.append(logprob(row, int(g.prompt[g.cache.length]), g.params.prompt_logprobs))
-            outputs.append(self._advance(g, row) if not len(g.pending) else
+                g.prompt_logprobs.append(logprob(row[-1], int(g.prompt[g.cache.length]), g.params.prompt_logprobs))
+            outputs.append(self._advance(g, row[width - 1 - len(drafted):], drafted) if not len(g.pending) else
                            StepOutput(g.key, [], list(g.generated), None, g.params.stop))
         self._release_when_idle()
         return outputs
+
+    def _drafts(self, generations: Sequence[Generation]) -> list[np.ndarray]:
+        """Each generation's drafted tokens this step (appended to its pending token): when every generation of the
+        step decodes and has a drafter, as many as `drafts.width` finds worth verifying (none where that is one
+        token a row)."""
+        none = [np.empty(0, np.int64)] * len(generations)
+        decoding = [g.drafter is not None and len(g.pending) == 1 and g.cache.length >= len(g.prompt)
+                    for g in generations]
+        if not generations or not all(decoding) or not worth_drafting(len(generations), self.draft_tokens):
+            return none
+        found = [lookup(np.concatenate([g.prompt, np.asarray(g.generated, np.int64)]),
+                        min(self.draft_tokens, (g.params.max_tokens or self.max_context) - len(g.generated) - 1))
+                 for g in generations]
+        if not any(len(f) for f in found):
+            return none
+        chosen = width([(g.drafter.rate, len(f)) for g, f in zip(generations, found) if g.drafter is not None],
+                       self.draft_tokens)
+        drafts = [f[:chosen - 1] for f in found]
+        for g, draft in zip(generations, drafts):
+            g.pending = np.concatenate([g.pending, draft])
+        return drafts
 
     def _remember(self, ids: np.ndarray, cache: KVCache, finishing: bool = False) -> None:
         """Offers a sequence's filled cache to the prefix cache (within its budget and what the pool has free, this
@@ -237,41 +281,58 @@ class Engine:
         if not self.generations:
             self.decoder.release()
 
-    def _advance(self, generation: Generation, logits: np.ndarray) -> StepOutput:
-        """Chooses the next token from the generation's row of logits (penalized, biased and masked by its grammar,
-        in place: this row only) and decides whether it finished; the token's log probability is the raw row's (an end
-        token's too, reported apart: it is not generated text)."""
-        params, matcher = generation.params, generation.matcher
-        raw = logits.copy() if params.logprobs is not None else None
-        adjust(logits, params, generation.generated)
-        ended = matcher is not None and not matcher.mask(logits)
-        token = generation.sampler.choose(logits)
+    def _advance(self, generation: Generation, tails: np.ndarray, drafted: np.ndarray) -> StepOutput:
+        """Chooses the generation's next tokens: from `tails[0]` (the logits after its pending token), then, while the
+        token chosen equals the next drafted one, from the logits after that draft; the cache keeps the positions of
+        the drafts kept. Then whether it finished."""
         emitted: list[int] = []
         end = None
-        if ended or token in generation.stop_ids:
-            generation.finish_reason = STOP
-            if not ended and raw is not None:
-                end = logprob(raw, token, params.logprobs or 0)
-        else:
-            generation.generated.append(token)
+        kept = 0
+        for logits in tails:
+            token, end = self._choose(generation, logits)
+            if token is None:
+                break
             emitted.append(token)
-            if raw is not None:
-                generation.logprobs.append(logprob(raw, token, params.logprobs or 0))
-            generation.pending = np.array([token], np.int64)
-            if matcher is not None and matcher.advance(token):
-                generation.finish_reason = STOP  # the grammar is complete: only an end token could follow
-            elif (params.stop and self.decode is not None
-                    and visible_text(self.decode, generation.generated, params.stop)[1]):
-                generation.finish_reason = STOP
-            elif len(generation.generated) >= (params.max_tokens or self.max_context):   # set at admission
-                generation.finish_reason = LENGTH
+            if generation.finish_reason is not None or kept == len(drafted) or token != drafted[kept]:
+                break
+            kept += 1
+        if generation.drafter is not None and len(drafted):
+            generation.drafter.verified(len(drafted), kept)
+            self.drafted_tokens += len(drafted)
+            self.accepted_tokens += kept
+        generation.cache.length -= len(drafted) - kept
         if generation.finish_reason is not None:
             del self.generations[generation.key]
             self._remember(np.concatenate([generation.prompt, np.asarray(generation.generated, np.int64)]),
                            generation.cache, finishing=True)
             self.pool.free(generation.key)  # after: a freed slot's pages are given back
-        return StepOutput(generation.key, emitted, list(generation.generated), generation.finish_reason, params.stop,
-                          list(generation.logprobs), generation.prompt_logprobs, end)
+        return StepOutput(generation.key, emitted, list(generation.generated), generation.finish_reason,
+                          generation.params.stop, list(generation.logprobs), generation.prompt_logprobs, end)
+
+    def _choose(self, generation: Generation, logits: np.ndarray) -> tuple[int | None, Logprob | None]:
+        """Chooses one token from a row of logits (penalized, biased and masked by the grammar, in place: this row
+        only) and records it, or the end: (the token, None), or (None, the end token's log probability when asked
+        for: it is reported apart, not generated text). Sets the finish reason when the generation ends."""
+        params, matcher = generation.params, generation.matcher
+        raw = logits.copy() if params.logprobs is not None else None
+        adjust(logits, params, generation.generated)
+        ended = matcher is not None and not matcher.mask(logits)
+        token = generation.sampler.choose(logits)
+        if ended or token in generation.stop_ids:
+            generation.finish_reason = STOP
+            return None, logprob(raw, token, params.logprobs or 0) if not ended and raw is not None else None
+        generation.generated.append(token)
+        if raw is not None:
+            generation.logprobs.append(logprob(raw, token, params.logprobs or 0))
+        generation.pending = np.array([token], np.int64)
+        if matcher is not None and matcher.advance(token):
+            generation.finish_reason = STOP  # the grammar is complete: only an end token could follow
+        elif (params.stop and self.decode is not None
+                and visible_text(self.decode, generation.generated, params.stop)[1]):
+            generation.finish_reason = STOP
+        elif len(generation.generated) >= (params.max_tokens or self.max_context):   # set at admission
+            generation.finish_reason = LENGTH
+        return token, None
 
     def run(self, requests: dict[Hashable, tuple[Sequence[int], SamplingParams]]) -> dict[Hashable, StepOutput]:
         """Admits every request and steps them all together until each finishes (in-process use)."""

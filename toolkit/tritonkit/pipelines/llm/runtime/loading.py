@@ -14,6 +14,8 @@ DEFAULT_BUDGET = 256 * 1024 * 1024
 #: The prefix cache's share of kv_cache_bytes when `prefix_cache_bytes` is not given (32 MiB of 256: ~700
 #: SmolLM2-135M positions, a few system prompts).
 DEFAULT_PREFIX_SHARE = 8
+#: Most tokens a generation drafts a step (speculative decoding, see engine.py).
+DEFAULT_DRAFT_TOKENS = 7
 
 
 @dataclass
@@ -28,8 +30,9 @@ class Loaded:
 
 def load_engine(folder: str | Path, params: dict[str, str]) -> Loaded:
     """Parameters: kv_cache_bytes, max_context, max_tokens_limit, default_max_tokens, call_cost_tokens,
-    max_streams, prefill_chunk_tokens, prefix_cache_bytes (0 = no prefix reuse), intra_op_thread_count,
-    allow_spinning, spin_duration_us, huge_pages (all optional)."""
+    max_streams, prefill_chunk_tokens, prefix_cache_bytes (0 = no prefix reuse), draft_tokens (0 = no speculative
+    decoding), intra_op_thread_count, allow_spinning, spin_duration_us, huge_pages (all
+    optional)."""
     folder = Path(folder)
     generation = assets.GenerationConfig.load(folder)
     spin_us = params.get("spin_duration_us", "").strip()
@@ -51,6 +54,7 @@ def load_engine(folder: str | Path, params: dict[str, str]) -> Loaded:
                     call_cost=assets.int_parameter(params, "call_cost_tokens", 32),
                     max_streams=assets.int_parameter(params, "max_streams", 0),
                     prefill_chunk=assets.int_parameter(params, "prefill_chunk_tokens", 0),
-                    grammars=Grammars(codec.tokenizer.to_str(), decoder.vocab_size, generation.eos_token_ids))
+                    grammars=Grammars(codec.tokenizer.to_str(), decoder.vocab_size, generation.eos_token_ids),
+                    draft_tokens=assets.int_parameter(params, "draft_tokens", DEFAULT_DRAFT_TOKENS))
     default = assets.int_parameter(params, "default_max_tokens", 0)   # 0: the rest of the context
     return Loaded(engine, codec, generation, min(default, limit) if default > 0 else None)

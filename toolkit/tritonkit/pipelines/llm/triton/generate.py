@@ -288,7 +288,11 @@ class Metrics:
                                      "16-token blocks evicted from the prefix cache (LRU)", family.COUNTER),
             "masks": metric("llm_grammar_masks_total", "Token masks computed for constrained requests", family.COUNTER),
             "seconds": metric("llm_grammar_mask_seconds_total", "Time spent computing and applying those masks",
-                              family.COUNTER)}
+                              family.COUNTER),
+            "drafted_tokens": metric("llm_draft_tokens_total", "Drafted tokens verified (speculative decoding)",
+                                     family.COUNTER),
+            "accepted_tokens": metric("llm_draft_accepted_tokens_total", "Drafted tokens accepted: each saved a step",
+                                      family.COUNTER)}
         self.prefix_bytes = metric("llm_prefix_cache_bytes", "KV-cache bytes held by cached prefixes")
         self.prefix_budget = metric("llm_prefix_cache_budget_bytes", "Prefix cache budget (prefix_cache_bytes)")
 
@@ -317,7 +321,8 @@ class Metrics:
         self.prefix_bytes.set(prefix.bytes if prefix is not None else 0)
         self.prefix_budget.set(prefix.budget_bytes if prefix is not None else 0)
         timing = engine.grammars.timing
-        totals = {"prefilled_tokens": engine.prefilled_tokens, "masks": timing.masks, "seconds": timing.seconds}
+        totals = {"prefilled_tokens": engine.prefilled_tokens, "masks": timing.masks, "seconds": timing.seconds,
+                  "drafted_tokens": engine.drafted_tokens, "accepted_tokens": engine.accepted_tokens}
         if prefix is not None:
             totals |= {name: getattr(prefix.stats, name)
                        for name in ("hits", "misses", "reused_tokens", "evicted_blocks")}
