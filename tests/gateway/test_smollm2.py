@@ -59,7 +59,8 @@ def test_seeded_answers_are_the_same_asked_again_and_in_any_batch_position(stack
 
 def test_greedy_text_is_the_same_every_way_the_engine_runs_a_chat(stack):
     """Alone from a cold cache, 8 at once (rows either way round), prefilled in chunks of 5 between decode steps,
-    admitted while others decode, and from a warm prefix cache: the served decoder gives each chat one text."""
+    admitted while others decode, from a warm prefix cache, and with drafted tokens verified (alone and 8 at once):
+    the served decoder gives each chat one text."""
     from tritonkit.pipelines.llm.export import invariance
     from tritonkit.pipelines.llm.runtime.assets import GenerationConfig
     from tritonkit.pipelines.llm.runtime.chat import format_chat
@@ -70,3 +71,4 @@ def test_greedy_text_is_the_same_every_way_the_engine_runs_a_chat(stack):
     prompts = [codec.encode(format_chat(chat, messages)) for messages in CHATS]   # as generate encodes a chat
     result = invariance.measure(folder, prompts, max_tokens=24)
     assert result.fraction == 1.0, result.differing()
+    assert result.accepted > 0, (result.drafted, result.accepted)   # speculative decoding's ways did draft

@@ -64,7 +64,8 @@ def grpc_inputs(values: dict[str, Any]) -> list[Any]:
 
 def stream_arrivals(url: str, model: str, values: dict, ids_output: str, arrivals: list[float],
                     ready: threading.Barrier | None = None) -> float:
-    """One gRPC stream; appends each token's arrival time to `arrivals`; returns when it was sent (after `ready`)."""
+    """One gRPC stream; appends each token's arrival time to `arrivals` (the tokens of one response arrive together);
+    returns when it was sent (after `ready`)."""
     import tritonclient.grpc as grpcclient
 
     client = grpcclient.InferenceServerClient(url)
@@ -82,7 +83,7 @@ def stream_arrivals(url: str, model: str, values: dict, ids_output: str, arrival
             raise RuntimeError(str(error))
         ids = result.as_numpy(ids_output)
         if ids is not None and ids.size:
-            arrivals.append(at)
+            arrivals.extend([at] * ids.size)   # a response may carry several tokens (accepted drafts)
         final = result.get_response().parameters.get("triton_final_response")
         if final is not None and final.bool_param:
             break
