@@ -6,14 +6,15 @@ Example (~10 min, quiet machine, the example's export cached under .tritonkit/be
     nice -n 15 .venv/bin/python benchmarks/llm_spec.py --rounds 5 > llm_spec.txt
 
 Two embedded Tritons, up together: the built repository as it is (generate's draft_tokens, 7 by default) and a copy
-with draft_tokens 0. Each prompt is a chat in the model's own format (system prompt "You are a helpful assistant."),
-sent as text to the `llm` ensemble over gRPC streams, greedy, up to `--tokens` tokens, ending at the model's end
-token as a user's request does; both servers must give every request the same tokens (checked: drafts change nothing
-but speed). Extractive prompts (EXTRACTIVE) ask to repeat, quote, edit or rewrite a given passage or code; open
-ones (OPEN) ask for new text. c=1 sends a workload's 8 prompts one after another, c=8 all at once. Each round runs
-every (workload, c) on both servers, the order of the two alternating; the table gives medians over the rounds of
-tokens/s (all tokens over the time the requests ran) and the drafted tokens kept, from the drafting server's
-/metrics (llm_draft_accepted_tokens_total over llm_draft_tokens_total).
+with draft_tokens 0, started anew each round, the one started first alternating (two engines loaded one after the
+other have run 5-7% apart whichever they were: runtime/decoder.py). Each prompt is a chat in the model's own format
+(system prompt "You are a helpful assistant."), sent as text to the `llm` ensemble over gRPC streams, greedy, up to
+`--tokens` tokens, ending at the model's end token as a user's request does; both servers must give every request
+the same tokens (checked: drafts change nothing but speed). Extractive prompts (EXTRACTIVE) ask to repeat, quote,
+edit or rewrite a given passage or code; open ones (OPEN) ask for new text. c=1 sends a workload's 8 prompts one
+after another, c=8 all at once. Each round runs every (workload, c) on both servers, the one started first first;
+the table gives medians over the rounds of tokens/s (all tokens over the time the requests ran) and the drafted
+tokens kept, from the drafting server's /metrics (llm_draft_accepted_tokens_total over llm_draft_tokens_total).
 
 The limit: a decoder call's time grows with the tokens it runs (onnxruntime's int4 kernels), so verifying k drafted
 tokens costs a call of k + 1 tokens whether they are kept or not. In process, on the served decoder with generate's
@@ -36,6 +37,7 @@ import statistics
 import sys
 import time
 import urllib.request
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -146,14 +148,16 @@ def main(argv: list[str] | None = None) -> int:
     speeds: dict[tuple[str, int, str], list[float]] = {}
     kept: dict[str, list[float]] = {name: [] for name in WORKLOADS}
     outputs: dict[tuple[str, int, str], list[int]] = {}
-    with served(repository, folder) as spec_server, served(plain_repository, folder / "no_drafts") as plain_server:
-        sides = {"drafts": spec_server, "plain": plain_server}
-        for server in sides.values():
-            workload_run(server.grpc_url, prompts["open"][:2], 2, 8)   # warm-up
-        for turn in range(args.rounds):
+    repositories = {"drafts": repository, "plain": plain_repository}
+    for turn in range(args.rounds):
+        order = ("drafts", "plain") if turn % 2 == 0 else ("plain", "drafts")
+        with ExitStack() as stack:
+            sides = {side: stack.enter_context(served(repositories[side], folder)) for side in order}
+            for server in sides.values():
+                workload_run(server.grpc_url, prompts["open"][:2], 2, 8)   # warm-up
             for name in WORKLOADS:
                 for c in LEVELS:
-                    for side in (("drafts", "plain") if turn % 2 == 0 else ("plain", "drafts")):
+                    for side in order:
                         server = sides[side]
                         before = drafts_counted(server.metrics_url)
                         speed, counts = workload_run(server.grpc_url, prompts[name], c, args.tokens)

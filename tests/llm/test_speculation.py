@@ -33,15 +33,27 @@ def test_lookup_continues_the_latest_earlier_occurrence_of_the_longest_ngram() -
 
 
 def test_the_draft_length_follows_the_acceptance_rate_and_the_batch() -> None:
-    widths = [drafts.width([(rate, 7)], 7) for rate in (0.1, 0.5, 0.8, 0.9, 0.97)]
+    cost = drafts.CallCost()   # before any call is timed: TOKEN_COST a token
+    widths = [drafts.width([(rate, 7)], 7, cost) for rate in (0.1, 0.5, 0.8, 0.9, 0.97)]
     assert widths[0] == 1 and widths == sorted(widths) and widths[-1] > 4   # a poor record drafts nothing
-    assert drafts.width([(0.9, 2)], 7) <= 3   # never past what was found
-    assert drafts.width([(0.6, 7)] * 8, 7) == 1   # a full batch pads every row: not worth it
+    assert drafts.width([(0.9, 2)], 7, cost) <= 3   # never past what was found
+    assert drafts.width([(0.6, 7)] * 8, 7, cost) == 1   # a full batch pads every row: not worth it
     record = drafts.Drafter()
     assert record.rate == 0.5
     record.verified(4, 4)
     record.verified(3, 1)
     assert (record.drafted, record.accepted, record.misses) == (7, 5, 1) and record.rate == pytest.approx(6 / 8)
+    assert drafts.Drafter(prior=record.rate).rate == record.rate   # a new request starts from the engine's record
+
+
+def test_call_times_are_learned_from_the_calls() -> None:
+    cost = drafts.CallCost()
+    for _ in range(200):
+        cost.observe(1, 0.010)
+        cost.observe(5, 0.012)   # each token beyond the first adds 0.5 ms: a twentieth of a call
+    assert cost.relative(1) == 1.0 and cost.relative(21) == pytest.approx(2.0, rel=0.01)
+    cheap = [drafts.width([(0.5, 7)], 7, cost), drafts.width([(0.5, 7)] * 8, 7, cost)]
+    assert cheap[0] > drafts.width([(0.5, 7)], 7, drafts.CallCost()) and cheap[1] > 1   # cheap tokens: draft more
 
 
 def _outputs(tiny, codec, params: SamplingParams, draft_tokens: int, batch: int, prompts=REPEATING) -> tuple:

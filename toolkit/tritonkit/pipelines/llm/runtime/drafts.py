@@ -5,11 +5,11 @@ summarizing a passage, code) and costs little elsewhere, since a row without a m
 
 The engine verifies a draft in the row's next decoder call and keeps the drafted tokens its own choice agrees with
 (`engine.Engine._advance`). How many tokens a step verifies is a trade: a call's time grows with the tokens it runs
-(`call_cost`), and a drafted token pays only when it and those before it are accepted, which each request's own
-record predicts (`Drafter.rate`). `width` picks the draft length that yields the most tokens per unit of time, which
-is none when the batch is large (every row pads to the longest) or the drafts keep missing.
+(`CallCost`, learned from the engine's own calls), and a drafted token pays only when it and those before it are
+accepted, which each request's record predicts (`Drafter.rate`, starting from the engine's record). `width` picks
+the draft length that yields the most tokens per unit of time, which is none when the batch is large (every row
+pads to the longest) or the drafts keep missing.
 """
-import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -17,12 +17,13 @@ import numpy as np
 
 #: The n-gram lengths looked up, longest first: a longer match predicts better, a shorter one matches more often.
 NGRAMS = (4, 3, 2)
-#: A decoder call's time by the tokens it runs (all rows, padding included), relative to a call of one token:
-#: from onnxruntime's int4 kernels on 2 Xeon cores, SmolLM2-135M (benchmarks/llm_spec.py prints the measured table):
-#: a fixed 0.4 and 0.42 a token, no call under one token's.
-FIXED_COST, TOKEN_COST = 0.4, 0.42
-#: A request's acceptance rate before it has a record: as if one of two drafted tokens had been accepted.
-PRIOR_ACCEPTED, PRIOR_TRIALS = 1, 2
+#: What a call's time grows by a token, in one-token calls, until the engine has timed its own calls: onnxruntime's
+#: int4 kernels on 2 Xeon cores, SmolLM2-135M (0.26-0.42; benchmarks/llm_spec.py prints the table).
+TOKEN_COST = 0.42
+#: How much the latest call moves the learned call times (an exponential moving average).
+CALL_WEIGHT = 0.05
+#: A request's acceptance rate before it has a record counts as this many verifications at the engine's rate.
+PRIOR_TRIALS = 2
 
 
 def lookup(sequence: np.ndarray, count: int, ngrams: tuple[int, ...] = NGRAMS) -> np.ndarray:
@@ -41,9 +42,30 @@ def lookup(sequence: np.ndarray, count: int, ngrams: tuple[int, ...] = NGRAMS) -
     return sequence[:0]
 
 
-def call_cost(tokens: int) -> float:
-    """A decoder call's time for `tokens` tokens, in calls of one token."""
-    return max(1.0, FIXED_COST + TOKEN_COST * tokens)
+@dataclass
+class CallCost:
+    """A decoder call's time by the tokens it runs (rows x padded width), in calls of one token: the moving average
+    of one-token calls' times, and of what each token beyond the first added in longer calls."""
+
+    single: float | None = None
+    per_token: float | None = None
+
+    def observe(self, tokens: int, seconds: float) -> None:
+        if tokens == 1:
+            self.single = _moved(self.single, seconds)
+        elif self.single is not None:
+            self.per_token = _moved(self.per_token, (seconds - self.single) / (tokens - 1))
+
+    def relative(self, tokens: int) -> float:
+        """The time of a call of `tokens` tokens over a one-token call's (never under 1)."""
+        grows = TOKEN_COST
+        if self.single and self.per_token is not None:
+            grows = max(0.0, self.per_token / self.single)
+        return max(1.0, 1.0 + grows * (tokens - 1))
+
+
+def _moved(average: float | None, sample: float) -> float:
+    return sample if average is None else average + CALL_WEIGHT * (sample - average)
 
 
 def expected_tokens(rate: float, drafted: int) -> float:
@@ -52,26 +74,20 @@ def expected_tokens(rate: float, drafted: int) -> float:
     return sum(rate ** i for i in range(drafted + 1))
 
 
-def width(rows: Sequence[tuple[float, int]], limit: int) -> int:
+def width(rows: Sequence[tuple[float, int]], limit: int, cost: CallCost) -> int:
     """The tokens each row runs in a step of decoding rows (1 + drafted), given each row's (acceptance rate, tokens
     it has drafted): the width, up to `limit` + 1, with the most tokens expected per unit of time, rows padded to it."""
     def gain(w: int) -> float:
-        return sum(expected_tokens(rate, min(w - 1, drafted)) for rate, drafted in rows) / call_cost(len(rows) * w)
+        return sum(expected_tokens(rate, min(w - 1, drafted)) for rate, drafted in rows) / cost.relative(len(rows) * w)
     return max(range(1, limit + 2), key=lambda w: (gain(w), -w))
-
-
-@functools.cache
-def worth_drafting(rows: int, limit: int) -> bool:
-    """Whether drafts could pay in a step of `rows` decoding rows, were every drafted token accepted (else the
-    lookups are skipped: a large batch)."""
-    return width([(1.0, limit)] * rows, limit) > 1
 
 
 @dataclass
 class Drafter:
-    """One request's drafting record: drafted tokens verified, and of those accepted; a verification that did not
-    keep every drafted token counts one miss."""
+    """A drafting record (a request's, or the engine's over all): drafted tokens verified, and of those accepted; a
+    verification that did not keep every drafted token counts one miss. `prior`: the rate before any record."""
 
+    prior: float = 0.5
     drafted: int = 0
     accepted: int = 0
     misses: int = 0
@@ -79,7 +95,7 @@ class Drafter:
     @property
     def rate(self) -> float:
         """How likely the next drafted token is kept, once those before it were."""
-        return (self.accepted + PRIOR_ACCEPTED) / (self.accepted + self.misses + PRIOR_TRIALS)
+        return (self.accepted + self.prior * PRIOR_TRIALS) / (self.accepted + self.misses + PRIOR_TRIALS)
 
     def verified(self, drafted: int, accepted: int) -> None:
         self.drafted += drafted

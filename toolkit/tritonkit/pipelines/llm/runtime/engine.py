@@ -26,7 +26,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from .decoder import OnnxDecoder, Row
-from .drafts import Drafter, lookup, width, worth_drafting
+from .drafts import CallCost, Drafter, lookup, width
 from .grammar import Grammars, Matcher
 from .kv_cache import MIB, KVCache, KVCachePool
 from .sampling import Logprob, Sampler, SamplingParams, adjust, logprob
@@ -120,8 +120,8 @@ class Engine:
         self.grammars = grammars  # compiles requests' constraints (None: constrained requests are refused)
         # most tokens a generation drafts a step (0: no speculative decoding, as with a graph that cannot verify)
         self.draft_tokens = draft_tokens if decoder.verifies else 0
-        self.drafted_tokens = 0  # drafted tokens verified, since the start
-        self.accepted_tokens = 0  # of those, the ones kept
+        self.drafts = Drafter()  # every request's drafts together: a new request's starting rate
+        self.call_times = CallCost()  # the decoder's call times by tokens, as this engine has seen them
         self.generations: dict[Hashable, Generation] = {}
         self.calls = 0
         self.prefilled_tokens = 0  # prompt positions run through the decoder (not reused), since the start
@@ -184,7 +184,7 @@ class Engine:
         stop_ids = frozenset(params.stop_token_ids) | (frozenset() if params.ignore_eos else self.eos_token_ids)
         generation = Generation(key, prompt, params, Sampler(params), cache, stop_ids, pending=prompt[reused:],
                                 reused=reused, matcher=matcher,
-                                drafter=Drafter() if self.draft_tokens else None,
+                                drafter=Drafter(self.drafts.rate) if self.draft_tokens else None,
                                 prompt_logprobs=[None] if params.prompt_logprobs is not None else [])
         self.generations[key] = generation
         return generation
@@ -229,8 +229,10 @@ class Engine:
         stores = [id(generations[i].cache.store) for i in running]
         for group in plan_calls([sizes[i] for i in running], self.call_cost, stores):
             rows = [running[j] for j in group]
+            started = time.perf_counter()
             tails = self.decoder.tails([Row(generations[i].cache, generations[i].pending[:sizes[i]],
                                             1 + len(drafts[i])) for i in rows])
+            self.call_times.observe(len(rows) * max(sizes[i] for i in rows), time.perf_counter() - started)
             logits[rows, width - tails.shape[1]:] = tails   # right-aligned: each row's last token's logits last
             self.calls += 1
         outputs = []
@@ -254,7 +256,7 @@ class Engine:
         none = [np.empty(0, np.int64)] * len(generations)
         decoding = [g.drafter is not None and len(g.pending) == 1 and g.cache.length >= len(g.prompt)
                     for g in generations]
-        if not generations or not all(decoding) or not worth_drafting(len(generations), self.draft_tokens):
+        if not generations or not all(decoding):
             return none
         found = [lookup(np.concatenate([g.prompt, np.asarray(g.generated, np.int64)]),
                         min(self.draft_tokens, (g.params.max_tokens or self.max_context) - len(g.generated) - 1))
@@ -262,11 +264,21 @@ class Engine:
         if not any(len(f) for f in found):
             return none
         chosen = width([(g.drafter.rate, len(f)) for g, f in zip(generations, found) if g.drafter is not None],
-                       self.draft_tokens)
+                       self.draft_tokens, self.call_times)
         drafts = [f[:chosen - 1] for f in found]
         for g, draft in zip(generations, drafts):
             g.pending = np.concatenate([g.pending, draft])
         return drafts
+
+    @property
+    def drafted_tokens(self) -> int:
+        """Drafted tokens verified, since the start."""
+        return self.drafts.drafted
+
+    @property
+    def accepted_tokens(self) -> int:
+        """Of those, the ones kept."""
+        return self.drafts.accepted
 
     def _remember(self, ids: np.ndarray, cache: KVCache, finishing: bool = False) -> None:
         """Offers a sequence's filled cache to the prefix cache (within its budget and what the pool has free, this
@@ -298,8 +310,7 @@ class Engine:
             kept += 1
         if generation.drafter is not None and len(drafted):
             generation.drafter.verified(len(drafted), kept)
-            self.drafted_tokens += len(drafted)
-            self.accepted_tokens += kept
+            self.drafts.verified(len(drafted), kept)
         generation.cache.length -= len(drafted) - kept
         if generation.finish_reason is not None:
             del self.generations[generation.key]
