@@ -21,12 +21,12 @@ tokens costs a call of k + 1 tokens whether they are kept or not. In process, on
 threads, one row after 100 positions: the call's time for 1..8 tokens (median of 15), and what that allows at c=1:
 `bound_c1_all_kept` = max over k of (k + 1) x t(1) / t(k + 1), the speed-up were every drafted token kept, and
 `bound_c1_extractive` the same at the measured share kept (p: the expected tokens a call, sum of p^i for i <= k,
-over its time).
+over its time); the same for 8 rows of 1..4 tokens each (`bound_c8_*`).
 
 Prints the table; the LAST line is the JSON object {"spec_over_plain_tokens_s_c1_extractive",
 "spec_over_plain_tokens_s_c8_extractive", "spec_over_plain_tokens_s_c1_open", "spec_over_plain_tokens_s_c8_open",
-"kept_extractive", "kept_open", "call_ms_by_tokens", "bound_c1_all_kept", "bound_c1_extractive", "same_output",
-"cpu", "rounds"}.
+"kept_extractive", "kept_open", "call_ms_by_tokens", "bound_c1_all_kept", "bound_c1_extractive",
+"call_ms_c8_by_tokens", "bound_c8_all_kept", "bound_c8_extractive", "same_output", "cpu", "rounds"}.
 """
 from __future__ import annotations
 
@@ -110,22 +110,23 @@ def workload_run(url: str, prompts: list[str], c: int, tokens: int) -> tuple[flo
     return total / seconds, counts
 
 
-def call_times(folder: Path, params: dict[str, str], widths: range, repeats: int = 15) -> dict[int, float]:
-    """Median ms of one decoder call of each number of tokens, one row after 100 cached positions."""
+def call_times(folder: Path, params: dict[str, str], rows: int, widths: range, repeats: int = 15) -> dict[int, float]:
+    """Median ms of one decoder call of `rows` rows after 100 cached positions each, by tokens a row."""
     from tritonkit.pipelines.llm.runtime.decoder import Row
     from tritonkit.pipelines.llm.runtime.loading import load_engine
 
     engine = load_engine(folder, params).engine
-    cache = engine.pool.allocate("probe", 128)
+    caches = [engine.pool.allocate(f"probe{i}", 128) for i in range(rows)]
     rng = np.random.default_rng(0)
-    engine.decoder.step([Row(cache, rng.integers(0, 1000, 100))])
+    engine.decoder.step([Row(cache, rng.integers(0, 1000, 100)) for cache in caches])
     times: dict[int, list[float]] = {w: [] for w in widths}
     for _ in range(repeats):
         for w in widths:
             started = time.perf_counter()
-            engine.decoder.tails([Row(cache, rng.integers(0, 1000, w), w)])
+            engine.decoder.tails([Row(cache, rng.integers(0, 1000, w), w) for cache in caches])
             times[w].append(1000 * (time.perf_counter() - started))
-            cache.length -= w
+            for cache in caches:
+                cache.length -= w
     return {w: statistics.median(t) for w, t in times.items()}
 
 
@@ -169,7 +170,8 @@ def main(argv: list[str] | None = None) -> int:
                             kept[name].append((after[1] - before[1]) / max(1.0, after[0] - before[0]))
                         print(f"round {turn + 1}/{args.rounds} {name} c={c} {side}: {speed:.1f} tokens/s",
                               file=sys.stderr)
-    call_ms = call_times(generate, generate_parameters(repository), range(1, 9))
+    call_ms = call_times(generate, generate_parameters(repository), 1, range(1, 9))
+    call_ms_c8 = call_times(generate, generate_parameters(repository), 8, range(1, 5))
     same = all(outputs[(n, c, "drafts")] == outputs[(n, c, "plain")] for n in WORKLOADS for c in LEVELS)
     median = {key: statistics.median(values) for key, values in speeds.items()}
     kept_median = {name: statistics.median(values) for name, values in kept.items()}
@@ -184,15 +186,20 @@ def main(argv: list[str] | None = None) -> int:
             out[f"spec_over_plain_tokens_s_c{c}_{name}"] = round(on / off, 3)
             print(f"{name:11} {c:>2} {on:13.1f} {off:12.1f} {on / off:6.3f} "
                   f"{kept_median[name] if c == 1 else float('nan'):6.2f}")
-    print("decoder call, one row after 100 positions: " + ", ".join(f"{w} tokens {ms:.2f} ms"
-                                                                     for w, ms in call_ms.items()))
+    for rows, table in ((1, call_ms), (8, call_ms_c8)):
+        print(f"decoder call, {rows} row(s) after 100 positions: "
+              + ", ".join(f"{w} token(s) a row {ms:.2f} ms" for w, ms in table.items()))
     out |= {"kept_extractive": round(kept_median["extractive"], 3), "kept_open": round(kept_median["open"], 3),
             "call_ms_by_tokens": {w: round(ms, 2) for w, ms in call_ms.items()},
             "bound_c1_all_kept": round(bound(call_ms, 1.0), 3),
             "bound_c1_extractive": round(bound(call_ms, kept_median["extractive"]), 3),
+            "call_ms_c8_by_tokens": {w: round(ms, 2) for w, ms in call_ms_c8.items()},
+            "bound_c8_all_kept": round(bound(call_ms_c8, 1.0), 3),
+            "bound_c8_extractive": round(bound(call_ms_c8, kept_median["extractive"]), 3),
             "same_output": same, "cpu": cpu, "machine": platform.machine(), "rounds": args.rounds}
-    print(f"limit at c=1: {out['bound_c1_all_kept']:.2f}x were every drafted token kept, "
-          f"{out['bound_c1_extractive']:.2f}x at the extractive share kept ({out['kept_extractive']:.2f})")
+    for c in LEVELS:
+        print(f"limit at c={c}: {out[f'bound_c{c}_all_kept']:.2f}x were every drafted token kept, "
+              f"{out[f'bound_c{c}_extractive']:.2f}x at the extractive share kept ({out['kept_extractive']:.2f})")
     print(json.dumps(out))
     return 0 if same else 1
 
