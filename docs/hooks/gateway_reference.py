@@ -63,6 +63,8 @@ def _inlined(node: dict[str, Any]) -> dict[str, Any]:
     """A nested model as a plain object (its fields are in the description): this page has no section to link."""
     if "$ref" in node:
         return {"type": "object"}
+    if "items" in node:
+        node = {**node, "items": _inlined(node["items"])}
     return {**node, "anyOf": [_inlined(n) for n in node["anyOf"]]} if "anyOf" in node else node
 
 
