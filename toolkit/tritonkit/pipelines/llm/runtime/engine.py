@@ -1,9 +1,10 @@
 """The generation loop: admit requests, run batched steps, sample, stop, free. No Triton in here.
 
 `Engine.step(keys)` is one in-flight batching step: every listed generation that is decoding advances by
-one token, and prompts are prefilled in the same step in chunks (hybrid batching): at most `prefill_chunk`
-prompt tokens per step over all prefilling generations, oldest first, so no step takes longer than one chunk
-plus one token per decoding generation, whatever the prompt length. A generation whose prompt is not fully
+one token (or more, with drafts: below), and prompts are prefilled in the same step in chunks (hybrid batching): at
+most `prefill_chunk` prompt tokens per step over all prefilling generations, oldest first, so no step takes longer
+than one chunk plus one token per decoding generation, whatever the prompt length (a step with a prefill drafts
+nothing). A generation whose prompt is not fully
 in its cache yet gets no token from the step. Prefill and decode rows share one decoder call when padding is
 cheap (see `plan_calls`). With a prefix cache (`pool.prefix`), a new prompt's cached start is copied into its
 cache at admission and only the rest is prefilled; each prompt is remembered once prefilled, and the whole
