@@ -1,7 +1,7 @@
 """/v1/embeddings with OpenAI's client against the embed starter on the embedded Triton: the 100 test sentences'
-vectors equal sentence-transformers' own (cosine >= 0.999), batched equal one at a time bit for bit, base64 equals float,
-`dimensions` truncates and renormalizes, token ids embed as their text does, usage counts the encoder's tokens, and
-bad requests are 400s naming the parameter."""
+vectors equal sentence-transformers' own (cosine >= 0.999), batched equal one at a time bit for bit, base64 equals
+float, `dimensions` truncates and renormalizes, token ids embed as their text does, usage counts the encoder's
+tokens, and bad requests are 400s naming the parameter."""
 from __future__ import annotations
 
 import base64
