@@ -74,6 +74,14 @@ def served_run(url: str, prompts: list[str], max_tokens: int, extra: dict | None
     return text_run(url, "llm", prompts, max_tokens, "output_ids", extra)
 
 
+def generate_metrics(metrics_url: str) -> dict[str, float]:
+    """generate's llm_* gauges and counters from Triton's /metrics (generate publishes them every cancel_poll_s)."""
+    import urllib.request
+
+    text = urllib.request.urlopen(f"http://{metrics_url}/metrics", timeout=10).read().decode()
+    return {line.split("{")[0]: float(line.split()[-1]) for line in text.splitlines() if line.startswith("llm_")}
+
+
 def p99(values: list[float]) -> float:
     return float(np.percentile(values, 99))
 

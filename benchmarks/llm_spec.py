@@ -36,7 +36,6 @@ import platform
 import statistics
 import sys
 import time
-import urllib.request
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
@@ -44,7 +43,7 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from llm import build_example, edited_repository, generate_parameters, served  # noqa: E402
+from llm import build_example, edited_repository, generate_metrics, generate_parameters, served  # noqa: E402
 from report import cpu_model  # noqa: E402
 
 from tritonkit.pipelines.llm.tune.stream import Run, text_run  # noqa: E402
@@ -94,8 +93,7 @@ def without_drafts(repository: Path, target: Path) -> Path:
 
 def drafts_counted(metrics_url: str) -> tuple[float, float]:
     """(drafted, accepted) tokens so far, from the server's /metrics."""
-    text = urllib.request.urlopen(f"http://{metrics_url}/metrics", timeout=10).read().decode()
-    values = {line.split("{")[0]: float(line.split()[-1]) for line in text.splitlines() if line.startswith("llm_")}
+    values = generate_metrics(metrics_url)
     return values.get("llm_draft_tokens_total", 0.0), values.get("llm_draft_accepted_tokens_total", 0.0)
 
 

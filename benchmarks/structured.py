@@ -22,14 +22,13 @@ import json
 import statistics
 import sys
 import time
-import urllib.request
 from pathlib import Path
 from typing import Any
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))
 
-from benchmarks.llm import build_example, served  # noqa: E402
+from benchmarks.llm import build_example, generate_metrics, served  # noqa: E402
 from benchmarks.report import cpu_model, print_report  # noqa: E402
 from tritonkit.pipelines.llm.tune.stream import PROMPTS, text_run  # noqa: E402
 
@@ -47,9 +46,7 @@ ASK = " Answer as JSON: a list of people with name, age, role, whether active, a
 def mask_totals(metrics_url: str) -> tuple[float, float]:
     """(masks computed, seconds spent on them) so far, from generate's metrics (published every cancel_poll_s)."""
     time.sleep(0.5)
-    text = urllib.request.urlopen(f"http://{metrics_url}/metrics", timeout=10).read().decode()
-    values = {line.split("{")[0]: float(line.split()[-1]) for line in text.splitlines()
-              if line.startswith("llm_grammar_")}
+    values = generate_metrics(metrics_url)
     return values.get("llm_grammar_masks_total", 0.0), values.get("llm_grammar_mask_seconds_total", 0.0)
 
 

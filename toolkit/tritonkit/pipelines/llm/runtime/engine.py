@@ -1,15 +1,14 @@
 """The generation loop: admit requests, run batched steps, sample, stop, free. No Triton in here.
 
-`Engine.step(keys)` is one in-flight batching step: every listed generation that is decoding advances by
-one token (or more, with drafts: below), and prompts are prefilled in the same step in chunks (hybrid batching): at
-most `prefill_chunk` prompt tokens per step over all prefilling generations, oldest first, so no step takes longer
-than one chunk plus one token per decoding generation, whatever the prompt length (a step with a prefill drafts
-nothing). A generation whose prompt is not fully
-in its cache yet gets no token from the step. Prefill and decode rows share one decoder call when padding is
-cheap (see `plan_calls`). With a prefix cache (`pool.prefix`), a new prompt's cached start is copied into its
-cache at admission and only the rest is prefilled; each prompt is remembered once prefilled, and the whole
-sequence when its generation finishes (the next turn of a chat starts with it). The Triton adapter calls `step`
-once per `execute` with the requests Triton scheduled; tests and benchmarks call it in a loop.
+`Engine.step(keys)` is one in-flight batching step: every listed generation that is decoding advances by one token
+(or more, with drafts: below), and prompts are prefilled in the same step in chunks (hybrid batching): at most
+`prefill_chunk` prompt tokens per step over all prefilling generations, oldest first, so no step takes longer than
+one chunk plus one token per decoding generation, whatever the prompt length (a step with a prefill drafts nothing).
+A generation whose prompt is not fully in its cache yet gets no token from the step. Prefill and decode rows share
+one decoder call when padding is cheap (see `plan_calls`). With a prefix cache (`pool.prefix`), a new prompt's
+cached start is copied into its cache at admission and only the rest is prefilled; each prompt is remembered once
+prefilled, and the whole sequence when its generation finishes (the next turn of a chat starts with it). The Triton
+adapter calls `step` once per `execute` with the requests Triton scheduled; tests and benchmarks call it in a loop.
 
 Speculative decoding (`draft_tokens` > 0): a decoding generation whose recent tokens occurred earlier in its prompt
 or output (`drafts.lookup`) runs the tokens that followed there after its own in the same call, and the call gives
@@ -255,17 +254,16 @@ class Engine:
         step decodes and has a drafter, as many as `drafts.width` finds worth verifying (none where that is one
         token a row)."""
         none = [np.empty(0, np.int64)] * len(generations)
-        decoding = [g.drafter is not None and len(g.pending) == 1 and g.cache.length >= len(g.prompt)
-                    for g in generations]
-        if not generations or not all(decoding):
+        drafters = [g.drafter for g in generations
+                    if g.drafter is not None and len(g.pending) == 1 and g.cache.length >= len(g.prompt)]
+        if not generations or len(drafters) < len(generations):
             return none
         found = [lookup(np.concatenate([g.prompt, np.asarray(g.generated, np.int64)]),
                         min(self.draft_tokens, (g.params.max_tokens or self.max_context) - len(g.generated) - 1))
                  for g in generations]
         if not any(len(f) for f in found):
             return none
-        chosen = width([(g.drafter.rate, len(f)) for g, f in zip(generations, found) if g.drafter is not None],
-                       self.draft_tokens, self.call_times)
+        chosen = width([(d.rate, len(f)) for d, f in zip(drafters, found)], self.draft_tokens, self.call_times)
         drafts = [f[:chosen - 1] for f in found]
         for g, draft in zip(generations, drafts):
             g.pending = np.concatenate([g.pending, draft])
