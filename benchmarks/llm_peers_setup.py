@@ -1,5 +1,5 @@
-"""The peers of benchmarks/llm_peers.py, set up once: their virtualenv, llama.cpp's own server and
-onnxruntime-genai's int4 model.
+"""The peers of benchmarks/llm_peers.py and benchmarks/llm_runtimes.py, set up once: their virtualenvs, llama.cpp's
+own programs and onnxruntime-genai's int4 model.
 
 The peers' packages live in their own virtualenv (`.tritonkit/peers/venv`, ignored by git) so nothing of them
 reaches the project's: pip builds llama-cpp-python from source with cmake (~15-25 min on 2 busy cores, once).
@@ -26,9 +26,10 @@ PYTHON = VENV / "bin" / "python"
 PACKAGES = ["llama-cpp-python[server]==0.3.16", "onnxruntime-genai==0.18.0"]
 ORT_GENAI_MODEL = PEERS / "ort-genai-smollm2-int4"
 THREADS = 2
+RUNTIMES_VENV = PEERS / "runtimes-venv"
+RUNTIMES_OPENVINO = "openvino==2026.4.1"
 LLAMA_CPP_PYTHON = "llama-cpp-python==0.3.16"
-LLAMA_SERVER_BUILD = PEERS / "llama-server"
-LLAMA_SERVER = LLAMA_SERVER_BUILD / "bin" / "llama-server"
+LLAMA_SERVER_BUILD = PEERS / "llama-server"  # every llama.cpp program built here
 
 
 def log(message: str) -> None:
@@ -70,23 +71,57 @@ def setup_venv() -> None:
 
 def llama_server() -> Path:
     """`llama-server`: Release, native CPU flags, ggml's thread pool (built once, ~15 min on 2 busy cores)."""
-    if LLAMA_SERVER.is_file():
-        return LLAMA_SERVER
-    sdist = PEERS / "sdist"
-    log(f"building llama.cpp's llama-server from {LLAMA_CPP_PYTHON}'s source distribution into {LLAMA_SERVER_BUILD}")
-    run([sys.executable, "-m", "pip", "download", "--no-binary", ":all:", "--no-deps", "-d", str(sdist),
-         LLAMA_CPP_PYTHON], "llama-server-download")
-    [archive] = sdist.glob("llama_cpp_python-*.tar.gz")
-    with tarfile.open(archive) as tar:
-        tar.extractall(sdist, filter="data")
-    source = sdist / archive.name.removesuffix(".tar.gz") / "vendor" / "llama.cpp"
+    return llama_tool("llama-server")
+
+
+def llama_tool(target: str) -> Path:
+    """One of llama.cpp's programs (`llama-server`, `llama-batched-bench`) built from the llama.cpp that
+    llama-cpp-python's source distribution vendors: Release, native CPU flags, ggml's thread pool. Built once; the
+    programs share one build folder, so a second one builds in a minute."""
+    binary = LLAMA_SERVER_BUILD / "bin" / target
+    if binary.is_file():
+        return binary
+    source = llama_cpp_source()
+    log(f"building llama.cpp's {target} from {LLAMA_CPP_PYTHON}'s source distribution into {LLAMA_SERVER_BUILD}")
     # OpenMP off for the reason setup_venv gives; curl off: the model is a local file
     run(["cmake", "-S", str(source), "-B", str(LLAMA_SERVER_BUILD), "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release",
          "-DGGML_NATIVE=ON", "-DGGML_OPENMP=OFF", "-DLLAMA_CURL=OFF", "-DBUILD_SHARED_LIBS=OFF"],
-        "llama-server-configure")
-    run(["cmake", "--build", str(LLAMA_SERVER_BUILD), "--target", "llama-server", "-j", str(os.cpu_count() or 2)],
-        "llama-server-build")
-    return LLAMA_SERVER
+        f"{target}-configure")
+    run(["cmake", "--build", str(LLAMA_SERVER_BUILD), "--target", target, "-j", str(os.cpu_count() or 2)],
+        f"{target}-build")
+    return binary
+
+
+def llama_cpp_source() -> Path:
+    """The llama.cpp source folder of llama-cpp-python's source distribution (downloaded and unpacked once)."""
+    sdist = PEERS / "sdist"
+    if not list(sdist.glob("llama_cpp_python-*.tar.gz")):
+        run([sys.executable, "-m", "pip", "download", "--no-binary", ":all:", "--no-deps", "-d", str(sdist),
+             LLAMA_CPP_PYTHON], "llama-cpp-download")
+    [archive] = sdist.glob("llama_cpp_python-*.tar.gz")
+    source = sdist / archive.name.removesuffix(".tar.gz") / "vendor" / "llama.cpp"
+    if not source.is_dir():
+        with tarfile.open(archive) as tar:
+            tar.extractall(sdist, filter="data")
+    return source
+
+
+def runtimes_python() -> Path:
+    """The python of `.tritonkit/peers/runtimes-venv`: OpenVINO beside the onnxruntime and onnx versions the
+    project runs, for benchmarks/llm_runtimes.py's kernels (installed once)."""
+    from importlib.metadata import version
+
+    python = RUNTIMES_VENV / "bin" / "python"
+    packages = [RUNTIMES_OPENVINO, f"onnxruntime=={version('onnxruntime')}", f"onnx=={version('onnx')}", "numpy"]
+    probe = "import openvino, onnxruntime, onnx; print(onnxruntime.__version__)"
+    ready = python.is_file() and subprocess.run([str(python), "-c", probe], capture_output=True, text=True,
+                                                check=False).stdout.strip() == version("onnxruntime")
+    if not ready:
+        log(f"installing {', '.join(packages)} into {RUNTIMES_VENV}")
+        if not python.is_file():
+            run([sys.executable, "-m", "venv", str(RUNTIMES_VENV)], "runtimes-venv")
+        run([str(python), "-m", "pip", "install", *packages], "runtimes-install")
+    return python
 
 
 def hf_folder(target: Path) -> Path:
