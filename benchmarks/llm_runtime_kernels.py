@@ -4,8 +4,9 @@ OpenVINO (the same blocks as an int4/int8 weight decompressed into its FullyConn
 
 Run in the runtimes' virtualenv (openvino beside the engine's onnxruntime version):
     python benchmarks/llm_runtime_kernels.py GRAPH --threads 2 --rows 1,2,4,8,16 --rounds 7
-Prints one JSON object: {"ort": {rows: median seconds a call}, "openvino": {...}, "rounds": each round's,
-"max_relative_diff", "layers"}.
+Prints one JSON object: {"ort": {rows: median seconds a call}, "openvino": {...}, "decoder": {1: a whole decode
+step of the graph in onnxruntime}, "rounds": each round's, "max_relative_diff", "layers"}; the rounds alternate
+the three.
 Each graph's input is x [rows, widest K]; a layer reads its first K columns, and each layer's output is summed per
 row (one Concat of [rows, layers] out), so both runtimes return the same few bytes.
 """
@@ -129,6 +130,24 @@ def ov_request(layers: list[dict[str, Any]], width: int, threads: int) -> Any:
     return ov.Core().compile_model(model, "CPU", config).create_infer_request()
 
 
+def decoder_step(graph: str, threads: int, past: int = 32) -> Any:
+    """One decode step of the whole graph in onnxruntime (one row, `past` positions cached, caches as inputs and
+    outputs): the time the linear layers are a share of."""
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.add_session_config_entry("session.intra_op.spin_duration_us", "20")  # as generate runs it
+    session = ort.InferenceSession(graph, options, providers=["CPUExecutionProvider"])
+    row = {"input_ids": [[200]], "past_length": [[past]], "input_length": [[1]], "logit_index": [[0]]}
+    feeds: dict[str, np.ndarray] = {name: np.array(value, np.int64) for name, value in row.items()}
+    for given in session.get_inputs():
+        if given.name.startswith(("past_key_", "past_value_")):
+            _, heads, _, head_dim = given.shape
+            feeds[given.name] = np.zeros((1, heads, past + 2, head_dim), np.float32)
+    return lambda: session.run(["logits"], feeds)
+
+
 def seconds_per_call(call: Any, calls: int) -> float:
     started = time.perf_counter()
     for _ in range(calls):
@@ -153,12 +172,14 @@ def main() -> None:
     calls = {"ort": lambda x: ort_run.run(None, {"x": x})[0], "openvino": lambda x: ov_run.infer({0: x})[0]}
     diff = max(float(np.max(np.abs(calls["ort"](x) - calls["openvino"](x)).max(0) / np.abs(calls["ort"](x)).max(0)))
                for x in inputs.values())  # each layer's largest difference over its largest output
+    step = decoder_step(args.graph, args.threads)
     times: dict[str, dict[int, list[float]]] = {name: {rows: [] for rows in inputs} for name in calls}
-    names = list(calls)
+    times["decoder"] = {1: []}
+    names = [*calls, "decoder"]
     for r in range(args.rounds):
-        for name in names[r % 2:] + names[:r % 2]:
-            for rows, x in inputs.items():
-                call = functools.partial(calls[name], x)
+        for name in names[r % 3:] + names[:r % 3]:
+            for rows, x in inputs.items() if name in calls else [(1, None)]:
+                call = functools.partial(calls[name], x) if name in calls else step
                 seconds_per_call(call, 3)
                 times[name][rows].append(seconds_per_call(call, args.calls))
     print(json.dumps({name: {rows: statistics.median(v) for rows, v in by.items()} for name, by in times.items()}
