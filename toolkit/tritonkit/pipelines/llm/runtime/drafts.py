@@ -82,6 +82,12 @@ def width(rows: Sequence[tuple[float, int]], limit: int, cost: CallCost) -> int:
     return max(range(1, limit + 2), key=lambda w: (gain(w), -w))
 
 
+def worth_drafting(rows: int, limit: int, cost: CallCost) -> bool:
+    """Whether drafts could pay in a step of `rows` decoding rows were every drafted token kept: when not (a large
+    batch), no lower rate pays either, and the step skips the lookups."""
+    return width([(1.0, limit)] * rows, limit, cost) > 1
+
+
 @dataclass
 class Drafter:
     """A drafting record (a request's, or the engine's over all): drafted tokens verified, and of those accepted; a

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from .decoder import OnnxDecoder, Row
-from .drafts import CallCost, Drafter, lookup, width
+from .drafts import CallCost, Drafter, lookup, width, worth_drafting
 from .grammar import Grammars, Matcher
 from .kv_cache import MIB, KVCache, KVCachePool
 from .sampling import Logprob, Sampler, SamplingParams, adjust, logprob
@@ -256,7 +256,8 @@ class Engine:
         none = [np.empty(0, np.int64)] * len(generations)
         drafters = [g.drafter for g in generations
                     if g.drafter is not None and len(g.pending) == 1 and g.cache.length >= len(g.prompt)]
-        if not generations or len(drafters) < len(generations):
+        if not generations or len(drafters) < len(generations) or \
+                not worth_drafting(len(generations), self.draft_tokens, self.call_times):
             return none
         found = [lookup(np.concatenate([g.prompt, np.asarray(g.generated, np.int64)]),
                         min(self.draft_tokens, (g.params.max_tokens or self.max_context) - len(g.generated) - 1))
