@@ -71,7 +71,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from llm import PROMPTS, Run, build_example, process_memory_mib, served, served_run  # noqa: E402
 from llm_floor import floor_repository  # noqa: E402
 from llm_peer_processes import LlamaCppServer, LlamaServer, OrtGenaiWorker, peak_rss_mb  # noqa: E402
-from llm_peers_setup import THREADS, llama_server, log, ort_genai_model, setup_venv  # noqa: E402
+from llm_peers_setup import THREADS, llama_tool, log, ort_genai_model, setup_venv  # noqa: E402
 from llm_weights import peer_weights_repository  # noqa: E402
 
 MAX_TOKENS = 32
@@ -227,7 +227,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="serve tritonkit's float32 export (quantize: none) instead of the spec's setting")
     args = parser.parse_args(argv)
     setup_venv()
-    peers = llama_server(), ort_genai_model()
+    peers = llama_tool("llama-server"), ort_genai_model()
     if args.setup_only:
         return 0
     from tritonkit.pipelines.llm.runtime.text import TextCodec

@@ -69,15 +69,10 @@ def setup_venv() -> None:
     run([str(PYTHON), "-m", "pip", "install", "--no-cache-dir", *PACKAGES], "install", env)
 
 
-def llama_server() -> Path:
-    """`llama-server`: Release, native CPU flags, ggml's thread pool (built once, ~15 min on 2 busy cores)."""
-    return llama_tool("llama-server")
-
-
 def llama_tool(target: str) -> Path:
     """One of llama.cpp's programs (`llama-server`, `llama-batched-bench`) built from the llama.cpp that
     llama-cpp-python's source distribution vendors: Release, native CPU flags, ggml's thread pool. Built once; the
-    programs share one build folder, so a second one builds in a minute."""
+    programs share one build folder: the first takes ~15 min on 2 busy cores, a second one a minute."""
     binary = LLAMA_SERVER_BUILD / "bin" / target
     if binary.is_file():
         return binary
@@ -158,5 +153,5 @@ def ort_genai_model() -> Path:
 
 if __name__ == "__main__":
     setup_venv()
-    llama_server()
+    llama_tool("llama-server")
     print(ort_genai_model())
